@@ -1,0 +1,439 @@
+"""The build: wire the seams into one run (tree -> bundles -> verify -> corroborate -> data -> site).
+
+This module is a shell around the pure core: it reads options, owns the clock (injected from
+`SOURCE_DATE_EPOCH`, else the newest attestedAt), drives the progress bars and decides what a
+failure means. A bad pointer never takes the build down: it becomes a record in
+`data/pointers.json` and on the site. Only an unusable tree or allowlist stops the build (exit 2).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from generator import __version__
+from generator.errors import BuildError, EvidenceDashError, InputError, Location, UsageError
+from generator.model import (
+    FailureCause,
+    FailureClass,
+    NoVerdict,
+    ParsedPointer,
+    Pending,
+    PointerFile,
+    Rejected,
+    RejectedPointer,
+    Step,
+    StepStatus,
+    Verdict,
+    Verified,
+)
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Everything a build depends on, parsed and checked. Paths are as given."""
+
+    recipes: Path
+    out: Path
+    config: Path | None = None
+    trust_mode: str = "production"
+    trust_root: Path | None = None
+    oci_layouts: tuple[Path, ...] = ()
+    registry_mirrors: Mapping[str, str] = field(default_factory=dict)
+    trusted_registries: tuple[str, ...] | None = None
+    registry_auth: Path | None = None
+    offline: bool = False
+    cache: Path | None = None
+    jobs: int = 1
+    quiet: bool = False
+    preview: bool = False
+    source_url: str | None = None
+    commit: str | None = None
+    aicr: Path | None = None
+    digests: Path | None = None
+    allow_pending: bool = True
+    max_unverified: float | None = None
+    data_only: bool = False
+    source_date_epoch: int | None = None
+    site_url: str | None = None
+
+    @classmethod
+    def from_cli(cls, values: Mapping[str, Any]) -> BuildOptions:
+        """Build options from click's keyword arguments plus the environment (clock, SITE_URL)."""
+        mirrors: dict[str, str] = {}
+        for item in values.get("registry_mirrors") or ():
+            host, sep, url = str(item).partition("=")
+            if not sep or not host or not url.startswith(("http://", "https://")):
+                raise UsageError(
+                    "--registry-mirror needs HOST=URL",
+                    expected="HOST=http(s)://...", found=str(item),
+                    hint="for example --registry-mirror ghcr.io=http://127.0.0.1:5000",
+                )
+            mirrors[host] = url.rstrip("/")
+        epoch_text = os.environ.get("SOURCE_DATE_EPOCH")
+        epoch: int | None = None
+        if epoch_text:
+            try:
+                epoch = int(epoch_text)
+            except ValueError as exc:
+                raise UsageError("SOURCE_DATE_EPOCH is not an integer",
+                                 expected="seconds since 1970", found=epoch_text,
+                                 hint="unset it or set it to `date +%s`") from exc
+        trusted = tuple(values.get("trusted_registries") or ()) or None
+        jobs = values.get("jobs") or (os.cpu_count() or 1)
+        return cls(
+            recipes=Path(values["recipes"]),
+            out=Path(values.get("out") or "site"),
+            config=values.get("config"),
+            trust_mode=str(values.get("trust_mode") or "production"),
+            trust_root=values.get("trust_root"),
+            oci_layouts=tuple(values.get("oci_layouts") or ()),
+            registry_mirrors=mirrors,
+            trusted_registries=trusted,
+            registry_auth=values.get("registry_auth"),
+            offline=bool(values.get("offline")),
+            cache=values.get("cache"),
+            jobs=int(jobs),
+            quiet=bool(values.get("quiet")) or not sys.stderr.isatty(),
+            preview=bool(values.get("preview")),
+            source_url=values.get("source_url"),
+            commit=values.get("commit"),
+            aicr=values.get("aicr"),
+            digests=values.get("digests"),
+            allow_pending=bool(values.get("allow_pending", True)),
+            max_unverified=values.get("max_unverified"),
+            data_only=bool(values.get("data_only")),
+            source_date_epoch=epoch,
+            site_url=os.environ.get("SITE_URL") or None,
+        )
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    """What a build did, for the terminal and `--format json`."""
+
+    out: str
+    pointers: int
+    verified: int
+    rejected: int
+    pending: int
+    no_verdict: int
+    recipes: int
+    build_time: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "out": self.out, "pointers": self.pointers, "verified": self.verified,
+            "rejected": self.rejected, "pending": self.pending, "noVerdict": self.no_verdict,
+            "recipes": self.recipes, "buildTime": self.build_time, "exit": 0,
+        }
+
+    def describe(self) -> str:
+        return (f"built {self.out}: {self.recipes} recipes, {self.pointers} pointers "
+                f"({self.verified} verified, {self.rejected} rejected, {self.pending} pending, "
+                f"{self.no_verdict} without a verdict), build time {self.build_time}")
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC RFC 3339 with whole seconds and `Z`."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def build_time_for(epoch: int | None, attested: Iterable[str]) -> str:
+    """The build time: SOURCE_DATE_EPOCH when set, else the newest attestedAt; never the clock."""
+    if epoch is not None:
+        return rfc3339(datetime.fromtimestamp(epoch, UTC))
+    newest = max((a for a in attested if a), default="")
+    return newest or "1970-01-01T00:00:00Z"
+
+
+def schema_rejection(pointer: RejectedPointer) -> Rejected:
+    """A tree rejection as a verdict: exit 2, class `schema`, with the rule that failed."""
+    step = Step(1, "materialize-bundle", StepStatus.FAILED,
+                f"pointer rejected before verification: {pointer.message}")
+    return Rejected(steps=(step,), cause=FailureCause(FailureClass.SCHEMA, pointer.message,
+                                                      pointer.hint))
+
+
+class _Progress:
+    """A tqdm bar when stderr is a terminal and not --quiet; silent otherwise."""
+
+    def __init__(self, total: int, desc: str, quiet: bool) -> None:
+        self._bar: Any = None
+        if not quiet and total:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=desc, unit="ptr", leave=False, file=sys.stderr)
+
+    def advance(self) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _engine(options: BuildOptions) -> tuple[Any, Any, Any]:
+    """Trust, bundle source and verdict cache for these options."""
+    from generator.bundle.cache import BundleCache, default_cache_dir
+    from generator.bundle.chain import ChainSource
+    from generator.bundle.layout import OciLayoutSource
+    from generator.bundle.registry import RegistryClient
+    from generator.bundle.types import Limits
+    from generator.verify.cache import VerdictCache
+    from generator.verify.trust import load_trust
+
+    trust = load_trust(mode=options.trust_mode, root_file=options.trust_root,
+                       offline=options.offline)
+    limits = Limits()
+    cache_root = options.cache or default_cache_dir()
+    bundle_cache = BundleCache(cache_root / "bundles")
+    layouts = [OciLayoutSource(path, limits) for path in options.oci_layouts]
+    registry = None if options.offline else RegistryClient(
+        mirrors=dict(options.registry_mirrors),
+        trusted_prefixes=options.trusted_registries,
+        auth_file=options.registry_auth,
+        limits=limits,
+    )
+    source = ChainSource(layouts, bundle_cache, registry, options.offline)
+    return trust, source, VerdictCache(cache_root / "verdicts")
+
+
+def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
+                duplicate_of: Mapping[str, str], allowlist_digest: str
+                ) -> tuple[dict[str, Verdict], dict[str, str], Any]:
+    """Verify every usable, non-duplicate pointer (cached, in parallel). Returns verdicts by path."""
+    from generator.verify.pipeline import verify_pointer
+
+    trust, source, verdicts_cache = _engine(options)
+    todo = [f for f in files if isinstance(f, ParsedPointer) and f.location.path not in duplicate_of]
+    verdicts: dict[str, Verdict] = {}
+    verified_at: dict[str, str] = {}
+    progress = _Progress(len(todo), "verifying", options.quiet)
+
+    def work(item: ParsedPointer) -> tuple[str, Verdict, str | None]:
+        key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest)
+        cached = verdicts_cache.get(key)
+        if cached is not None:
+            return item.location.path, cached[0], None
+        verdict = verify_pointer(item.pointer, item.location, source, trust)
+        if isinstance(verdict, NoVerdict):
+            fallback = verdicts_cache.last_recorded(item.pointer, item.location)
+            if fallback is not None:
+                return item.location.path, fallback[0], fallback[1]
+            return item.location.path, verdict, None
+        recorded = build_time_for(options.source_date_epoch, [verdict_attested(verdict)])
+        verdicts_cache.put(key, verdict, recorded)
+        return item.location.path, verdict, None
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+            for path, verdict, when in pool.map(work, todo):
+                verdicts[path] = verdict
+                if when:
+                    verified_at[path] = when
+                progress.advance()
+    finally:
+        progress.close()
+    return verdicts, verified_at, trust
+
+
+def verdict_attested(verdict: Verdict) -> str:
+    """The attestedAt of a verdict's evidence, or ""."""
+    if isinstance(verdict, Verified | Pending):
+        return verdict.evidence.attested_at
+    return ""
+
+
+def run_build(options: BuildOptions) -> BuildSummary:
+    """Run a whole build. Raises `InputError` (exit 2) or `BuildError` (exit 3) on failure."""
+    from generator.corroborate import board_entry, build_board
+    from generator.data import (
+        PointerRecord,
+        build_info_document,
+        data_documents,
+    )
+    from generator.tree import display_label, load_allowlist, organisation_of, scan_tree
+
+    evidence_root = options.recipes / "evidence"
+    if not evidence_root.is_dir():
+        raise InputError(
+            "the recipes folder has no evidence/ folder",
+            location=Location(str(options.recipes)),
+            expected="<recipes>/evidence/ with allowlist.yaml and pointer files",
+            found="no such folder",
+            hint="pass --recipes pointing at an aicr checkout's recipes/ folder",
+        )
+    allowlist = load_allowlist(evidence_root / "allowlist.yaml")
+    scan = scan_tree(options.recipes, allowlist=allowlist, allow_pending=options.allow_pending)
+    verdicts, verified_at, trust = _verify_all(options, scan.files, scan.duplicate_of,
+                                               allowlist.digest)
+    providers = _freshness_providers(options)
+
+    records: list[PointerRecord] = []
+    entries = []
+    for item in scan.files:
+        path = item.location.path
+        if isinstance(item, RejectedPointer):
+            records.append(PointerRecord(pointer=item, verdict=schema_rejection(item)))
+            continue
+        duplicate = scan.duplicate_of.get(path)
+        verdict = verdicts.get(duplicate or path)
+        classification = None
+        label = None
+        signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
+        if signer is not None:
+            classification = allowlist.classify(signer)
+            label = display_label(signer, classification)
+        freshness = _freshness(verdict, item, providers)
+        records.append(PointerRecord(
+            pointer=item, verdict=verdict, classification=classification, label=label,
+            duplicate_of=duplicate, freshness=freshness, verified_at=verified_at.get(path)))
+        if duplicate is None and isinstance(verdict, Verified) and classification is not None:
+            try:
+                entries.append(board_entry(verdict, classification, item.pointer, origin=path))
+            except InputError:
+                continue
+
+    board = build_board(entries, organisation_of=organisation_of)
+    build_time = build_time_for(options.source_date_epoch, [e.run.attested_at for e in entries])
+    exits = [_record_exit(r) for r in records]
+    no_verdict = exits.count(3)
+    if options.max_unverified is not None and records:
+        share = 100.0 * no_verdict / len(records)
+        if share > options.max_unverified:
+            raise BuildError(
+                "too many pointers ended without a verdict",
+                expected=f"at most {options.max_unverified}%",
+                found=f"{share:.1f}% ({no_verdict} of {len(records)})",
+                hint="check the registry or supply bundles with --oci-layout; "
+                     "the previous site was kept",
+            )
+    documents = data_documents(
+        board=board, records=records, build_time=build_time,
+        build_info=build_info_document(
+            build_time=build_time, commit=options.commit, source_url=options.source_url,
+            verifier=f"evidence-dashboard {__version__}, sigstore {_sigstore_version()}",
+            trust_name=trust.name, trust_production=trust.production,
+            trust_refreshed="TUF" if trust.refreshed else None,
+            trusted_registries=options.trusted_registries, preview=options.preview),
+    )
+    _write_output(options, documents)
+    return BuildSummary(
+        out=str(options.out), pointers=len(records),
+        verified=sum(1 for r in records if isinstance(r.verdict, Verified)),
+        rejected=exits.count(2),
+        pending=sum(1 for r in records if isinstance(r.verdict, Pending)),
+        no_verdict=no_verdict, recipes=len(documents["series"]),
+        build_time=build_time,
+    )
+
+
+def _record_exit(record: Any) -> int:
+    verdict = record.verdict
+    return 3 if verdict is None else int(verdict.exit)
+
+
+def _freshness_providers(options: BuildOptions) -> list[Any]:
+    from generator.freshness import providers_for
+
+    aicr = options.aicr
+    if aicr is None:
+        found = shutil.which("aicr")
+        aicr = Path(found) if found else None
+    return providers_for(options.recipes, digests=options.digests, aicr=aicr)
+
+
+def _freshness(verdict: Verdict | None, item: ParsedPointer, providers: Sequence[Any]) -> Any:
+    from generator.data import FreshnessInfo
+    from generator.freshness import compare
+
+    if not isinstance(verdict, Verified):
+        return FreshnessInfo()
+    evidence = verdict.evidence
+    result = compare(evidence.recipe_digest, evidence.predicate_type, item.pointer.recipe,
+                     item.pointer.profile, providers)
+    return FreshnessInfo(state=result.state, signed=result.signed, current=result.current,
+                         provider=result.provider)
+
+
+def _sigstore_version() -> str:
+    import sigstore
+
+    return str(sigstore.__version__)
+
+
+def _write_output(options: BuildOptions, documents: Mapping[str, Any]) -> None:
+    """Write data/ and the site into a staging folder, then swap it in atomically."""
+    from generator.data import write_documents
+    from generator.site.swap import publish_atomically
+
+    options.out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".evidence-build-", dir=options.out.parent))
+    try:
+        write_documents(work, documents)
+        data_dir = work / "data"
+        if options.data_only:
+            staging = work / "site"
+            staging.mkdir()
+            shutil.copytree(data_dir, staging / "data")
+            publish_atomically(staging, options.out)
+            return
+        from generator.site.build import SiteInputs, build_site
+
+        inputs = SiteInputs(
+            index=documents["index"], series=documents["series"],
+            pointers=documents["pointers"], build_info=documents["build_info"],
+            preview=options.preview, site_url=options.site_url,
+        )
+        config = options.config
+        if config is None and Path("mkdocs.yml").is_file():
+            config = Path("mkdocs.yml")
+        build_site(inputs, out=options.out, config=config, work_dir=work, data_dir=data_dir)
+    except EvidenceDashError:
+        raise
+    except Exception as exc:
+        raise BuildError(f"the site build failed: {type(exc).__name__}: {exc}",
+                         hint="the previous output was left in place; rerun with the same "
+                              "inputs to reproduce") from exc
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def verify_one(options: BuildOptions, pointer_path: Path) -> tuple[dict[str, Any], str]:
+    """Verify one pointer file: aicr's VerifyResult JSON and a one-line text verdict."""
+    from generator.model import PointerLocation
+    from generator.tree import read_bounded
+    from generator.tree.pointer import parse_pointer
+    from generator.verify.pipeline import verify_pointer
+    from generator.verify.serialize import aicr_result_json
+
+    data = read_bounded(pointer_path, 1 << 20, display=str(pointer_path))
+    pointer = parse_pointer(data, file=str(pointer_path))
+    parts = pointer_path.resolve().parts
+    folder_source = parts[-2] if len(parts) >= 3 and not pointer_path.name.startswith(
+        pointer.recipe + ".") else None
+    folder_recipe = parts[-3] if folder_source else None
+    location = PointerLocation(path=pointer_path.name, folder_recipe=folder_recipe,
+                               folder_source=folder_source)
+    trust, source, _cache = _engine(options)
+    verdict = verify_pointer(pointer, location, source, trust)
+    result = aicr_result_json(verdict, pointer, location)
+    words = {0: "valid", 1: "valid, with recorded phase failures", 2: "invalid", 3: "no verdict"}
+    text = f"{pointer_path}: {words[int(verdict.exit)]}"
+    if isinstance(verdict, Pending):
+        text += " (pending signature)"
+    if isinstance(verdict, Rejected | NoVerdict):
+        text += f" - {verdict.cause.failure_class}: {verdict.cause.detail}"
+        if verdict.cause.hint:
+            text += f"\n  next step: {verdict.cause.hint}"
+    return result, text

@@ -1,0 +1,221 @@
+"""The thin click shell: parse options, wire the seams together, map errors to exit codes.
+
+Exit codes (also in the README):
+
+| command         | 0            | 1                        | 2                          | 3                   |
+| --------------- | ------------ | ------------------------ | -------------------------- | ------------------- |
+| `build`         | site built   | -                        | usage, tree or allowlist   | internal error      |
+| `check-tree`    | clean        | violations               | usage or operational error | -                   |
+| `verify`        | valid        | valid, phase failures    | invalid                    | no verdict          |
+| `recipe-digest` | printed      | -                        | usage or unparseable YAML  | -                   |
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from generator import __version__
+from generator.errors import EvidenceDashError, UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fail(error: EvidenceDashError, fmt: str) -> NoReturn:
+    if fmt == "json":
+        click.echo(json.dumps(error.as_dict(), indent=2, sort_keys=True))
+    else:
+        click.echo(error.diagnostics(), err=True)
+    sys.exit(error.exit_code)
+
+
+def _format_option(func: F) -> F:
+    return click.option(
+        "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+        show_default=True, help="Output format; with json the `exit` field is the machine signal.",
+    )(func)
+
+
+def _engine_options(func: F) -> F:
+    """Options shared by `build`, `verify` and `report` (trust, transport, cache)."""
+    options = [
+        click.option("--recipes", type=click.Path(path_type=Path, file_okay=False), default=Path("recipes"),
+                     show_default=True, help="The recipes folder that holds evidence/ (aicr layout)."),
+        click.option("--trust", "trust_mode", type=click.Choice(["production", "staging"]),
+                     default="production", show_default=True, help="Sigstore trust root."),
+        click.option("--trust-root", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                     help="A trusted_root.json or ClientTrustConfig JSON (overrides --trust)."),
+        click.option("--oci-layout", "oci_layouts", multiple=True,
+                     type=click.Path(path_type=Path, file_okay=False, exists=True),
+                     help="Read bundles from this local OCI image layout (repeatable)."),
+        click.option("--registry-mirror", "registry_mirrors", multiple=True, metavar="HOST=URL",
+                     help="Fetch what a pointer names on HOST from URL instead (repeatable)."),
+        click.option("--trusted-registry", "trusted_registries", multiple=True, metavar="PREFIX",
+                     help="Only fetch bundles under this registry/repo prefix (repeatable)."),
+        click.option("--registry-auth", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                     help="Read-only registry credentials (container auth file)."),
+        click.option("--offline", is_flag=True, help="Never use the network (layouts and cache only)."),
+        click.option("--cache", type=click.Path(path_type=Path, file_okay=False),
+                     help="Content-addressed bundle and verdict cache (default: user cache dir)."),
+        click.option("--jobs", type=click.IntRange(min=1), default=None,
+                     help="Parallel verification jobs (default: CPU count)."),
+        click.option("--quiet", is_flag=True, help="No progress bars."),
+        click.option("--allow-pending", is_flag=True,
+                     help="Accept flat unsigned pending pointers (local use)."),
+        click.option("--aicr", type=click.Path(path_type=Path, dir_okay=False),
+                     help="An aicr binary for `aicr evidence digest` (freshness)."),
+        click.option("--digests", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                     help="Precomputed current recipe digests (YAML or JSON)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="evidence-dashboard")
+def main() -> None:
+    """Verify signed aicr recipe evidence and build a static corroboration dashboard."""
+
+
+@main.command()
+@_engine_options
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("site"),
+              show_default=True, help="The site root; the data lands in <out>/data/.")
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False),
+              help="Site configuration (default: ./mkdocs.yml, else the packaged default).")
+@click.option("--preview", is_flag=True, help="Mark every page as a preview and noindex.")
+@click.option("--source-url", metavar="TEMPLATE",
+              help="Link template for pointer files, e.g. https://github.com/o/r/blob/{commit}/{path}.")
+@click.option("--commit", metavar="SHA", help="The evidence tree's commit (footer, links).")
+@click.option("--max-unverified", type=click.FloatRange(0, 100), default=None, metavar="PCT",
+              help="Fail (keeping the last good site) when more pointers end without a verdict.")
+@click.option("--data-only", is_flag=True, help="Write only <out>/data/ (no MkDocs site).")
+@_format_option
+def build(fmt: str, **kwargs: Any) -> None:
+    """Verify every pointer and build the site into --out."""
+    from generator.build import BuildOptions, run_build
+
+    try:
+        options = BuildOptions.from_cli(kwargs)
+        summary = run_build(options)
+    except EvidenceDashError as error:
+        _fail(error, fmt)
+    except Exception as error:  # pragma: no cover - last-resort mapping to exit 3
+        from generator.errors import InternalError
+
+        wrapped = InternalError(f"internal error: {type(error).__name__}: {error}",
+                                hint="this is a bug; the previous output was left in place")
+        _fail(wrapped, fmt)
+    if fmt == "json":
+        click.echo(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
+    elif not kwargs.get("quiet"):
+        click.echo(summary.describe(), err=True)
+
+
+@main.command("check-tree")
+@click.option("--recipes", type=click.Path(path_type=Path, file_okay=False), default=Path("recipes"),
+              show_default=True, help="The recipes folder that holds evidence/.")
+@click.option("--allowlist", type=click.Path(path_type=Path, dir_okay=False),
+              help="Allowlist (default: <recipes>/evidence/allowlist.yaml).")
+@click.option("--allow-pending", is_flag=True, help="Accept valid unsigned flat pending pointers.")
+@click.option("--index", "index_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Pointer index to check for drift (default: pkg/evidence/index/pointers.yaml if present).")
+@_format_option
+def check_tree_cmd(recipes: Path, allowlist: Path | None, allow_pending: bool,
+                   index_path: Path | None, fmt: str) -> None:
+    """aicr's pointer contract gate, plus file-name and duplicate-digest checks."""
+    from generator.tree import check_tree, index_drift, load_allowlist
+    from generator.tree.index import default_index_path
+
+    try:
+        violations = list(check_tree(recipes, allow_pending=allow_pending, allowlist_path=allowlist))
+        idx = index_path or default_index_path(recipes)
+        if idx.is_file():
+            allow = load_allowlist(allowlist or recipes / "evidence" / "allowlist.yaml")
+            violations.extend(index_drift(recipes, idx, allow))
+    except EvidenceDashError as error:
+        _fail(error, fmt)
+    if fmt == "json":
+        click.echo(json.dumps({"violations": [{"path": v.path, "message": v.message}
+                                              for v in violations],
+                               "exit": 1 if violations else 0}, indent=2))
+    else:
+        for violation in violations:
+            click.echo(f"{violation.path}: {violation.message}")
+    sys.exit(1 if violations else 0)
+
+
+@main.command("index")
+@click.option("--recipes", type=click.Path(path_type=Path, file_okay=False), default=Path("recipes"),
+              show_default=True)
+@click.option("--index", "index_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Where the index lives (default: pkg/evidence/index/pointers.yaml).")
+@click.option("--write", is_flag=True, help="Regenerate the index file.")
+@_format_option
+def index_cmd(recipes: Path, index_path: Path | None, write: bool, fmt: str) -> None:
+    """Print (or --write) the pointer index of the tree."""
+    from generator.tree import load_allowlist, render_index
+    from generator.tree.index import default_index_path
+
+    try:
+        text = render_index(recipes, load_allowlist(recipes / "evidence" / "allowlist.yaml"))
+    except EvidenceDashError as error:
+        _fail(error, fmt)
+    if write:
+        target = index_path or default_index_path(recipes)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {target}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("pointer", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@_engine_options
+@_format_option
+def verify(pointer: Path, fmt: str, **kwargs: Any) -> None:
+    """Verify one pointer file and print aicr's result (exit 0/1/2/3)."""
+    from generator.build import BuildOptions, verify_one
+
+    try:
+        options = BuildOptions.from_cli({**kwargs, "out": Path("site")})
+        result, text = verify_one(options, pointer)
+    except EvidenceDashError as error:
+        _fail(error, fmt)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        click.echo(text)
+    sys.exit(int(result["exit"]))
+
+
+@main.command("recipe-digest")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--predicate-type", default="https://aicr.run/recipe-evidence/v3", show_default=True,
+              help="Chooses the canonicalizer: v3 strips metadata.version, others keep it.")
+def recipe_digest_cmd(file: Path, predicate_type: str) -> None:
+    """Print the bare hex canonical digest of a YAML document (no hydration)."""
+    from generator.recipe import recipe_digest_for_file
+
+    try:
+        digest, warning = recipe_digest_for_file(file, predicate_type)
+    except EvidenceDashError as error:
+        _fail(error, "text")
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(digest)
+
+
+def run() -> None:  # pragma: no cover - console entry alias
+    """Entry point used by `python -m generator`."""
+    try:
+        main()
+    except UsageError as error:
+        _fail(error, "text")

@@ -1,0 +1,170 @@
+"""Consensus grids (aicr 1.6-1.8): combined, per aicr version, and the Kubernetes-minor lens.
+
+A grid is computed over one selected run per signer. Rows are the union of (phase, name) over
+those runs; a signer whose run lacks a row counts as not-run there. Beyond aicr each row also
+says how many allowlisted signers passed, failed or did not run it, whether the counted runs
+attest the same recipe digest, and how many organisations stand behind its passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from generator.corroborate.runs import latest_per_signer, newest_first
+from generator.corroborate.semver import order_versions_newest_first
+from generator.corroborate.states import Vote, compute_consensus, rollup, tally
+from generator.model import (
+    PHASE_ORDER,
+    Classification,
+    ConsensusState,
+    Phase,
+    RowKey,
+    Run,
+    SignerIdentity,
+    SourceId,
+    TestResult,
+)
+
+OrganisationOf = Callable[[SignerIdentity, Classification], str]
+"""Which organisation stands behind a signer (the tree seam provides the real one)."""
+
+
+@dataclass(frozen=True)
+class SignerCell:
+    """One signer's pass or fail in one row (not-run signers are omitted, aicr 1.7)."""
+
+    src: SourceId
+    result: TestResult
+    run: Run
+
+
+@dataclass(frozen=True)
+class RowCounts:
+    """Allowlisted signers only: how many passed, failed, or did not run the row."""
+
+    passed: int
+    failed: int
+    not_run: int
+
+
+@dataclass(frozen=True)
+class GridRow:
+    phase: Phase
+    name: str
+    consensus: ConsensusState
+    reported: int
+    signers: tuple[SignerCell, ...]
+    counts: RowCounts
+    same_digest: bool
+    distinct_orgs: int
+    one_org: bool
+
+    @property
+    def key(self) -> RowKey:
+        return (self.phase, self.name)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One consensus grid. `aicr_version` is "" for the combined all-versions grid."""
+
+    aicr_version: str
+    rows: tuple[GridRow, ...]
+    phase_rollup: Mapping[Phase, ConsensusState]
+    rollup: ConsensusState
+    tally: Mapping[ConsensusState, int]
+
+
+def row_order(key: RowKey) -> tuple[int, str]:
+    """Rows sort by aicr's phase order, then CTRF name."""
+    return (PHASE_ORDER.index(key[0]), key[1])
+
+
+def _row(
+    key: RowKey, selected: list[Run], organisation_of: OrganisationOf
+) -> GridRow:
+    votes: list[Vote] = []
+    cells: list[SignerCell] = []
+    passed = failed = not_run = 0
+    counted_digests: set[str] = set()
+    orgs: set[str] = set()
+    for run in selected:
+        result = run.results.get(key, TestResult.NOT_RUN)
+        votes.append(Vote(run.signer.consensus_key, run.allowlisted, result))
+        if result is not TestResult.NOT_RUN:
+            cells.append(SignerCell(run.signer.source_id, result, run))
+        if not run.allowlisted:
+            continue
+        if result is TestResult.NOT_RUN:
+            not_run += 1
+            continue
+        counted_digests.add(str(run.recipe_digest))
+        if result is TestResult.PASS:
+            passed += 1
+            orgs.add(organisation_of(run.signer, run.classification))
+        else:
+            failed += 1
+    state = compute_consensus(votes)
+    return GridRow(
+        phase=key[0],
+        name=key[1],
+        consensus=state.state,
+        reported=state.reported,
+        signers=tuple(sorted(cells, key=lambda c: c.src)),
+        counts=RowCounts(passed, failed, not_run),
+        same_digest=len(counted_digests) <= 1,
+        distinct_orgs=len(orgs),
+        one_org=state.state is ConsensusState.CONFIRMED and len(orgs) == 1,
+    )
+
+
+def grid_over(
+    selected: Iterable[Run], organisation_of: OrganisationOf, *, aicr_version: str = ""
+) -> Grid:
+    """The grid over already-selected runs (one per signer, in any order)."""
+    chosen = sorted(selected, key=lambda r: r.signer.source_id)
+    keys = sorted({k for run in chosen for k in run.results}, key=row_order)
+    rows = tuple(_row(k, chosen, organisation_of) for k in keys)
+    phase_rollup = {
+        phase: rollup(r.consensus for r in rows if r.phase is phase) for phase in PHASE_ORDER
+    }
+    return Grid(
+        aicr_version=aicr_version,
+        rows=rows,
+        phase_rollup=phase_rollup,
+        rollup=rollup(r.consensus for r in rows),
+        tally=tally(r.consensus for r in rows),
+    )
+
+
+def combined_grid(runs: Iterable[Run], organisation_of: OrganisationOf) -> Grid:
+    """The all-versions grid: each signer's single newest run, whatever its version."""
+    return grid_over(latest_per_signer(runs).values(), organisation_of)
+
+
+def version_grids(runs: Iterable[Run], organisation_of: OrganisationOf) -> tuple[Grid, ...]:
+    """Strict per-version grids, newest version first (aicr `orderVersionsNewestFirst`)."""
+    by_version: dict[str, list[Run]] = {}
+    for run in runs:
+        by_version.setdefault(run.aicr_version, []).append(run)
+    newest_at = {v: newest_first(rs)[0].attested_at for v, rs in by_version.items()}
+    return tuple(
+        grid_over(latest_per_signer(by_version[v]).values(), organisation_of, aicr_version=v)
+        for v in order_versions_newest_first(list(by_version), newest_at)
+    )
+
+
+def k8s_minors(runs: Iterable[Run]) -> tuple[str, ...]:
+    """The Kubernetes minors present, newest first (numeric), "" (not captured) last."""
+    def key(minor: str) -> tuple[int, int, int]:
+        major, _, rest = minor.partition(".")
+        if not (major.isdigit() and rest.isdigit()):
+            return (1, 0, 0)
+        return (0, -int(major), -int(rest))
+    return tuple(sorted({r.k8s_version for r in runs}, key=key))
+
+
+def k8s_lens(runs: Iterable[Run], minor: str, organisation_of: OrganisationOf) -> Grid:
+    """A strict lens: the combined grid over runs of one Kubernetes minor only."""
+    return combined_grid((r for r in runs if r.k8s_version == minor), organisation_of)

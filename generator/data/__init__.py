@@ -1,0 +1,48 @@
+"""The data contract (`<out>/data/`): JSON documents the site is built from, and their schemas.
+
+Field names follow aicr's `aicr-corroboration/v1`; additions are ours and documented in
+docs/data-contract.md. JSON is written byte-compatibly with Go's `encoding/json`.
+"""
+
+from generator.data.gojson import go_json
+from generator.data.records import FreshnessInfo, PointerRecord
+from generator.data.writers import (
+    LINKS,
+    SCHEMA,
+    SCHEMA_FILES,
+    build_info_document,
+    data_documents,
+    default_build_time,
+    evidence_document,
+    index_document,
+    pointer_document,
+    pointers_document,
+    schema_text,
+    series_document,
+    series_documents,
+    series_file_name,
+    write_data,
+    write_documents,
+)
+
+__all__ = [
+    "LINKS",
+    "SCHEMA",
+    "SCHEMA_FILES",
+    "data_documents",
+    "write_documents",
+    "FreshnessInfo",
+    "PointerRecord",
+    "build_info_document",
+    "default_build_time",
+    "evidence_document",
+    "go_json",
+    "index_document",
+    "pointer_document",
+    "pointers_document",
+    "schema_text",
+    "series_document",
+    "series_documents",
+    "series_file_name",
+    "write_data",
+]

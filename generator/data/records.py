@@ -1,0 +1,38 @@
+"""`PointerRecord`: one pointer file with everything the pointers page and data say about it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.model import Classification, Freshness, PointerFile, Verdict
+
+
+@dataclass(frozen=True)
+class FreshnessInfo:
+    """Signed recipe digest against the current one. `provider` names who computed `current`."""
+
+    state: Freshness = Freshness.UNKNOWN
+    signed: str | None = None
+    current: str | None = None
+    provider: str | None = None
+
+
+@dataclass(frozen=True)
+class PointerRecord:
+    """One pointer file found in the tree and what became of it.
+
+    `verdict` is None when the tree already rejected the file (a `RejectedPointer`) or the
+    bundle was never looked at; `verified_at` is set when a cached verdict was reused.
+    """
+
+    pointer: PointerFile
+    verdict: Verdict | None = None
+    classification: Classification | None = None
+    label: str | None = None
+    duplicate_of: str | None = None
+    freshness: FreshnessInfo = FreshnessInfo()
+    verified_at: str | None = None
+
+    @property
+    def path(self) -> str:
+        return self.pointer.location.path

@@ -1,0 +1,465 @@
+"""The data contract writers: JSON-ready documents from the board and the pointer records.
+
+Field names follow aicr's `aicr-corroboration/v1` exactly; additions are documented as ours in
+docs/data-contract.md. `write_data` is the only function here that touches the file system.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from generator.corroborate import (
+    STATES,
+    Board,
+    Grid,
+    GridRow,
+    Series,
+    Tab,
+    grid_when,
+    run_id_for,
+    safe_slug,
+    series_when,
+)
+from generator.data.gojson import go_json
+from generator.data.records import PointerRecord
+from generator.errors import BuildError, InputError, Location
+from generator.facts import (
+    bandwidth,
+    components,
+    criteria,
+    criteria_match,
+    hardware_facts,
+    redacted,
+    skip_reason,
+    validator_images,
+)
+from generator.model import (
+    PHASE_ORDER,
+    Evidence,
+    NoVerdict,
+    ParsedPointer,
+    Pending,
+    Rejected,
+    RejectedPointer,
+    Verified,
+    VerifyExit,
+)
+
+SCHEMA = "aicr-corroboration/v1"
+LINKS: Mapping[str, str] = {
+    "install": "curl -sfL https://get.aicr.run | bash",
+    "docs": "https://docs.aicr.run/",
+    "github": "https://github.com/NVIDIA/aicr",
+}
+SCHEMA_FILES: tuple[str, ...] = (
+    "index.schema.json",
+    "series.schema.json",
+    "pointers.schema.json",
+    "build-info.schema.json",
+)
+
+
+# --------------------------------------------------------------------------- index.json
+
+
+def _grid(grid: Grid) -> dict[str, Any]:
+    return {
+        "aicrVer": grid.aicr_version,
+        "phaseRollup": {str(p): str(s) for p, s in grid.phase_rollup.items()},
+        "rollup": str(grid.rollup),
+        "tests": [_row(r) for r in grid.rows],
+    }
+
+
+def _row(row: GridRow) -> dict[str, Any]:
+    signers = []
+    for cell in row.signers:
+        run = cell.run
+        entry: dict[str, Any] = {
+            "src": cell.src,
+            "result": str(cell.result),
+            "aicrVer": run.aicr_version,
+            "k8sVer": run.k8s_version,
+            "when": grid_when(run.attested_at),
+            "build": run.run_id,
+            "evidenceRef": run.evidence_ref,
+            "allowlisted": run.allowlisted,
+            "recipeDigest": str(run.recipe_digest),
+        }
+        if run.aicr_commit:
+            entry["aicrCommit"] = run.aicr_commit
+        signers.append(entry)
+    return {
+        "phase": str(row.phase),
+        "name": row.name,
+        "consensus": str(row.consensus),
+        "reported": row.reported,
+        "signers": signers,
+        "counts": {"pass": row.counts.passed, "fail": row.counts.failed,
+                   "notRun": row.counts.not_run},
+        "sameDigest": row.same_digest,
+        "distinctOrgs": row.distinct_orgs,
+        "oneOrg": row.one_org,
+    }
+
+
+def _tab(tab: Tab) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "recipe": tab.recipe,
+        "coord": tab.coord.as_dict(),
+        "rollup": str(tab.rollup),
+        "tally": {str(s): n for s, n in tab.tally.items()},
+        "combined": _grid(tab.combined),
+        "versions": [_grid(g) for g in tab.versions],
+        "path": tab.coordinate.path,
+    }
+    if tab.profile:
+        doc["profile"] = tab.profile
+    if tab.profile_selection:
+        doc["profileSelection"] = tab.profile_selection
+    return doc
+
+
+def index_document(board: Board, *, build_time: str) -> dict[str, Any]:
+    """`data/index.json`. `build_time` is SOURCE_DATE_EPOCH or the newest attestedAt (RFC 3339)."""
+    meta: dict[str, Any] = {
+        "links": dict(LINKS),
+        "counts": {"recipes": len(board.tabs), "csps": len(board.groups),
+                   "sources": len(board.sources)},
+        "buildTime": build_time,
+    }
+    if board.generated_at:
+        meta["generatedAt"] = board.generated_at
+    return {
+        "schema": SCHEMA,
+        "meta": meta,
+        "states": {
+            str(state): {"rank": info.rank, "colour": info.colour, "icon": info.icon,
+                         "label": info.label, "description": info.description}
+            for state, info in STATES.items()
+        },
+        "phases": [str(p) for p in PHASE_ORDER],
+        "criteria": {axis: list(values) for axis, values in board.criteria.items()},
+        "sources": {
+            src: {"label": rec.label, "class": str(rec.signer_class),
+                  "allowlisted": rec.allowlisted, "signerId": rec.identity,
+                  "slug": str(rec.slug), "issuer": rec.issuer, "org": rec.org}
+            for src, rec in board.sources.items()
+        },
+        "groups": [
+            {"service": g.service, "dashboards": [
+                {"accelerator": d.accelerator, "os": d.os, "tabs": [_tab(t) for t in d.tabs]}
+                for d in g.dashboards
+            ]}
+            for g in board.groups
+        ],
+    }
+
+
+# --------------------------------------------------------------------------- series
+
+
+def series_document(series: Series) -> dict[str, Any]:
+    """`data/series/<recipe>.json`: aicr's shape plus `resultsByRow` and `attestedAt`."""
+    builds: dict[str, list[dict[str, Any]]] = {}
+    for src, columns in series.builds.items():
+        out = []
+        for build in columns:
+            run = build.run
+            column: dict[str, Any] = {
+                "id": run.run_id,
+                "aicrVer": run.aicr_version,
+                "k8sVer": run.k8s_version,
+                "when": series_when(run.attested_at),
+                "attestedAt": run.attested_at,
+                "newest": build.newest,
+                "evidenceRef": run.evidence_ref,
+                "results": {n: str(r) for n, r in build.results.items()},
+                "resultsByRow": {f"{p}/{n}": str(r) for (p, n), r in build.results_by_row.items()},
+            }
+            if run.aicr_commit:
+                column["aicrCommit"] = run.aicr_commit
+            out.append(column)
+        builds[src] = out
+    return {
+        "recipe": series.recipe,
+        "rows": [{"name": n, "phase": str(p)} for p, n in series.rows],
+        "builds": builds,
+        "health": {
+            src: {"flakePct": h.flake_pct, "lastPassBuild": h.last_pass_build, "builds": h.builds}
+            for src, h in series.health.items()
+        },
+    }
+
+
+def series_documents(board: Board) -> dict[str, dict[str, Any]]:
+    """One series document per tab, keyed by the recipe slug (the file name)."""
+    return {tab.recipe: series_document(tab.series) for tab in board.tabs}
+
+
+# --------------------------------------------------------------------------- pointers.json
+
+
+def evidence_document(evidence: Evidence, *, rekor_log_index: int | None = None,
+                      log_url: str | None = None) -> dict[str, Any]:
+    """`EVIDENCE`: what the recipe and source pages render about one bundle."""
+    try:
+        run_id: str | None = run_id_for(evidence)
+    except InputError:
+        run_id = None
+    profile = evidence.predicate.get("profile")
+    selection = profile.get("selection") if isinstance(profile, Mapping) else None
+    match = criteria_match(evidence)
+    phases: dict[str, Any] = {}
+    raw_phases = evidence.predicate.get("phases")
+    for phase in PHASE_ORDER:
+        entry = raw_phases.get(str(phase)) if isinstance(raw_phases, Mapping) else None
+        if isinstance(entry, Mapping):
+            phases[str(phase)] = {k: _int(entry.get(k)) for k in ("passed", "failed", "skipped")}
+    tests: list[dict[str, Any]] = []
+    for phase in PHASE_ORDER:
+        report = evidence.ctrf.get(phase)
+        tests.extend(
+            {"phase": str(phase), "name": t.name, "status": t.status, "result": str(t.result),
+             "skipReason": skip_reason(t)}
+            for t in (report.tests if report else ())
+        )
+    return {
+        "attestedAt": evidence.attested_at,
+        "runId": run_id,
+        "aicrVersion": evidence.aicr_version,
+        "aicrCommit": evidence.aicr_commit,
+        "evidenceRef": evidence.evidence_ref,
+        "recipeDigest": str(evidence.recipe_digest),
+        "profile": selection if isinstance(selection, str) and selection else None,
+        "rekorLogIndex": rekor_log_index,
+        "logUrl": log_url,
+        "redacted": redacted(evidence),
+        "criteria": criteria(evidence).as_dict(),
+        "criteriaMatch": {
+            "matched": match.matched,
+            "mismatched": list(match.mismatched),
+            "dimensions": [
+                {"dimension": d.dimension, "recipeRequires": d.recipe_requires,
+                 "fingerprintProvides": d.fingerprint_provides, "match": d.match,
+                 "mismatched": d.mismatched}
+                for d in match.dimensions
+            ],
+        },
+        "hardware": [
+            {"key": f.key, "label": f.label, "value": f.value, "source": f.source,
+             "detail": f.detail}
+            for f in hardware_facts(evidence)
+        ],
+        "components": [{"name": c.name, "version": c.version} for c in components(evidence)],
+        "validatorImages": [
+            {"image": v.image, "digest": v.digest, "mutable": v.mutable}
+            for v in validator_images(evidence)
+        ],
+        "phases": phases,
+        "tests": tests,
+        "bandwidth": [
+            {"check": b.check, "measured": b.measured, "floor": b.floor, "passLine": b.pass_line,
+             "status": b.status, "result": str(b.result) if b.result else None,
+             "disagrees": b.disagrees, "note": b.note}
+            for b in bandwidth(evidence)
+        ],
+    }
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _identity(issuer: str, identity: str) -> dict[str, str]:
+    return {"identity": identity, "issuer": issuer}
+
+
+def pointer_document(record: PointerRecord) -> dict[str, Any]:
+    """One `POINTER` entry."""
+    pf = record.pointer
+    verdict = record.verdict
+    claimed = verified = None
+    bundle = None
+    source_id = None
+    if isinstance(pf, ParsedPointer):
+        p = pf.pointer
+        bundle = {"oci": p.bundle.oci, "digest": p.bundle.digest,
+                  "predicateType": str(p.bundle.predicate_type)}
+        if p.signer is not None:
+            claimed = _identity(p.signer.identity.issuer, p.signer.identity.identity)
+    signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
+    if signer is not None and signer.issuer and signer.identity:
+        verified = _identity(signer.issuer, signer.identity)
+        source_id = str(signer.source_id)
+    cls = record.classification
+    steps = verdict.steps if verdict is not None else ()
+    cause = verdict.cause if isinstance(verdict, Rejected | NoVerdict) else None
+    if isinstance(pf, RejectedPointer):
+        exit_code = int(VerifyExit.INVALID)
+        failure: dict[str, Any] | None = {"class": "schema", "detail": pf.message,
+                                          "httpStatus": None, "hint": pf.hint}
+    elif verdict is None:
+        exit_code, failure = int(VerifyExit.NO_VERDICT), None
+    else:
+        exit_code = int(verdict.exit)
+        failure = None if cause is None else {
+            "class": str(cause.failure_class), "detail": cause.detail,
+            "httpStatus": cause.http_status, "hint": cause.hint}
+    evidence = None
+    if isinstance(verdict, Verified):
+        evidence = evidence_document(verdict.evidence, rekor_log_index=verdict.rekor_log_index,
+                                     log_url=verdict.log_url)
+    elif isinstance(verdict, Pending):
+        evidence = evidence_document(verdict.evidence)
+    recipe = pf.pointer.recipe if isinstance(pf, ParsedPointer) else pf.recipe
+    return {
+        "path": pf.location.path,
+        "recipe": recipe or pf.location.folder_recipe,
+        "source": pf.location.folder_source,
+        "bundle": bundle,
+        "signer": {
+            "claimed": claimed,
+            "verified": verified,
+            "class": str(cls.signer_class) if cls else None,
+            "allowlisted": bool(cls and cls.allowlisted),
+            "label": record.label,
+            "sourceId": source_id,
+        },
+        "verify": {
+            "exit": exit_code,
+            "pending": isinstance(verdict, Pending),
+            "failureCause": failure,
+            "steps": [
+                {"step": s.step, "name": s.name, "status": str(s.status), "detail": s.detail,
+                 "subRows": [{"key": r.key, "value": r.value, "beyondAicr": r.beyond_aicr}
+                             for r in s.sub_rows]}
+                for s in steps
+            ],
+            "rule": pf.rule if isinstance(pf, RejectedPointer) else None,
+            "verifiedAt": record.verified_at,
+        },
+        "duplicateOf": record.duplicate_of,
+        "freshness": {"state": str(record.freshness.state), "signed": record.freshness.signed,
+                      "current": record.freshness.current,
+                      "provider": record.freshness.provider},
+        "evidence": evidence,
+    }
+
+
+def pointers_document(records: Iterable[PointerRecord]) -> dict[str, Any]:
+    """`data/pointers.json`: every pointer file, sorted by path."""
+    return {"pointers": [pointer_document(r) for r in sorted(records, key=lambda r: r.path)]}
+
+
+# --------------------------------------------------------------------------- build-info.json
+
+
+def build_info_document(
+    *,
+    build_time: str,
+    commit: str | None,
+    source_url: str | None,
+    verifier: str,
+    trust_name: str,
+    trust_production: bool,
+    trust_refreshed: str | None,
+    trusted_registries: Sequence[str] | None,
+    preview: bool,
+) -> dict[str, Any]:
+    """`data/build-info.json` (ours): how and from what this site was built."""
+    return {
+        "buildTime": build_time,
+        "commit": commit,
+        "sourceUrl": source_url,
+        "verifier": verifier,
+        "trust": {"name": trust_name, "production": trust_production,
+                  "refreshed": trust_refreshed},
+        "trustedRegistries": list(trusted_registries) if trusted_registries is not None else None,
+        "preview": preview,
+    }
+
+
+def default_build_time(board: Board, source_date_epoch: int | None = None) -> str:
+    """SOURCE_DATE_EPOCH as RFC 3339 when given, else the newest attestedAt ("" if none)."""
+    if source_date_epoch is not None:
+        return datetime.fromtimestamp(source_date_epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return board.newest_attested_at or ""
+
+
+# --------------------------------------------------------------------------- files
+
+
+def schema_text(name: str) -> str:
+    """One shipped JSON Schema, read from the package."""
+    if name not in SCHEMA_FILES:
+        raise KeyError(name)
+    return importlib.resources.files("generator.data").joinpath("schema", name).read_text("utf-8")
+
+
+def series_file_name(recipe: str) -> str:
+    """`<recipe>.json`, after checking the slug is a safe single path segment."""
+    if not safe_slug(recipe):
+        raise BuildError(
+            "recipe slug cannot be used as a series file name",
+            location=Location("data/series", recipe),
+            expected="letters, digits, '.', '_' or '-', not starting with '.'",
+            found=repr(recipe),
+            hint="fix the recipe name in the pointer and predicate; the board should skip it",
+        )
+    return f"{recipe}.json"
+
+
+def data_documents(
+    *,
+    board: Board,
+    records: Iterable[PointerRecord],
+    build_time: str,
+    build_info: Mapping[str, Any],
+) -> dict[str, Any]:
+    """All data documents of one build: index, series (by recipe), pointers and build-info."""
+    return {
+        "index": index_document(board, build_time=build_time),
+        "series": series_documents(board),
+        "pointers": pointers_document(records),
+        "build_info": dict(build_info),
+    }
+
+
+def write_documents(out_dir: Path, documents: Mapping[str, Any]) -> list[Path]:
+    """Write `<out_dir>/data/...` from `data_documents` output, plus the schemas.
+
+    Returns the written files in write order. Same documents give byte-identical files.
+    """
+    data = out_dir / "data"
+    files: dict[Path, str] = {
+        data / "index.json": go_json(documents["index"]),
+        data / "pointers.json": go_json(documents["pointers"]),
+        data / "build-info.json": go_json(documents["build_info"]),
+    }
+    for recipe, doc in sorted(documents["series"].items()):
+        files[data / "series" / series_file_name(recipe)] = go_json(doc)
+    for name in SCHEMA_FILES:
+        files[data / "schema" / name] = schema_text(name)
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+    return list(files)
+
+
+def write_data(
+    out_dir: Path,
+    *,
+    board: Board,
+    records: Iterable[PointerRecord],
+    build_time: str,
+    build_info: Mapping[str, Any],
+) -> list[Path]:
+    """Write `<out_dir>/data/...`: index, series, pointers, build-info and schemas."""
+    documents = data_documents(board=board, records=records, build_time=build_time,
+                               build_info=build_info)
+    return write_documents(out_dir, documents)

@@ -1,0 +1,133 @@
+"""The identity policy: exact SAN and exact OIDC issuer, read the way Fulcio writes them.
+
+sigstore's `Identity(issuer=...)` reads only the legacy issuer extension `.1.1` (pitfall 2), while
+aicr (sigstore-go) reads `.1.8` first. This policy reads `.1.8` (a DER UTF8String) and falls back
+to `.1.1` (raw bytes); when both are present they must agree, or the certificate is refused (fail
+closed). It implements sigstore's `VerificationPolicy` protocol (`verify(cert)` raising
+`VerificationError`). There is deliberately no "accept anything" policy here.
+"""
+
+from __future__ import annotations
+
+from cryptography import x509
+from cryptography.x509.oid import ObjectIdentifier
+from sigstore.errors import VerificationError
+
+from generator.model import SignerIdentity
+
+OID_ISSUER_V2 = ObjectIdentifier("1.3.6.1.4.1.57264.1.8")
+"""Fulcio OIDC issuer, DER-encoded UTF8String (current)."""
+
+OID_ISSUER_V1 = ObjectIdentifier("1.3.6.1.4.1.57264.1.1")
+"""Fulcio OIDC issuer, raw bytes (legacy, deprecated)."""
+
+_UTF8STRING_TAG = 0x0C
+
+
+def _der_utf8string(data: bytes) -> str:
+    """Decode one DER UTF8String (tag 0x0C, definite length, nothing trailing)."""
+    if len(data) < 2 or data[0] != _UTF8STRING_TAG:
+        raise VerificationError("OIDC issuer extension (.1.8) is not a DER UTF8String")
+    first = data[1]
+    if first < 0x80:
+        length, offset = first, 2
+    else:
+        count = first & 0x7F
+        if count == 0 or count > 4 or len(data) < 2 + count:
+            raise VerificationError("OIDC issuer extension (.1.8) has a bad DER length")
+        length, offset = int.from_bytes(data[2 : 2 + count], "big"), 2 + count
+    if len(data) != offset + length:
+        raise VerificationError("OIDC issuer extension (.1.8) has a bad DER length")
+    try:
+        return data[offset:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VerificationError("OIDC issuer extension (.1.8) is not valid UTF-8") from exc
+
+
+def _extension_bytes(cert: x509.Certificate, oid: ObjectIdentifier) -> bytes | None:
+    try:
+        ext = cert.extensions.get_extension_for_oid(oid)
+    except x509.ExtensionNotFound:
+        return None
+    value = ext.value
+    if isinstance(value, x509.UnrecognizedExtension):
+        return value.value
+    return None  # pragma: no cover - cryptography never parses these private OIDs
+
+
+def certificate_issuer(cert: x509.Certificate) -> str:
+    """The OIDC issuer of a Fulcio certificate: `.1.8`, else `.1.1`. Raises if absent or split."""
+    v2_raw = _extension_bytes(cert, OID_ISSUER_V2)
+    v1_raw = _extension_bytes(cert, OID_ISSUER_V1)
+    v2 = _der_utf8string(v2_raw) if v2_raw is not None else None
+    v1: str | None = None
+    if v1_raw is not None:
+        try:
+            v1 = v1_raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise VerificationError("OIDC issuer extension (.1.1) is not valid UTF-8") from exc
+    if v2 is not None and v1 is not None and v2 != v1:
+        raise VerificationError(
+            f"certificate carries two different OIDC issuers: {v2!r} (.1.8) and {v1!r} (.1.1)"
+        )
+    issuer = v2 if v2 is not None else v1
+    if not issuer:
+        raise VerificationError("certificate carries no OIDC issuer extension (.1.8 or .1.1)")
+    return issuer
+
+
+def certificate_sans(cert: x509.Certificate) -> tuple[str, ...]:
+    """The email and URI SANs of a certificate, in certificate order."""
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return ()
+    return tuple(
+        name.value for name in san
+        if isinstance(name, x509.RFC822Name | x509.UniformResourceIdentifier))
+
+
+def _hygienic(value: str, what: str) -> str:
+    if not value or any(c in value for c in "\n\r\x00"):
+        raise VerificationError(f"certificate {what} is empty or contains a line break: {value!r}")
+    return value
+
+
+def certificate_identity(cert: x509.Certificate) -> SignerIdentity:
+    """The signer a certificate names: its single email/URI SAN and its OIDC issuer."""
+    sans = certificate_sans(cert)
+    if len(sans) != 1:
+        raise VerificationError(
+            f"certificate must carry exactly one email or URI SAN; found {list(sans)}"
+        )
+    return SignerIdentity(
+        issuer=_hygienic(certificate_issuer(cert), "issuer"),
+        identity=_hygienic(sans[0], "identity"),
+    )
+
+
+class ExactIdentity:
+    """A sigstore verification policy: one SAN equals `identity`, the issuer equals `issuer`."""
+
+    def __init__(self, signer: SignerIdentity) -> None:
+        if not signer.identity or not signer.issuer:
+            raise ValueError("an identity policy needs a non-empty identity and issuer")
+        self.signer = signer
+
+    def verify(self, cert: x509.Certificate) -> None:
+        """Raise `VerificationError` unless the certificate names exactly this signer."""
+        issuer = certificate_issuer(cert)
+        if issuer != self.signer.issuer:
+            raise VerificationError(
+                f"certificate OIDC issuer {issuer!r} does not equal the expected "
+                f"{self.signer.issuer!r}"
+            )
+        sans = certificate_sans(cert)
+        if self.signer.identity not in sans:
+            raise VerificationError(
+                f"certificate identity (SAN) {list(sans)} does not include the expected "
+                f"{self.signer.identity!r}"
+            )
+
+    def __repr__(self) -> str:
+        return f"ExactIdentity(issuer={self.signer.issuer!r}, identity={self.signer.identity!r})"

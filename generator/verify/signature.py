@@ -1,0 +1,250 @@
+"""The adapter around sigstore-python's `Verifier`: a Sigstore bundle in, a verified statement out.
+
+`verify_dsse` checks the certificate chain, SCT, transparency-log entry and DSSE signature, but not
+the statement (sigstore-offline.md 4.4). This adapter adds what the caller owns: a DSSE envelope
+is required, `payloadType` must be in-toto, the payload must be an in-toto Statement (raw JSON or
+base64 of JSON, as aicr accepts), at least one tlog entry, and the claimed `rekorLogIndex`
+must equal the first entry's `logIndex` (for Rekor v2 entries, which carry no SET, the entry index
+must also equal the Merkle-authenticated `inclusionProof.logIndex`, pitfall 7).
+
+One `Verifier` is built per trust root and reused.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography import x509
+from sigstore.errors import Error as SigstoreError
+from sigstore.models import Bundle
+from sigstore.verify import Verifier
+
+from generator.model import SignerIdentity
+from generator.verify.policy import ExactIdentity, certificate_identity
+from generator.verify.trust import Trust
+
+IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
+MAX_SIGSTORE_BUNDLE_BYTES = 10 * 1024 * 1024
+
+_STALE_ROOT_MARKERS = (
+    "certificate signed by unknown authority",
+    "certificate chain",
+    "x509",
+    "unable to verify certificate",
+    "root certificate",
+    # sigstore-python's wording for the same situations
+    "certvalidationerror",
+    "signature does not match",
+    "not valid at validation time",
+    "failed to verify sct",
+    "checkpoint: invalid signature",
+    "no timestamp authorities",
+)
+STALE_ROOT_HINT = (
+    "if this bundle is genuine, the trust root may be stale: rebuild without --offline to "
+    "refresh it through TUF, or pass a current --trust-root file"
+)
+
+_VERIFIERS: dict[str, Verifier] = {}
+
+
+@dataclass(frozen=True)
+class SignatureOk:
+    """A bundle that verified: who signed it, the first log entry, the verified statement."""
+
+    signer: SignerIdentity
+    log_index: int | None
+    """The first tlog entry's logIndex when it is greater than 0 (aicr omits 0)."""
+    statement: Mapping[str, Any]
+    rekor_v2: bool
+
+
+class SignatureFailure(Exception):
+    """The bundle did not verify. `signer` is the certificate's identity when it could be read."""
+
+    def __init__(self, detail: str, *, hint: str = "", signer: SignerIdentity | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.hint = hint
+        self.signer = signer
+
+
+def verifier_for(trust: Trust) -> Verifier:
+    """The shared `Verifier` of a trust root (built once; construction does no I/O)."""
+    verifier = _VERIFIERS.get(trust.digest)
+    if verifier is None:
+        verifier = Verifier(trusted_root=trust.trusted_root)
+        _VERIFIERS[trust.digest] = verifier
+    return verifier
+
+
+def stale_root_hint(message: str) -> str:
+    """aicr's "refresh the trust root" hint when an error smells like an outdated root."""
+    low = message.lower()
+    return STALE_ROOT_HINT if any(marker in low for marker in _STALE_ROOT_MARKERS) else ""
+
+
+def bundle_certificate(bundle_json: bytes) -> x509.Certificate:
+    """The leaf certificate of a Sigstore bundle (parsed, not verified)."""
+    return Bundle.from_json(bundle_json).signing_certificate
+
+
+def verify_signature(
+    bundle_json: bytes,
+    trust: Trust,
+    *,
+    expected: SignerIdentity | None,
+    rekor_log_index: int | None = None,
+) -> SignatureOk:
+    """Verify one Sigstore bundle against `trust`, pinned to `expected` (or, if None, to the
+    identity its own certificate names, so a real policy always applies). Raises
+    `SignatureFailure`."""
+    if len(bundle_json) > MAX_SIGSTORE_BUNDLE_BYTES:
+        raise SignatureFailure(
+            f"sigstore bundle is {len(bundle_json)} bytes, over the "
+            f"{MAX_SIGSTORE_BUNDLE_BYTES}-byte limit"
+        )
+    raw = _json_object(bundle_json)
+    if "dsseEnvelope" not in raw:
+        raise SignatureFailure(
+            "sigstore bundle carries no DSSE envelope (a message signature cannot sign a statement)",
+            hint="sign the in-toto statement with DSSE (`aicr validate --emit-attestation`)",
+        )
+    try:
+        bundle = Bundle.from_json(bundle_json)
+    except SigstoreError as exc:
+        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
+    except Exception as exc:  # noqa: BLE001 - pydantic errors from the strict models
+        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
+
+    cert_signer: SignerIdentity | None
+    try:
+        cert_signer = certificate_identity(bundle.signing_certificate)
+    except SigstoreError as exc:
+        if expected is None:
+            raise SignatureFailure(f"certificate identity unreadable: {_one_line(exc)}") from exc
+        cert_signer = None
+    policy = ExactIdentity(expected if expected is not None else _require(cert_signer))
+
+    try:
+        payload_type, payload = verifier_for(trust).verify_dsse(bundle, policy)
+    except SigstoreError as exc:
+        message = _one_line(exc)
+        raise SignatureFailure(
+            f"sigstore verification failed: {message}",
+            hint=stale_root_hint(f"{type(exc).__name__} {message}"),
+            signer=cert_signer,
+        ) from exc
+
+    if payload_type != IN_TOTO_PAYLOAD_TYPE:
+        raise SignatureFailure(
+            f"DSSE payloadType is {payload_type!r}, expected {IN_TOTO_PAYLOAD_TYPE!r}",
+            signer=cert_signer,
+        )
+    statement = parse_statement(payload)
+    entry_index, rekor_v2 = _first_entry(raw)
+    if rekor_log_index is not None and entry_index != rekor_log_index:
+        raise SignatureFailure(
+            f"pointer rekorLogIndex {rekor_log_index} does not equal the bundle's first tlog "
+            f"entry logIndex {entry_index}",
+            hint="re-generate the pointer from the signed bundle (is the pointer stale?)",
+            signer=cert_signer,
+        )
+    signer = cert_signer if cert_signer is not None else _require(expected)
+    return SignatureOk(
+        signer=signer,
+        log_index=entry_index if entry_index > 0 else None,
+        statement=statement,
+        rekor_v2=rekor_v2,
+    )
+
+
+def parse_statement(payload: bytes) -> Mapping[str, Any]:
+    """Parse a DSSE payload as an in-toto Statement: raw JSON, or base64 of JSON (aicr 5.2)."""
+    if not payload.strip():
+        raise SignatureFailure("DSSE payload is empty")
+    body = payload
+    if payload.lstrip()[:1] not in (b"{", b"["):
+        try:
+            body = base64.b64decode(payload, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise SignatureFailure("DSSE payload is neither JSON nor base64 of JSON") from exc
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SignatureFailure(f"DSSE payload is not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise SignatureFailure("in-toto statement is not a JSON object")
+    subject = doc.get("subject")
+    if not isinstance(subject, list) or not subject:
+        raise SignatureFailure("in-toto statement has no subject")
+    if not isinstance(doc.get("predicateType"), str) or not doc["predicateType"]:
+        raise SignatureFailure("in-toto statement has no predicateType")
+    predicate = doc.get("predicate")
+    if predicate is not None and not isinstance(predicate, dict):
+        raise SignatureFailure("in-toto statement predicate is not an object")
+    return doc
+
+
+def _first_entry(raw: Mapping[str, Any]) -> tuple[int, bool]:
+    """(logIndex, is Rekor v2) of the first tlog entry; requires one, and the v2 index binding."""
+    material = raw.get("verificationMaterial")
+    entries = material.get("tlogEntries") if isinstance(material, dict) else None
+    if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict):
+        raise SignatureFailure(
+            "sigstore bundle has no transparency-log entry (at least one is required)",
+            hint="sign with a Rekor log (was it signed with --no-rekor?)",
+        )
+    entry = entries[0]
+    index = _int64(entry.get("logIndex"), "tlog entry logIndex")
+    rekor_v2 = not entry.get("inclusionPromise")
+    if rekor_v2:
+        proof = entry.get("inclusionProof")
+        proof_index = _int64(
+            proof.get("logIndex") if isinstance(proof, dict) else None,
+            "inclusionProof.logIndex",
+        )
+        if proof_index != index:
+            raise SignatureFailure(
+                f"Rekor v2 entry logIndex {index} does not equal its authenticated "
+                f"inclusionProof.logIndex {proof_index}"
+            )
+    return index, rekor_v2
+
+
+def _int64(value: object, what: str) -> int:
+    if isinstance(value, bool):
+        raise SignatureFailure(f"{what} is not an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    if value is None:
+        return 0  # protobuf JSON omits zero values
+    raise SignatureFailure(f"{what} is not an integer: {value!r}")
+
+
+def _json_object(data: bytes) -> Mapping[str, Any]:
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SignatureFailure(f"sigstore bundle is not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise SignatureFailure("sigstore bundle is not a JSON object")
+    return doc
+
+
+def _require(signer: SignerIdentity | None) -> SignerIdentity:
+    if signer is None:  # pragma: no cover - guarded by the callers above
+        raise SignatureFailure("no identity to verify against")
+    return signer
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return " ".join(text.split())

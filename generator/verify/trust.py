@@ -1,0 +1,187 @@
+"""Sigstore trust roots: which root verifies, whether it was refreshed, and its digest.
+
+Three sources (sigstore-offline.md 3):
+
+- the public-good production or staging root, refreshed through TUF when online;
+- the copy embedded in the sigstore wheel, read straight from the package resources (never through
+  the user cache, which an older copy can shadow, pitfall 11) when offline or when a refresh fails;
+- an explicit file: a bare `trusted_root.json` or a ClientTrustConfig wrapping one.
+
+`Trust.digest` (sha256 of the root JSON bytes) feeds the verdict cache key, so a new root never
+reuses verdicts made under an old one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from sigstore.models import ClientTrustConfig, TrustedRoot
+from sigstore_models.trustroot import v1 as trustroot_v1
+
+from generator.errors import InputError, Location, UsageError
+
+PRODUCTION_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
+STAGING_TUF_URL = "https://tuf-repo-cdn.sigstage.dev"
+PUBLIC_LOG_SEARCH = "https://search.sigstore.dev/?logIndex="
+"""Rekor search UI for the public-good production v1 log; the only log we link to."""
+
+TRUSTED_ROOT_MEDIA_TYPE = "application/vnd.dev.sigstore.trustedroot+json;version=0.1"
+CLIENT_TRUST_CONFIG_PREFIX = "application/vnd.dev.sigstore.clienttrustconfig"
+
+_MODES: dict[str, tuple[str, bool]] = {
+    "production": (PRODUCTION_TUF_URL, True),
+    "staging": (STAGING_TUF_URL, False),
+}
+
+Refresher = Callable[[str], bytes]
+"""Fetches the current trusted_root.json bytes of a TUF repository URL (may raise anything)."""
+
+
+@dataclass(frozen=True)
+class Trust:
+    """One trust root and where it came from."""
+
+    name: str
+    trusted_root: TrustedRoot
+    production: bool
+    refreshed: bool
+    digest: str
+    public_log_base: str | None
+
+    def log_url(self, log_index: int | None, *, rekor_v2: bool = False) -> str | None:
+        """A public transparency-log link for a v1 entry of the public-good log, else None."""
+        if self.public_log_base is None or log_index is None or rekor_v2:
+            return None
+        return f"{self.public_log_base}{log_index}"
+
+
+def embedded_root_bytes(mode: str) -> bytes:
+    """The trusted_root.json shipped inside the sigstore wheel for `production` or `staging`."""
+    url, _ = _mode(mode)
+    folder = url.replace(":", "%3A").replace("/", "%2F")
+    return (resources.files("sigstore._store") / folder / "trusted_root.json").read_bytes()
+
+
+def tuf_refresh(url: str) -> bytes:
+    """Refresh the TUF repository at `url` online and return the verified trusted root bytes."""
+    from sigstore._internal.tuf import TrustUpdater  # private, but the only verified TUF path
+
+    return Path(TrustUpdater(url, offline=False).get_trusted_root_path()).read_bytes()
+
+
+def load_trust(
+    *,
+    mode: str = "production",
+    root_file: Path | None = None,
+    offline: bool = False,
+    refresh: Refresher | None = None,
+) -> Trust:
+    """Load the trust root to verify with.
+
+    `root_file` wins over `mode`. Otherwise the public-good root of `mode` is refreshed through
+    TUF (`refresh`, default `tuf_refresh`) unless `offline`; when offline or when the refresh
+    fails, the wheel's embedded copy is used and `refreshed` is False, so the site can show
+    "trust root not refreshed".
+    """
+    if root_file is not None:
+        return _from_file(root_file)
+    url, production = _mode(mode)
+    data: bytes | None = None
+    if not offline:
+        try:
+            data = (refresh or tuf_refresh)(url)
+        except Exception:  # noqa: BLE001 - any refresh fault falls back to the embedded root
+            data = None
+    refreshed = data is not None
+    if data is None:
+        data = embedded_root_bytes(mode)
+    root = _parse_root(data, file=f"{mode} trusted root")
+    return Trust(
+        name=mode,
+        trusted_root=root,
+        production=production,
+        refreshed=refreshed,
+        digest=hashlib.sha256(data).hexdigest(),
+        public_log_base=PUBLIC_LOG_SEARCH if production else None,
+    )
+
+
+def _mode(mode: str) -> tuple[str, bool]:
+    try:
+        return _MODES[mode]
+    except KeyError:
+        raise UsageError(
+            f"unknown trust mode {mode!r}",
+            expected="production or staging",
+            found=mode,
+            hint="pass --trust production, --trust staging or --trust-root FILE",
+        ) from None
+
+
+def _from_file(path: Path) -> Trust:
+    """A bare trusted root or a ClientTrustConfig, told apart by `mediaType`."""
+    file = path.name
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            "cannot read the trust root file",
+            location=Location(str(path)),
+            expected="a readable trusted_root.json or ClientTrustConfig JSON",
+            found=str(exc),
+            hint="check the --trust-root path",
+        ) from exc
+    try:
+        doc = json.loads(data)
+    except ValueError as exc:
+        raise InputError(
+            "trust root file is not JSON",
+            location=Location(file),
+            expected="a trusted_root.json or ClientTrustConfig JSON document",
+            found=str(exc),
+            hint="pass the trusted_root.json of your Sigstore instance",
+        ) from exc
+    media = doc.get("mediaType") if isinstance(doc, dict) else None
+    if isinstance(media, str) and media.startswith(CLIENT_TRUST_CONFIG_PREFIX):
+        try:
+            root = ClientTrustConfig.from_json(data.decode("utf-8")).trusted_root
+        except Exception as exc:  # noqa: BLE001 - sigstore raises pydantic and own errors
+            raise _bad_root(file, media, exc) from exc
+    else:
+        root = _parse_root(data, file=file)
+    return Trust(
+        name=file,
+        trusted_root=root,
+        production=False,
+        refreshed=False,
+        digest=hashlib.sha256(data).hexdigest(),
+        public_log_base=None,
+    )
+
+
+def _parse_root(data: bytes, *, file: str) -> TrustedRoot:
+    try:
+        return TrustedRoot(trustroot_v1.TrustedRoot.from_json(data))
+    except Exception as exc:  # noqa: BLE001 - pydantic ValidationError or sigstore Error
+        media = None
+        try:
+            doc = json.loads(data)
+            media = doc.get("mediaType") if isinstance(doc, dict) else None
+        except ValueError:
+            pass
+        raise _bad_root(file, media, exc) from exc
+
+
+def _bad_root(file: str, media: object, exc: Exception) -> InputError:
+    return InputError(
+        "trust root cannot be used",
+        location=Location(file, "mediaType"),
+        expected=f"{TRUSTED_ROOT_MEDIA_TYPE} or a ClientTrustConfig v0.1",
+        found=f"{media!r}: {exc}".splitlines()[0],
+        hint="pass a protobuf-JSON trusted root (sigstore trust root format 0.1)",
+    )

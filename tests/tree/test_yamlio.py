@@ -1,0 +1,158 @@
+"""The safe YAML loader: YAML 1.2 core semantics, plain data only, bounded against bombs."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator.errors import YamlError
+from generator.tree import yamlio
+from generator.tree.yamlio import BACKENDS, load_yaml
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every test that takes this runs once per available event parser."""
+    value: str = request.param
+    return value
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("yes", "yes"), ("no", "no"), ("on", "on"), ("off", "off"), ("y", "y"),
+        ("1:20", "1:20"), ("2026-09-09T13:31:02Z", "2026-09-09T13:31:02Z"),
+        ("2026-09-09", "2026-09-09"), ("true", True), ("False", False), ("TRUE", True),
+        ("tRue", "tRue"), ("null", None), ("~", None), ("", None), ("NULL", None),
+        ("12", 12), ("-3", -3), ("0o17", 15), ("0x1F", 31), ("1.5", 1.5), ("1e3", 1000.0),
+        (".inf", math.inf), ("-.inf", -math.inf), ("1_000", "1_000"), ("0b101", "0b101"),
+        ("'12'", "12"), ('"true"', "true"), ("!!str 12", "12"), ("!!int 12", 12),
+        ("!!float 2", 2.0), ("! 12", "12"), ("1.0", 1.0), ("1.0.0", "1.0.0"),
+    ],
+)
+def test_scalar_resolution_is_yaml_1_2_core(text: str, expected: Any, backend: str) -> None:
+    value = load_yaml(f"k: {text}\n".encode(), file="f.yaml", backend=backend)["k"]
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+def test_nan_is_a_float(backend: str) -> None:
+    assert math.isnan(load_yaml(b"k: .nan", file="f.yaml", backend=backend)["k"])
+
+
+def test_plain_data_structure(backend: str) -> None:
+    doc = load_yaml(b"a:\n  - 1\n  - {b: c}\n'<<': x\n", file="f.yaml", backend=backend)
+    assert doc == {"a": [1, {"b": "c"}], "<<": "x"}
+
+
+def test_empty_stream_is_none_and_comment_only_too(backend: str) -> None:
+    assert load_yaml(b"", file="f.yaml", backend=backend) is None
+    assert load_yaml(b"# only a comment\n", file="f.yaml", backend=backend) is None
+
+
+def test_utf8_bom_is_tolerated(backend: str) -> None:
+    assert load_yaml("\ufeffa: é".encode(), file="f.yaml", backend=backend) == {"a": "é"}
+
+
+def test_aliases_resolve_to_the_anchored_value(backend: str) -> None:
+    doc = load_yaml(b"a: &x {k: [1, 2]}\nb: *x\n", file="f.yaml", backend=backend)
+    assert doc["a"] == doc["b"] == {"k": [1, 2]}
+
+
+def _err(data: bytes, backend: str) -> YamlError:
+    with pytest.raises(YamlError) as info:
+        load_yaml(data, file="dir/f.yaml", backend=backend)
+    assert info.value.location is not None and info.value.location.file == "dir/f.yaml"
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (b"a: 1\na: 2\n", "duplicate mapping key"),
+        (b"a: {x: 1, x: 1}\n", "duplicate mapping key"),
+        (b"1: a\n1: b\n", "duplicate mapping key"),
+        (b"\xff\xfe", "invalid UTF-8"),
+        (b"a: \xc3\x28", "invalid UTF-8"),
+        (b"a: b\x00c", "NUL byte"),
+        (b"---\na: 1\n---\nb: 2\n", "more than one YAML document"),
+        (b"a: !custom x", "unsupported YAML tag"),
+        (b"a: !!binary aGk=", "unsupported YAML tag"),
+        (b"a: !!timestamp 2026-01-01", "unsupported YAML tag"),
+        (b"a: !!python/object:os.system x", "unsupported YAML tag"),
+        (b"a: !!set {x}", "unsupported YAML tag"),
+        (b"a: !!int twelve", "does not match its tag"),
+        (b"? [a]\n: b\n", "mapping key is not a scalar"),
+        (b"a: &x [*x]", "recursive alias"),
+        (b"a: *nope", "unknown alias"),
+        (b"a: [unclosed", "not valid YAML"),
+        (b"a:\tb: c", "not valid YAML"),
+    ],
+)
+def test_rejections_name_the_file(data: bytes, fragment: str, backend: str) -> None:
+    assert fragment in _err(data, backend).message
+
+
+def test_nesting_limit(backend: str) -> None:
+    ok = b"[" * yamlio.MAX_DEPTH + b"]" * yamlio.MAX_DEPTH
+    assert load_yaml(ok, file="f.yaml", backend=backend) is not None
+    deep = b"[" * (yamlio.MAX_DEPTH + 1) + b"]" * (yamlio.MAX_DEPTH + 1)
+    assert "nesting too deep" in _err(deep, backend).message
+
+
+def test_very_deep_nesting_fails_without_recursion_error(backend: str) -> None:
+    deep = b"[" * 50_000 + b"]" * 50_000
+    assert _err(deep, backend).message in ("nesting too deep", "not valid YAML")
+
+
+def _billion_laughs(levels: int = 9, width: int = 9) -> bytes:
+    lines = [b'l0: &l0 "lol"']
+    for i in range(1, levels + 1):
+        refs = b", ".join([f"*l{i - 1}".encode()] * width)
+        lines.append(f"l{i}: &l{i} [".encode() + refs + b"]")
+    return b"\n".join(lines) + b"\n"
+
+
+def test_billion_laughs_fails_fast(backend: str) -> None:
+    start = time.perf_counter()
+    error = _err(_billion_laughs(), backend)
+    elapsed = time.perf_counter() - start
+    assert "too many nodes" in error.message
+    assert elapsed < 1.0, f"bomb took {elapsed:.2f}s"
+
+
+def test_alias_count_is_bounded(monkeypatch: pytest.MonkeyPatch, backend: str) -> None:
+    monkeypatch.setattr(yamlio, "MAX_ALIASES", 5)
+    doc = b"a: &a 1\nb: [" + b", ".join([b"*a"] * 6) + b"]\n"
+    assert "too many aliases" in _err(doc, backend).message
+    assert load_yaml(b"a: &a 1\nb: [" + b", ".join([b"*a"] * 5) + b"]\n", file="f", backend=backend)["b"] == [1] * 5
+
+
+def test_small_alias_use_is_fine(backend: str) -> None:
+    assert load_yaml(_billion_laughs(levels=2, width=3), file="f.yaml", backend=backend)["l2"][0] == ["lol"] * 3
+
+
+def test_error_carries_position(backend: str) -> None:
+    error = _err(b"a: 1\nb: 2\na: 3\n", backend)
+    assert error.location is not None and error.location.key == "line 3, column 1"
+
+
+def test_unknown_backend_is_refused() -> None:
+    with pytest.raises(ValueError):
+        load_yaml(b"a: 1", file="f.yaml", backend="nope")
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=200) | st.text(alphabet="ab:-[]{}&*!'\"#\n ,?|>~01.", max_size=80)
+       .map(lambda t: t.encode()))
+def test_arbitrary_input_only_ever_raises_yaml_error(data: bytes) -> None:
+    for name in BACKENDS:
+        try:
+            load_yaml(data, file="f.yaml", backend=name)
+        except YamlError:
+            pass

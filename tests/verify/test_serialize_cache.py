@@ -1,0 +1,165 @@
+"""Verdict JSON round trip, aicr's VerifyResult shape, and the verdict cache."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SIGNED_AT, SIGNER, EvidenceCase, FakeSource
+
+from generator.bundle.types import status_error
+from generator.model import (
+    ClaimedSigner,
+    FailureClass,
+    NoVerdict,
+    Pending,
+    Rejected,
+    Verified,
+)
+from generator.verify.cache import VerdictCache
+from generator.verify.pipeline import verify_pointer
+from generator.verify.serialize import (
+    VerdictFormatError,
+    aicr_result_json,
+    decode_data,
+    encode_data,
+    verdict_from_json,
+    verdict_to_json,
+)
+from generator.verify.trust import load_trust
+
+
+def verdicts(case: EvidenceCase, authority_trust: Any) -> dict[str, Any]:
+    authority, trust = authority_trust
+    bundle = authority.sign_dsse(case.statement_bytes(), signer=SIGNER, signed_at=SIGNED_AT)
+    pointer, location = case.pointer(signer=SIGNER)
+    out = {
+        "verified": verify_pointer(pointer, location, FakeSource(case.materialized(bundle)), trust),
+        "rejected": verify_pointer(pointer, location, FakeSource(case.materialized()), trust),
+        "no-verdict": verify_pointer(pointer, location, FakeSource(status_error(503, "m", url="u")),
+                                     trust),
+    }
+    unsigned, unsigned_location = case.pointer()
+    out["pending"] = verify_pointer(unsigned, unsigned_location,
+                                    FakeSource(case.materialized()), trust)
+    return out
+
+
+def test_round_trip_every_outcome(case: EvidenceCase, authority_trust: Any) -> None:
+    for name, verdict in verdicts(case, authority_trust).items():
+        doc = json.loads(json.dumps(verdict_to_json(verdict)))
+        again = verdict_from_json(doc)
+        assert again == verdict, name
+        assert type(again) is type(verdict)
+    kinds = {type(v) for v in verdicts(case, authority_trust).values()}
+    assert kinds == {Verified, Rejected, NoVerdict, Pending}
+
+
+@pytest.mark.parametrize("value", [
+    {"a": [1, 2.5, None, True, "x"]},
+    {1: "int key", 2.5: "float key", None: "null key"},
+    {"$float": "looks tagged"},
+    [math.inf, -math.inf],
+    b"\x00\xffraw",
+    {"nested": {"k": {2: [b"x"]}}},
+], ids=["plain", "non-string-keys", "dollar-key", "infinities", "bytes", "nested"])
+def test_tagged_data_round_trip(value: Any) -> None:
+    assert decode_data(json.loads(json.dumps(encode_data(value)))) == value
+
+
+def test_nan_round_trip() -> None:
+    assert math.isnan(decode_data(json.loads(json.dumps(encode_data(math.nan)))))
+
+
+def test_unknown_types_are_refused() -> None:
+    with pytest.raises(TypeError):
+        encode_data({"x": object()})
+
+
+@pytest.mark.parametrize("doc", [{}, {"format": "other"}, {"format": "evidence-dashboard/verdict/v1"},
+                                 {"format": "evidence-dashboard/verdict/v1", "kind": "Nope",
+                                  "steps": []}])
+def test_bad_documents(doc: dict[str, Any]) -> None:
+    with pytest.raises(VerdictFormatError):
+        verdict_from_json(doc)
+
+
+def test_aicr_result_shape(case: EvidenceCase, authority_trust: Any) -> None:
+    all_verdicts = verdicts(case, authority_trust)
+    pointer, location = case.pointer(signer=SIGNER)
+    ok = aicr_result_json(all_verdicts["verified"], pointer, location)
+    assert list(ok)[:2] == ["input", "pointer"] and ok["input"] == "pointer"
+    assert ok["exit"] == 0 and "pending" not in ok and "failureCause" not in ok
+    assert ok["signer"]["identity"] == SIGNER.identity and ok["signer"]["issuer"] == SIGNER.issuer
+    assert ok["recipeName"] == case.recipe_name and ok["bundleDigest"] == case.digest
+    assert ok["predicate"]["recipe"]["name"] == case.recipe_name
+    assert [s["name"] for s in ok["steps"]] == ["materialize-bundle", "signature-verify",
+                                                "predicate-parse", "manifest-hash-check",
+                                                "render-summary"]
+    rows = [r for s in ok["steps"] for r in s.get("subRows", [])]
+    assert all(set(r) <= {"key", "value", "beyondAicr"} for r in rows)
+    assert any(r.get("beyondAicr") for r in rows)
+
+    bad = aicr_result_json(all_verdicts["rejected"], pointer, location)
+    assert bad["exit"] == 2 and bad["failureCause"]["class"] == FailureClass.SIGNATURE.value
+    none = aicr_result_json(all_verdicts["no-verdict"], pointer, location)
+    assert none["exit"] == 3 and none["failureCause"]["httpStatus"] == 503
+    assert none["failureCause"]["class"] == "transient" and "predicate" not in none
+    unsigned, unsigned_location = case.pointer()
+    pending = aicr_result_json(all_verdicts["pending"], unsigned, unsigned_location)
+    assert pending["exit"] == 0 and pending["pending"] is True and "signer" not in pending
+    json.dumps(ok), json.dumps(bad), json.dumps(pending)
+
+
+def test_cache_key_covers_every_part(case: EvidenceCase, tmp_path: Path, authority_trust: Any) -> None:
+    cache = VerdictCache(tmp_path)
+    production = load_trust(offline=True)
+    _, test_trust = authority_trust
+    pointer, location = case.pointer(signer=SIGNER)
+    base = cache.key(pointer, location, production, "a" * 64)
+    assert base == cache.key(pointer, location, production, "a" * 64)
+    other_pointer, _ = case.pointer(signer=SIGNER, log_index=5)
+    unsigned, _ = case.pointer()
+    variants = {
+        cache.key(pointer, location, test_trust, "a" * 64),
+        cache.key(pointer, location, production, "b" * 64),
+        cache.key(other_pointer, location, production, "a" * 64),
+        cache.key(unsigned, location, production, "a" * 64),
+        cache.key(pointer, type(location)("evidence/x.yaml", None, None), production, "a" * 64),
+    }
+    assert base not in variants and len(variants) == 5
+
+
+def test_cache_put_get_and_last_recorded(case: EvidenceCase, tmp_path: Path,
+                                         authority_trust: Any) -> None:
+    verdict = verdicts(case, authority_trust)["verified"]
+    cache = VerdictCache(tmp_path)
+    trust = authority_trust[1]
+    pointer, location = case.pointer(signer=SIGNER)
+    key = cache.key(pointer, location, trust, "a" * 64)
+    assert cache.get(key) is None
+    cache.put(key, verdict, "2026-09-19T03:00:00Z")
+    assert cache.get(key) == (verdict, "2026-09-19T03:00:00Z")
+    # a fresh cache object (a later build) finds it under a different allowlist only via claims
+    later = VerdictCache(tmp_path)
+    assert later.get(later.key(pointer, location, trust, "b" * 64)) is None
+    assert later.last_recorded(pointer, location) == (verdict, "2026-09-19T03:00:00Z")
+    claimed = ClaimedSigner(SIGNER.__class__(SIGNER.issuer, "someone@else.example"))
+    other, _ = case.pointer(signer=claimed.identity)
+    assert later.last_recorded(other, location) is None
+    assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def test_corrupt_cache_entries_are_misses(case: EvidenceCase, tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path)
+    pointer, location = case.pointer()
+    key = cache.key(pointer, location, load_trust(offline=True), "a" * 64)
+    path = tmp_path / "verdicts" / key[:2] / f"{key}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    assert cache.get(key) is None
+    with pytest.raises(ValueError):
+        cache.get("../../etc")
