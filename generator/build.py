@@ -196,7 +196,7 @@ def _engine(options: BuildOptions) -> tuple[Any, Any, Any]:
                        offline=options.offline)
     limits = Limits()
     cache_root = options.cache or default_cache_dir()
-    bundle_cache = BundleCache(cache_root / "bundles")
+    bundle_cache = BundleCache(cache_root / "bundles", limits)
     layouts = [OciLayoutSource(path, limits) for path in options.oci_layouts]
     registry = None if options.offline else RegistryClient(
         mirrors=dict(options.registry_mirrors),
@@ -204,7 +204,8 @@ def _engine(options: BuildOptions) -> tuple[Any, Any, Any]:
         auth_file=options.registry_auth,
         limits=limits,
     )
-    source = ChainSource(layouts, bundle_cache, registry, options.offline)
+    source = ChainSource(layouts, bundle_cache, registry, options.offline,
+                         trusted_prefixes=options.trusted_registries, limits=limits)
     return trust, source, VerdictCache(cache_root / "verdicts")
 
 

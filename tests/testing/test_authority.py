@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EMAIL, SHARD, SIGNED_AT, WORKFLOW
+from tests.testing.conftest import EMAIL, SHARD, SIGNED_AT, WORKFLOW
 from cryptography import x509
 from sigstore.dsse import InvalidEnvelope
 from sigstore.errors import CertValidationError, VerificationError

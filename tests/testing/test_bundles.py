@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EMAIL, SHARD, WORKFLOW
+from tests.testing.conftest import EMAIL, SHARD, WORKFLOW
 from ruamel.yaml import YAML
 from sigstore.errors import CertValidationError, VerificationError
 from sigstore.models import Bundle

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from conftest import OTHER, SIGNER, FakeSource
+from tests.verify.conftest import OTHER, SIGNER, FakeSource
 
 from generator.bundle.types import Materialized, SignatureCandidate
 from generator.model import (

@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from conftest import (
+from tests.verify.conftest import (
     OTHER,
     SIGNED_AT,
     SIGNER,
@@ -355,7 +355,7 @@ def test_criteria_mismatch_is_flagged_not_failed(case: EvidenceCase) -> None:
 
 
 def test_profile_binding(tmp_path: Any) -> None:
-    from conftest import PROFILE_RECIPE_YAML
+    from tests.verify.conftest import PROFILE_RECIPE_YAML
     case = EvidenceCase(recipe_yaml=PROFILE_RECIPE_YAML).seal()
     assert case.profile == "gpuStack=operator-managed"
     assert isinstance(run(case), Pending)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SIGNED_AT, SIGNER, EvidenceCase, FakeSource
+from tests.verify.conftest import SIGNED_AT, SIGNER, EvidenceCase, FakeSource
 
 from generator.bundle.types import status_error
 from generator.model import (
