@@ -3,6 +3,7 @@
 #   make site    create .venv, install the project, build the demo site into site/ (offline)
 #   make test    install Debian's chromium + docker-registry if missing, run the suite with coverage
 #   make lint    ruff check + mypy --strict on generator/
+#   make demo    regenerate the signed demo tree under recipes/ from recipes/demo/scenario.yaml
 #   make lock    re-resolve the dependencies and rewrite constraints.txt (the lock)
 #
 # Every path below is a variable, so a caller can point the targets elsewhere
@@ -22,6 +23,7 @@ RECIPES ?= recipes
 SITE_OUT ?= site
 OCI_LAYOUT ?= $(RECIPES)/bundles
 TRUST_ROOT ?= $(RECIPES)/trust/trusted_root.json
+SCENARIO ?= $(RECIPES)/demo/scenario.yaml
 
 COV_MIN ?= 85
 PYTEST_ARGS ?=
@@ -33,10 +35,10 @@ export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true
 
 .DEFAULT_GOAL := help
-.PHONY: help venv site test system-deps lint bench lock clean distclean
+.PHONY: help venv site demo test system-deps lint bench lock clean distclean
 
 help:
-	@echo "targets: venv site test lint bench lock clean distclean"
+	@echo "targets: venv site demo test lint bench lock clean distclean"
 	@echo "  make site   build the demo site into $(SITE_OUT)/ (creates $(VENV) first)"
 	@echo "  make test   system deps + the whole pytest suite, coverage >= $(COV_MIN)%"
 
@@ -50,6 +52,9 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 site: venv
 	$(VENV_BIN)/evidence-dashboard build --recipes $(RECIPES) --out $(SITE_OUT) --offline \
 		--oci-layout $(OCI_LAYOUT) --trust-root $(TRUST_ROOT)
+
+demo: venv
+	$(VENV_BIN)/python -m generator.testing.demo $(SCENARIO) --out $(RECIPES)
 
 system-deps:
 	bash $(SYSTEM_DEPS)

@@ -108,7 +108,9 @@ class BuildOptions:
             commit=values.get("commit"),
             aicr=values.get("aicr"),
             digests=values.get("digests"),
-            allow_pending=bool(values.get("allow_pending", True)),
+            # A build always shows flat unsigned pointers as pending (never counted); the flag
+            # only changes what `check-tree` and `report` treat as a violation.
+            allow_pending=True,
             max_unverified=values.get("max_unverified"),
             data_only=bool(values.get("data_only")),
             source_date_epoch=epoch,
@@ -255,14 +257,33 @@ def verdict_attested(verdict: Verdict) -> str:
     return ""
 
 
-def run_build(options: BuildOptions) -> BuildSummary:
-    """Run a whole build. Raises `InputError` (exit 2) or `BuildError` (exit 3) on failure."""
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything one evaluation of a tree produced, before anything is written.
+
+    `records` has one entry per pointer file (sorted by path); `board` is the corroboration
+    board; `documents` are the data documents the site is built from. The PR report evaluates
+    the base and the head tree this way and compares the two.
+    """
+
+    records: tuple[Any, ...]
+    board: Any
+    documents: Mapping[str, Any]
+    build_time: str
+    trust: Any
+    allowlist: Any
+
+    def count(self, exit_code: int) -> int:
+        return sum(1 for r in self.records if _record_exit(r) == exit_code)
+
+
+def evaluate(options: BuildOptions) -> Evaluation:
+    """Read, verify and corroborate the tree at `options.recipes`; write nothing but caches.
+
+    Raises `InputError` (exit 2) when the tree or allowlist cannot be used at all.
+    """
     from generator.corroborate import board_entry, build_board
-    from generator.data import (
-        PointerRecord,
-        build_info_document,
-        data_documents,
-    )
+    from generator.data import PointerRecord, build_info_document, data_documents
     from generator.tree import display_label, load_allowlist, organisation_of, scan_tree
 
     evidence_root = options.recipes / "evidence"
@@ -307,8 +328,24 @@ def run_build(options: BuildOptions) -> BuildSummary:
 
     board = build_board(entries, organisation_of=organisation_of)
     build_time = build_time_for(options.source_date_epoch, [e.run.attested_at for e in entries])
-    exits = [_record_exit(r) for r in records]
-    no_verdict = exits.count(3)
+    documents = data_documents(
+        board=board, records=records, build_time=build_time,
+        build_info=build_info_document(
+            build_time=build_time, commit=options.commit, source_url=options.source_url,
+            verifier=f"evidence-dashboard {__version__}, sigstore {_sigstore_version()}",
+            trust_name=trust.name, trust_production=trust.production,
+            trust_refreshed="TUF" if trust.refreshed else None,
+            trusted_registries=options.trusted_registries, preview=options.preview),
+    )
+    return Evaluation(records=tuple(records), board=board, documents=documents,
+                      build_time=build_time, trust=trust, allowlist=allowlist)
+
+
+def run_build(options: BuildOptions) -> BuildSummary:
+    """Run a whole build. Raises `InputError` (exit 2) or `BuildError` (exit 3) on failure."""
+    evaluation = evaluate(options)
+    records = evaluation.records
+    no_verdict = evaluation.count(3)
     if options.max_unverified is not None and records:
         share = 100.0 * no_verdict / len(records)
         if share > options.max_unverified:
@@ -319,23 +356,14 @@ def run_build(options: BuildOptions) -> BuildSummary:
                 hint="check the registry or supply bundles with --oci-layout; "
                      "the previous site was kept",
             )
-    documents = data_documents(
-        board=board, records=records, build_time=build_time,
-        build_info=build_info_document(
-            build_time=build_time, commit=options.commit, source_url=options.source_url,
-            verifier=f"evidence-dashboard {__version__}, sigstore {_sigstore_version()}",
-            trust_name=trust.name, trust_production=trust.production,
-            trust_refreshed="TUF" if trust.refreshed else None,
-            trusted_registries=options.trusted_registries, preview=options.preview),
-    )
-    _write_output(options, documents)
+    _write_output(options, evaluation.documents)
     return BuildSummary(
         out=str(options.out), pointers=len(records),
         verified=sum(1 for r in records if isinstance(r.verdict, Verified)),
-        rejected=exits.count(2),
+        rejected=evaluation.count(2),
         pending=sum(1 for r in records if isinstance(r.verdict, Pending)),
-        no_verdict=no_verdict, recipes=len(documents["series"]),
-        build_time=build_time,
+        no_verdict=no_verdict, recipes=len(evaluation.documents["series"]),
+        build_time=evaluation.build_time,
     )
 
 

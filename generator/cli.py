@@ -66,7 +66,8 @@ def _engine_options(func: F) -> F:
                      help="Parallel verification jobs (default: CPU count)."),
         click.option("--quiet", is_flag=True, help="No progress bars."),
         click.option("--allow-pending", is_flag=True,
-                     help="Accept flat unsigned pending pointers (local use)."),
+                     help="Accept flat unsigned pending pointers as valid (check-tree, report); "
+                          "a build always lists them as pending."),
         click.option("--aicr", type=click.Path(path_type=Path, dir_okay=False),
                      help="An aicr binary for `aicr evidence digest` (freshness)."),
         click.option("--digests", type=click.Path(path_type=Path, dir_okay=False, exists=True),

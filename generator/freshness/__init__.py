@@ -58,7 +58,8 @@ UNKNOWN = FreshnessResult(Freshness.UNKNOWN, None, None, None)
 class DigestProvider(Protocol):
     """Gives the current digest of a recipe for one canonicalizer, or None when it cannot."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer
                 ) -> str | None: ...

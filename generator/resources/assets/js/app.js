@@ -1,0 +1,161 @@
+/* Overview filters, recipe-grid controls and aicr hash-route translation. Works from the
+   static pages alone (no server, no fetch): every value it needs is in data-* attributes. */
+(function () {
+  "use strict";
+
+  function all(root, sel) { return Array.prototype.slice.call(root.querySelectorAll(sel)); }
+
+  /* ------------------------------------------------------------- overview filters */
+  function setupFilters() {
+    var box = document.getElementById("overview-filters");
+    var catalog = document.getElementById("catalog");
+    if (!box || !catalog || box.getAttribute("data-ready")) { return; }
+    box.setAttribute("data-ready", "1");
+    var controls = all(box, "[data-filter]");
+    function apply() {
+      var want = {};
+      controls.forEach(function (c) {
+        var k = c.getAttribute("data-filter");
+        want[k] = c.type === "checkbox" ? (c.checked ? "1" : "") : c.value;
+      });
+      var shown = 0;
+      var rows = all(catalog, ".catalog-row");
+      rows.forEach(function (row) {
+        var ok = Object.keys(want).every(function (k) {
+          return !want[k] || row.getAttribute("data-" + k) === want[k];
+        });
+        row.hidden = !ok;
+        if (ok) { shown += 1; }
+      });
+      all(catalog, ".catalog-dashboard").forEach(function (d) {
+        d.hidden = all(d, ".catalog-row:not([hidden])").length === 0;
+      });
+      all(catalog, ".catalog-group").forEach(function (g) {
+        g.hidden = all(g, ".catalog-row:not([hidden])").length === 0;
+      });
+      var empty = catalog.querySelector(".catalog-empty");
+      if (empty) { empty.hidden = shown !== 0; }
+      var count = box.querySelector(".filter-count");
+      if (count) { count.textContent = shown + " of " + rows.length + " recipes shown"; }
+    }
+    controls.forEach(function (c) { c.addEventListener("change", apply); });
+    var reset = box.querySelector(".filter-reset");
+    if (reset) {
+      reset.addEventListener("click", function () {
+        controls.forEach(function (c) { if (c.type === "checkbox") { c.checked = false; } else { c.value = ""; } });
+        apply();
+      });
+    }
+    box.evidenceApply = apply;
+    apply();
+  }
+
+  function setFilters(values) {
+    var box = document.getElementById("overview-filters");
+    if (!box) { return; }
+    all(box, "[data-filter]").forEach(function (c) {
+      var k = c.getAttribute("data-filter");
+      if (c.type === "checkbox") { c.checked = false; }
+      else { c.value = Object.prototype.hasOwnProperty.call(values, k) ? values[k] : ""; }
+    });
+    if (box.evidenceApply) { box.evidenceApply(); }
+  }
+
+  /* ------------------------------------------------------------- aicr hash routes */
+  function routeHash() {
+    var hash = window.location.hash;
+    var catalog = document.getElementById("catalog");
+    if (!catalog || !hash || hash.indexOf("#/") !== 0) { return; }
+    var routes;
+    try { routes = JSON.parse(catalog.getAttribute("data-routes")); } catch (e) { return; }
+    var parts = hash.slice(2).split("/").filter(function (s) { return s !== ""; })
+      .map(function (s) { try { return decodeURIComponent(s); } catch (e) { return s; } });
+    var target = null;
+    if (parts.length >= 4 && /^[0-9a-f]{64}$/.test(parts[3]) && routes.sources[parts[3]]) {
+      target = routes.sources[parts[3]];
+    } else if (parts.length >= 3) {
+      target = routes.tabs[parts.slice(0, 3).join("/")] || null;
+    }
+    if (target) {
+      var url = new URL(target, new URL(catalog.getAttribute("data-root") || "./", window.location.href));
+      window.location.replace(url.href);
+      return;
+    }
+    var values = {};
+    if (parts.length >= 1) { values.service = parts[0]; }
+    if (parts.length >= 2) {
+      var d = parts[1];
+      var dash = catalog.querySelector(".catalog-group[data-service='" + CSS.escape(parts[0]) +
+        "'] .catalog-dashboard[data-dashboard='" + CSS.escape(d) + "']");
+      if (dash) {
+        var row = dash.querySelector(".catalog-row");
+        values.accelerator = row.getAttribute("data-accelerator");
+        values.os = row.getAttribute("data-os");
+      }
+    }
+    setFilters(values);
+  }
+
+  /* ------------------------------------------------------------- recipe grid controls */
+  function setupGrid() {
+    var box = document.querySelector(".grid-controls");
+    if (!box || box.getAttribute("data-ready")) { return; }
+    box.setAttribute("data-ready", "1");
+    var filter = box.querySelector("[data-grid='filter']");
+    var nonpass = box.querySelector("[data-grid='nonpassing']");
+    var sort = box.querySelector("[data-grid='sort']");
+    var lens = box.querySelector("[data-grid='lens']");
+    var k8s = box.querySelector("[data-grid='k8s']");
+    var bad = { CONTESTED: 1, FAILING: 1, UNTESTED: 1 };
+    function apply() {
+      var text = (filter.value || "").toLowerCase();
+      all(document, ".grid-lens").forEach(function (l) {
+        l.hidden = l.getAttribute("data-lens") !== lens.value;
+      });
+      all(document, ".grid-lens").forEach(function (l) {
+        all(l, "tbody.grid-phase").forEach(function (body) {
+          var rows = all(body, "tr.grid-row");
+          rows.forEach(function (r) {
+            var name = (r.getAttribute("data-name") || "").toLowerCase();
+            var ok = name.indexOf(text) !== -1 || (text === "" );
+            if (nonpass.checked && !bad[r.getAttribute("data-state")]) { ok = false; }
+            r.hidden = !ok;
+            all(r, "td.cell").forEach(function (c) {
+              var v = c.getAttribute("data-k8s");
+              c.classList.toggle("lens-dim", !!k8s.value && v !== "" && v !== k8s.value);
+            });
+          });
+          var key = sort.value;
+          rows.sort(function (a, b) {
+            if (key === "severity") {
+              return (+a.getAttribute("data-rank")) - (+b.getAttribute("data-rank")) ||
+                (+a.getAttribute("data-order")) - (+b.getAttribute("data-order"));
+            }
+            if (key === "name") {
+              return a.getAttribute("data-name").localeCompare(b.getAttribute("data-name"));
+            }
+            return (+a.getAttribute("data-order")) - (+b.getAttribute("data-order"));
+          });
+          rows.forEach(function (r) { body.appendChild(r); });
+        });
+      });
+    }
+    all(document, "tr.grid-row").forEach(function (r, i) { r.setAttribute("data-order", String(i)); });
+    [filter, nonpass, sort, lens, k8s].forEach(function (c) {
+      c.addEventListener("input", apply);
+      c.addEventListener("change", apply);
+    });
+    apply();
+  }
+
+  function boot() { setupFilters(); setupGrid(); routeHash(); }
+  window.addEventListener("hashchange", routeHash);
+  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
+    window.document$.subscribe(function () { boot(); });
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", boot);
+  } else {
+    boot();
+  }
+})();

@@ -1,0 +1,206 @@
+"""Build the static site: render Markdown from the data documents, run MkDocs, swap it in.
+
+`build_site` is a thin shell around pure rendering (generator.site.pages): it writes the
+rendered pages and our assets into a build docs folder, writes an effective mkdocs.yml, runs
+MkDocs + Material programmatically in strict mode into a staging folder next to `out`, adds
+the data/ folder, and publishes with `publish_atomically`. A failed build leaves `out` alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator.errors import BuildError, Location
+from generator.site.pages import SiteModel, render_pages
+from generator.site.resources import SiteResources, locate
+from generator.site.swap import publish_atomically
+
+JS_FILES = ("assets/js/plotly.min.js", "assets/js/charts.js", "assets/js/app.js")
+CSS_FILES = ("assets/css/evidence.css",)
+
+
+@dataclass(frozen=True)
+class SiteInputs:
+    """Everything a site is built from: the four data documents plus how to present them."""
+
+    index: Mapping[str, Any]
+    series: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    pointers: Mapping[str, Any] = field(default_factory=dict)
+    build_info: Mapping[str, Any] = field(default_factory=dict)
+    preview: bool = False
+    site_url: str | None = None
+
+
+def plotly_js() -> bytes:
+    """plotly.js as shipped inside the installed plotly package (no download)."""
+    import importlib.resources
+
+    try:
+        ref = importlib.resources.files("plotly").joinpath("package_data", "plotly.min.js")
+        return ref.read_bytes()
+    except (FileNotFoundError, ModuleNotFoundError):
+        from plotly.offline import get_plotlyjs
+
+        return str(get_plotlyjs()).encode("utf-8")
+
+
+def write_docs(inputs: SiteInputs, docs: Path, res: SiteResources) -> list[str]:
+    """Render every page and copy the assets into `docs`; returns the page paths written."""
+    model = SiteModel(inputs.index, inputs.series, inputs.pointers, inputs.build_info)
+    pages = render_pages(model, res.pages)
+    if docs.exists():
+        shutil.rmtree(docs)
+    for rel_path, text in pages.items():
+        target = docs / rel_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8", newline="\n")
+    js = docs / "assets" / "js"
+    js.mkdir(parents=True, exist_ok=True)
+    (js / "plotly.min.js").write_bytes(plotly_js())
+    for name in ("charts.js", "app.js"):
+        shutil.copyfile(res.assets / "js" / name, js / name)
+    css = docs / "assets" / "css"
+    css.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(res.assets / "css" / "evidence.css", css / "evidence.css")
+    return sorted(pages)
+
+
+def footer_values(inputs: SiteInputs) -> dict[str, Any]:
+    """`extra.evidence`: what the override templates show in banners and the footer."""
+    from generator.site.escape import safe_url
+
+    bi = inputs.build_info
+    trust = bi.get("trust") or {}
+    commit = str(bi.get("commit") or "")
+    source = safe_url(bi.get("sourceUrl"))
+    commit_url = f"{source.rstrip('/')}/tree/{commit}" if source and commit else None
+    return {
+        "preview": bool(inputs.preview or bi.get("preview")),
+        "commit": commit,
+        "commit_short": commit[:12],
+        "commit_url": commit_url,
+        "source_url": source,
+        "verifier": str(bi.get("verifier") or ""),
+        "trust_name": str(trust.get("name") or "unknown"),
+        "trust_production": bool(trust.get("production", False)),
+        "trust_refreshed": trust.get("refreshed"),
+        "build_time": str(bi.get("buildTime") or inputs.index.get("meta", {}).get(
+            "buildTime") or ""),
+    }
+
+
+def effective_config(config: Path, *, docs: Path, site: Path, res: SiteResources,
+                     inputs: SiteInputs) -> dict[str, Any]:
+    """The user's (or default) mkdocs.yml with our folders, assets and values filled in."""
+    from mkdocs.utils import yaml_load  # type: ignore[attr-defined]
+
+    try:
+        with config.open("rb") as fh:
+            loaded = yaml_load(fh)
+    except (OSError, yaml.YAMLError) as exc:
+        raise BuildError("the site configuration cannot be read", location=Location(str(config)),
+                         expected="a readable mkdocs.yml", found=f"{type(exc).__name__}: {exc}",
+                         hint="fix the YAML, or remove the file to use the packaged default"
+                         ) from exc
+    cfg: dict[str, Any] = dict(loaded or {})
+    theme = cfg.get("theme") or {}
+    theme = {"name": theme} if isinstance(theme, str) else dict(theme)
+    theme["custom_dir"] = str(res.overrides)
+    theme["font"] = False
+    cfg["theme"] = theme
+    cfg["docs_dir"] = str(docs)
+    cfg["site_dir"] = str(site)
+    if inputs.site_url:
+        cfg["site_url"] = inputs.site_url
+    extra = dict(cfg.get("extra") or {})
+    extra["evidence"] = footer_values(inputs)
+    cfg["extra"] = extra
+    cfg["extra_javascript"] = [*JS_FILES, *[j for j in cfg.get("extra_javascript") or []
+                                            if j not in JS_FILES]]
+    cfg["extra_css"] = [*CSS_FILES, *[c for c in cfg.get("extra_css") or []
+                                      if c not in CSS_FILES]]
+    cfg.pop("repo_url", None)  # Material would call api.github.com from the browser
+    return cfg
+
+
+class _Collect(logging.Handler):
+    """Keeps MkDocs warnings so a strict failure can say what broke."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _collect_warnings() -> Iterator[_Collect]:
+    handler = _Collect()
+    logger = logging.getLogger("mkdocs")
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+
+
+def run_mkdocs(config_file: Path) -> None:
+    """`mkdocs build --strict` in-process; warnings become a BuildError."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort, ConfigurationError
+
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+    with _collect_warnings() as seen:
+        try:
+            cfg = load_config(config_file=str(config_file), strict=True)
+            cfg.plugins.on_startup(command="build", dirty=False)
+            try:
+                build(cfg)
+            finally:
+                cfg.plugins.on_shutdown()
+        except (Abort, ConfigurationError, SystemExit) as exc:
+            detail = "; ".join(seen.messages[:5]) or str(exc)
+            raise BuildError("MkDocs refused the generated site (strict mode)",
+                             location=Location(str(config_file)),
+                             expected="no warnings (broken links and anchors are fatal)",
+                             found=detail,
+                             hint="open the generated Markdown under the build docs folder "
+                                  "to see the page that broke") from exc
+
+
+def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: Path,
+               data_dir: Path | None = None) -> None:
+    """Build the whole site into `out`, atomically; `out` is untouched when anything fails."""
+    res = locate()
+    config = config if config is not None else res.default_config
+    work_dir.mkdir(parents=True, exist_ok=True)
+    docs = work_dir / "docs"
+    write_docs(inputs, docs, res)
+    out = out.absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    try:
+        cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
+        config_file = work_dir / "mkdocs.yml"
+        config_file.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True),
+                               encoding="utf-8")
+        run_mkdocs(config_file)
+        if data_dir is not None and data_dir.is_dir():
+            shutil.copytree(data_dir, staging / "data", dirs_exist_ok=True)
+        if cfg["extra"]["evidence"]["preview"]:
+            (staging / "_headers").write_text("/*\n  X-Robots-Tag: noindex\n", encoding="utf-8")
+        publish_atomically(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

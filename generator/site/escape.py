@@ -1,0 +1,95 @@
+"""Escaping for every place a contributor-controlled string can land on the site.
+
+Recipe names, test names, identities, labels, stdout lines, URLs and hints come from pointer
+files and signed bundles anyone can submit, so each is escaped for its exact context: HTML text,
+HTML attributes, Markdown table cells, Markdown inline text, and chart JSON. Links are http(s)
+only; anything else is rendered as text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from markupsafe import Markup
+
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+# Characters Markdown (or its extensions) may treat as syntax inside inline text. Written as
+# HTML entities, which Markdown passes through and the browser shows as the character.
+_MD = {
+    **_HTML,
+    "|": "&#124;", "`": "&#96;", "[": "&#91;", "]": "&#93;", "*": "&#42;", "_": "&#95;",
+    "\\": "&#92;", "~": "&#126;", "^": "&#94;", "=": "&#61;", "{": "&#123;", "}": "&#125;",
+    "!": "&#33;", ":": "&#58;", "#": "&#35;", "+": "&#43;", "$": "&#36;",
+}
+
+
+def html(value: object) -> Markup:
+    """Text for an HTML element body or a double-quoted attribute value."""
+    text = "" if value is None else str(value)
+    return Markup("".join(_HTML.get(ch, ch) for ch in text))
+
+
+def attr(value: object) -> Markup:
+    """A double-quoted HTML attribute value (same escaping as `html`, newlines kept)."""
+    return html(value)
+
+
+def md(value: object) -> Markup:
+    """Inline Markdown text: every syntax character as an entity, newlines folded to spaces.
+
+    Safe in table cells (`|` escaped), list items, headings and paragraphs: a leading `#`,
+    `-`, `>` or digit-dot cannot start a block because `#`, `+` and `>` are entities and `-` /
+    `.` at the start get one too.
+    """
+    text = "" if value is None else str(value)
+    text = " ".join(text.split())
+    out = "".join(_MD.get(ch, ch) for ch in text)
+    if out[:1] in ("-", "."):
+        out = ("&#45;" if out[0] == "-" else "&#46;") + out[1:]
+    if len(out) >= 2 and out[0].isdigit():
+        head = len(out) - len(out.lstrip("0123456789"))
+        if out[head:head + 1] in (".", ")"):
+            out = out[:head] + ("&#46;" if out[head] == "." else "&#41;") + out[head + 1:]
+    return Markup(out)
+
+
+def safe_url(value: object) -> str | None:
+    """The URL when it is an absolute http(s) URL with a host, else None."""
+    if not isinstance(value, str) or not value or any(ch.isspace() for ch in value):
+        return None
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return value
+
+
+def link(text: object, url: object, *, cls: str = "") -> Markup:
+    """An `<a>` for an http(s) URL (opening a new tab, no referrer), else the text alone."""
+    good = safe_url(url)
+    if good is None:
+        return html(text)
+    extra = f' class="{html(cls)}"' if cls else ""
+    return Markup(f'<a href="{attr(good)}"{extra} rel="noopener noreferrer nofollow">'
+                  f'{html(text)}</a>')
+
+
+def figure_attr(figure: Any) -> Markup:
+    """A Plotly figure as HTML-escaped JSON for a `data-figure` attribute."""
+    text = json.dumps(figure, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False)
+    return attr(text)
+
+
+def data_attr(value: Any) -> Markup:
+    """Any JSON value for a `data-*` attribute (route tables, filter values)."""
+    return figure_attr(value)
+
+
+def code(value: object) -> Markup:
+    """Text for inside `<code>` (HTML-escaped; Markdown does not touch raw HTML blocks)."""
+    return html(value)

@@ -1,0 +1,404 @@
+"""Render the site's Markdown pages from the data documents (pure: dicts in, texts out).
+
+`render_pages` returns `{relative path: Markdown text}`; nothing here touches the file system
+except reading templates. Every contributor-controlled value goes through generator.site.escape
+in the templates (the Jinja environment autoescapes as a safety net).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from generator.site import escape
+from generator.site.charts import Reading, history_figure, latest_figure
+
+STATE_ORDER = ("CONFIRMED", "SINGLE", "PARTIAL", "UNTESTED", "FAILING", "CONTESTED")
+STATE_CLASS = {"CONFIRMED": "confirmed", "SINGLE": "single", "PARTIAL": "partial",
+               "UNTESTED": "untested", "FAILING": "failing", "CONTESTED": "contested"}
+RESULT_WORD = {"pass": ("✓", "pass"), "fail": ("✗", "fail"), "not-run": ("·", "not run")}
+EXIT_WORD = {0: "verified", 1: "verified, phase failures recorded", 2: "rejected", 3: "no verdict"}
+COMMIT_URL = "https://github.com/NVIDIA/aicr/commit/"
+
+
+def page_url(path: str) -> str:
+    """The directory URL MkDocs gives a Markdown file (`a/b.md` -> `a/b/`, `index.md` -> ``)."""
+    stem = path[:-3]
+    if stem == "index":
+        return ""
+    if stem.endswith("/index"):
+        return stem[:-5]
+    return stem + "/"
+
+
+def rel(from_page: str, to_page: str) -> str:
+    """A relative link from one Markdown page's URL to another's (works under any base path)."""
+    base = page_url(from_page) or "."
+    target = page_url(to_page) or "."
+    out = posixpath.relpath(target, base.rstrip("/") or ".")
+    return "./" if out == "." else out + "/"
+
+
+def mdrel(from_page: str, to_page: str) -> str:
+    """A relative link between two Markdown files, for Markdown links MkDocs validates."""
+    return posixpath.relpath(to_page, posixpath.dirname(from_page) or ".")
+
+
+def recipe_page(recipe: str) -> str:
+    return f"recipes/{recipe}.md"
+
+
+def source_page(slug: str) -> str:
+    return f"sources/{slug}.md"
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def age(attested: str | None, build_time: str | None) -> str:
+    """How long before the build a run was attested, in plain words."""
+    a, b = _parse_time(attested), _parse_time(build_time)
+    if a is None or b is None:
+        return "age unknown"
+    days = (b - a).days
+    if days < 0:
+        return "after this build"
+    if days == 0:
+        return "same day as this build"
+    return f"{days} day{'s' if days != 1 else ''} before this build"
+
+
+def freshness_text(fresh: Mapping[str, Any]) -> str:
+    """`fresh`, `stale (<12 hex>… vs current <12 hex>…)` or `unknown`."""
+    state = fresh.get("state")
+    if state == "fresh":
+        return "fresh"
+    if state == "stale":
+        signed = str(fresh.get("signed") or "")[:12]
+        current = str(fresh.get("current") or "")[:12]
+        return f"stale ({signed}… vs current {current}…)"
+    return "unknown"
+
+
+@dataclass(frozen=True)
+class Tab:
+    """One recipe of index.json with where it sits in the catalog."""
+
+    service: str
+    accelerator: str
+    os: str
+    doc: Mapping[str, Any]
+
+    @property
+    def recipe(self) -> str:
+        return str(self.doc["recipe"])
+
+
+def tabs_of(index: Mapping[str, Any]) -> list[Tab]:
+    """Every tab of index.json in catalog order."""
+    return [Tab(str(g["service"]), str(d["accelerator"]), str(d["os"]), t)
+            for g in index.get("groups", []) for d in g.get("dashboards", [])
+            for t in d.get("tabs", [])]
+
+
+def verdict_of(pointer: Mapping[str, Any]) -> str:
+    """`verified` | `failures` | `rejected` | `pending` | `no-verdict`."""
+    verify = pointer.get("verify") or {}
+    if verify.get("pending"):
+        return "pending"
+    code = verify.get("exit")
+    words = {0: "verified", 1: "failures", 2: "rejected"}
+    return words[code] if isinstance(code, int) and code in words else "no-verdict"
+
+
+def _invert(text: str) -> str:
+    """A sort key that orders strings descending inside an ascending sort."""
+    return "".join(chr(0x10FFFF - ord(ch)) for ch in text)
+
+
+def _counted_evidence(p: Mapping[str, Any]) -> bool:
+    return verdict_of(p) in ("verified", "failures") and p.get("evidence") is not None
+
+
+class SiteModel:
+    """Indexes over the four documents the templates need."""
+
+    def __init__(self, index: Mapping[str, Any], series: Mapping[str, Mapping[str, Any]],
+                 pointers: Mapping[str, Any], build_info: Mapping[str, Any]) -> None:
+        self.index = index
+        self.series = series
+        self.pointers: list[Mapping[str, Any]] = list(pointers.get("pointers", []))
+        self.build_info = build_info
+        self.sources: Mapping[str, Mapping[str, Any]] = index.get("sources", {})
+        self.states: Mapping[str, Mapping[str, Any]] = index.get("states", {})
+        self.phases: list[str] = list(index.get("phases", []))
+        self.tabs = tabs_of(index)
+        self.build_time = str(build_info.get("buildTime") or index.get("meta", {}).get(
+            "buildTime") or "")
+
+    # ---------------------------------------------------------------- signers
+    def label(self, src: str | None, pointer: Mapping[str, Any] | None = None) -> str:
+        if src and src in self.sources:
+            return str(self.sources[src].get("label") or src[:12])
+        if pointer is not None:
+            signer = pointer.get("signer") or {}
+            if signer.get("label"):
+                return str(signer["label"])
+            verified = (signer.get("verified") or {}).get("identity")
+            if verified:
+                return f"unlisted signer ({str(verified)[:40]})"
+            claimed = (signer.get("claimed") or {}).get("identity")
+            if claimed:
+                return f"unverified claim ({str(claimed)[:40]})"
+        return "unknown signer"
+
+    def counted(self, src: str) -> bool:
+        return bool(self.sources.get(src, {}).get("allowlisted"))
+
+    def source_link(self, from_page: str, src: str | None) -> str | None:
+        if src and src in self.sources and self.sources[src].get("slug"):
+            return rel(from_page, source_page(str(self.sources[src]["slug"])))
+        return None
+
+    def covered(self, src: str) -> list[Tab]:
+        """The recipes this source has builds for (from the series), in catalog order."""
+        return [t for t in self.tabs if src in self.series.get(t.recipe, {}).get("builds", {})]
+
+    # ---------------------------------------------------------------- pointers
+    def pointers_for(self, recipe: str) -> list[Mapping[str, Any]]:
+        """Every pointer naming a recipe, newest attestation first, unread ones last."""
+        found = [p for p in self.pointers if p.get("recipe") == recipe]
+        return sorted(found, key=lambda p: (
+            p.get("evidence") is None,
+            "" if p.get("evidence") is None else _invert(str(p["evidence"]["attestedAt"])),
+            str(p.get("path"))))
+
+    def latest_evidence(self, recipe: str) -> list[Mapping[str, Any]]:
+        """Each signer's newest verified pointer for a recipe, counted signers first."""
+        best: dict[str, Mapping[str, Any]] = {}
+        for p in self.pointers_for(recipe):
+            if not _counted_evidence(p):
+                continue
+            src = str((p.get("signer") or {}).get("sourceId") or p.get("path"))
+            cur = best.get(src)
+            if cur is None or p["evidence"]["attestedAt"] > cur["evidence"]["attestedAt"]:
+                best[src] = p
+        return sorted(best.values(), key=lambda p: (
+            not (p.get("signer") or {}).get("allowlisted"), self.label(p["signer"].get(
+                "sourceId"), p)))
+
+    def problems(self) -> list[Mapping[str, Any]]:
+        return [p for p in self.pointers if verdict_of(p) in ("rejected", "pending", "no-verdict")]
+
+    def stale(self, recipe: str) -> bool:
+        latest = self.latest_evidence(recipe)
+        return any((p.get("freshness") or {}).get("state") == "stale" for p in latest)
+
+    # ---------------------------------------------------------------- bandwidth
+    def readings(self, recipe: str) -> dict[str, tuple[list[Reading], list[Reading]]]:
+        """Per check: (latest reading per signer, every reading) from verified evidence."""
+        latest_paths = {p["path"] for p in self.latest_evidence(recipe)}
+        out: dict[str, tuple[list[Reading], list[Reading]]] = {}
+        for p in sorted(self.pointers_for(recipe), key=lambda p: str(p.get("path"))):
+            if not _counted_evidence(p):
+                continue
+            ev = p["evidence"]
+            src = (p.get("signer") or {}).get("sourceId")
+            for bw in ev.get("bandwidth") or []:
+                r = Reading(signer=self.label(src, p),
+                            counted=bool((p.get("signer") or {}).get("allowlisted")),
+                            when=str(ev.get("attestedAt")), measured=bw.get("measured"),
+                            floor=bw.get("floor"), pass_line=bw.get("passLine"),
+                            result=bw.get("result"))
+                latest, every = out.setdefault(str(bw.get("check")), ([], []))
+                every.append(r)
+                if p["path"] in latest_paths:
+                    latest.append(r)
+        for latest, every in out.values():
+            latest.sort(key=lambda r: (not r.counted, r.signer))
+            every.sort(key=lambda r: (r.signer, r.when))
+        return out
+
+
+def _environment(templates: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(md=escape.md, h=escape.html, attr=escape.attr, code=escape.code,
+                       figure=escape.figure_attr, data=escape.data_attr)
+    env.globals.update(link=escape.link, safe_url=escape.safe_url, rel=rel, mdrel=mdrel,
+                       recipe_page=recipe_page, source_page=source_page, age=age,
+                       freshness_text=freshness_text, verdict_of=verdict_of,
+                       latest_figure=latest_figure, history_figure=history_figure,
+                       STATE_ORDER=STATE_ORDER, STATE_CLASS=STATE_CLASS,
+                       RESULT_WORD=RESULT_WORD, EXIT_WORD=EXIT_WORD, COMMIT_URL=COMMIT_URL)
+    return env
+
+
+def aicr_command(tab: Mapping[str, Any]) -> str:
+    """`aicr recipe --service … --accelerator … --os … --intent … [--platform …] [--profile …]`."""
+    c = tab.get("coord") or {}
+    parts = ["aicr recipe", f"--service {c.get('service')}", f"--accelerator {c.get('accelerator')}",
+             f"--os {c.get('os')}", f"--intent {c.get('intent')}"]
+    if c.get("platform"):
+        parts.append(f"--platform {c['platform']}")
+    if tab.get("profileSelection"):
+        parts.append(f"--profile {tab['profileSelection']}")
+    return " ".join(parts)
+
+
+def route_table(model: SiteModel) -> dict[str, Any]:
+    """aicr hash-route segments -> our pages, relative to the site root."""
+    tabs: dict[str, str] = {}
+    for t in model.tabs:
+        path = str(t.doc.get("path") or "")
+        if path:
+            tabs[path] = page_url(recipe_page(t.recipe))
+    sources = {src: page_url(source_page(str(info["slug"])))
+               for src, info in model.sources.items() if info.get("slug")}
+    return {"tabs": tabs, "sources": sources}
+
+
+def render_pages(model: SiteModel, templates: Path) -> dict[str, str]:
+    """Every Markdown page of the site, keyed by its path under docs/."""
+    env = _environment(templates)
+    common = {"m": model, "build_time": model.build_time, "aicr_command": aicr_command,
+              "signer_columns": signer_columns, "grid_rows": grid_rows,
+              "counts_text": counts_text, "k8s_minors": k8s_minors}
+    pages: dict[str, str] = {}
+
+    def render(name: str, path: str, **extra: Any) -> None:
+        pages[path] = env.get_template(name).render(page=path, **common, **extra)
+
+    render("index.md.j2", "index.md", routes=route_table(model))
+    render("rejected.md.j2", "rejected.md")
+    render("sources-index.md.j2", "sources/index.md")
+    render("about.md.j2", "about.md")
+    for tab in model.tabs:
+        render("recipe.md.j2", recipe_page(tab.recipe), tab=tab,
+               series=model.series.get(tab.recipe, {}))
+    for src, info in sorted(model.sources.items()):
+        render("source.md.j2", source_page(str(info["slug"])), src=src, info=info)
+    return pages
+
+
+def signer_columns(model: SiteModel, grids: Sequence[Mapping[str, Any]],
+                   latest: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Source ids that appear in any grid or latest evidence, counted first, then by label."""
+    seen: set[str] = set()
+    for g in grids:
+        for t in g.get("tests", []):
+            seen.update(str(s["src"]) for s in t.get("signers", []))
+    for p in latest:
+        sid = (p.get("signer") or {}).get("sourceId")
+        if sid:
+            seen.add(str(sid))
+    return sorted(seen, key=lambda s: (not model.counted(s), model.label(s)))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One signer's result for one test row: pass, fail, not-run (with reason) or none."""
+
+    result: str
+    reason: str | None
+    k8s: str
+    aicr: str
+    when: str
+    ref: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """One test row of a grid, as shown."""
+
+    phase: str
+    name: str
+    state: str
+    rank: int
+    counts: Mapping[str, Any]
+    reported: int
+    notes: tuple[str, ...]
+    cells: tuple[Cell, ...]
+
+
+def grid_rows(model: SiteModel, grid: Mapping[str, Any], columns: Sequence[str],
+              latest: Sequence[Mapping[str, Any]]) -> list[Row]:
+    """The rows of one grid with one cell per column (signer)."""
+    skipped: dict[tuple[str, str, str], str | None] = {}
+    k8s_of: dict[str, str] = {}
+    for p in latest:
+        sid = str((p.get("signer") or {}).get("sourceId") or "")
+        ev = p["evidence"]
+        for t in ev.get("tests") or []:
+            if t.get("result") == "not-run":
+                skipped[(sid, str(t.get("phase")), str(t.get("name")))] = t.get("skipReason")
+        for hw in ev.get("hardware") or []:
+            if hw.get("key") == "k8sVersion" and hw.get("value"):
+                k8s_of[sid] = ".".join(str(hw["value"]).split(".")[:2])
+    rows = []
+    for t in grid.get("tests", []):
+        by_src = {str(s["src"]): s for s in t.get("signers", [])}
+        cells = []
+        for src in columns:
+            s = by_src.get(src)
+            key = (src, str(t["phase"]), str(t["name"]))
+            if s is not None:
+                cells.append(Cell(str(s["result"]), None, str(s.get("k8sVer") or ""),
+                                  str(s.get("aicrVer") or ""), str(s.get("when") or ""),
+                                  str(s.get("evidenceRef") or "")))
+            elif key in skipped and grid.get("aicrVer", "") == "":
+                cells.append(Cell("not-run", skipped[key], k8s_of.get(src, ""), "", "", ""))
+            else:
+                cells.append(Cell("none", None, "", "", "", ""))
+        state = str(t.get("consensus"))
+        notes = []
+        if state == "CONFIRMED":
+            notes.append("same recipe digest" if t.get("sameDigest")
+                         else "signers attested different recipe digests")
+            if t.get("oneOrg"):
+                notes.append("all passes from one organisation")
+            else:
+                notes.append(f"{t.get('distinctOrgs')} organisations")
+        rows.append(Row(str(t["phase"]), str(t["name"]), state,
+                        int(model.states.get(state, {}).get("rank", 0)), t.get("counts") or {},
+                        int(t.get("reported") or 0), tuple(notes), tuple(cells)))
+    return rows
+
+
+def counts_text(row: Row) -> str:
+    """The consensus cell's counts in words."""
+    c = row.counts
+    parts = [f"{c.get('pass', 0)} pass", f"{c.get('fail', 0)} fail"]
+    if c.get("notRun"):
+        parts.append(f"{c['notRun']} not run")
+    return " · ".join(parts)
+
+
+def k8s_minors(grids: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Distinct Kubernetes minors of the signers in these grids, newest first."""
+    found = {".".join(str(s.get("k8sVer")).split(".")[:2])
+             for g in grids for t in g.get("tests", []) for s in t.get("signers", [])
+             if s.get("k8sVer")}
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(x) if x.isdigit() else 0 for x in v.split("."))
+
+    return sorted(found, key=key, reverse=True)

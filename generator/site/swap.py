@@ -1,0 +1,62 @@
+"""Swap a freshly built site into place so readers never see a half-written one.
+
+Three renames around `out` (siblings in one folder, so each is atomic on POSIX):
+
+1. `out` -> `<out>.old`       (skipped when there is no previous output)
+2. `staging` -> `out`
+3. delete `<out>.old`
+
+Recovery states, checked first by every call (`recover`):
+
+- `<out>.old` exists and `out` does not: killed between 1 and 2. The new site may be gone
+  (its staging folder is temporary), so the previous output is moved back.
+- `<out>.old` and `out` both exist: killed between 2 and 3. The new output is complete, so
+  `<out>.old` is deleted.
+- neither `<out>.old` nor a partial state: nothing to do.
+
+A failed build never reaches step 1, so the previous output stays in place.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from generator.errors import BuildError, Location
+
+
+def old_path(out: Path) -> Path:
+    """Where the previous output waits during a swap."""
+    return out.with_name(out.name + ".old")
+
+
+def recover(out: Path) -> str:
+    """Finish or roll back a swap a killed build left behind; returns what was done."""
+    old = old_path(out)
+    if not old.exists():
+        return "clean"
+    if out.exists():
+        shutil.rmtree(old)
+        return "finished"
+    os.replace(old, out)
+    return "rolled-back"
+
+
+def publish_atomically(staging: Path, out: Path) -> None:
+    """Replace `out` with the complete folder `staging` (which must be on the same file system)."""
+    if not staging.is_dir():
+        raise BuildError("the staged site is missing", location=Location(str(staging)),
+                         expected="a built site folder", found="nothing",
+                         hint="the site build did not finish; the previous output is unchanged")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    recover(out)
+    old = old_path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise BuildError("the output path is not a folder", location=Location(str(out)),
+                             expected="a folder (or nothing)", found="a file",
+                             hint="remove the file or pass another --out")
+        os.replace(out, old)
+    os.replace(staging, out)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,316 @@
+"""Realistic, deterministic content for the demo bundles: recipes, fingerprints, snapshots, CTRF.
+
+Every value that is not stated by the scenario is derived from its seed and the run's identity
+(never from the clock or randomness), and stays consistent across the files of one bundle: the
+fingerprint, the criteria match, the snapshot and the CTRF tell the same story about one cluster.
+All identities, hosts and numbers are made up; names, shapes and floors mirror aicr's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from generator.model import Phase
+from generator.testing.bundles import TestSpec, criteria_match_for, make_recipe, nccl_test
+from generator.testing.demo_scenario import Measured, Outcome, RecipeDecl, RunDecl
+
+_CHARTS: dict[str, tuple[str, str, str]] = {
+    # component: (chart, namespace, repository)
+    "gpu-operator": ("gpu-operator", "gpu-operator", "https://helm.ngc.nvidia.com/nvidia"),
+    "network-operator": ("network-operator", "nvidia-network-operator",
+                         "https://helm.ngc.nvidia.com/nvidia"),
+    "kubeflow-trainer": ("kubeflow-trainer", "kubeflow-system", "oci://ghcr.io/kubeflow/charts"),
+    "dynamo-platform": ("dynamo-platform", "dynamo-system",
+                        "https://helm.ngc.nvidia.com/nvidia/ai-dynamo"),
+    "slinky-slurm-operator": ("slurm-operator", "slinky", "oci://ghcr.io/slinkyproject/charts"),
+}
+_IMAGES: dict[str, str] = {
+    "gpu-operator": "nvcr.io/nvidia/gpu-operator",
+    "network-operator": "nvcr.io/nvidia/cloud-native/network-operator",
+    "kubeflow-trainer": "ghcr.io/kubeflow/trainer/trainer-controller-manager",
+    "dynamo-platform": "nvcr.io/nvidia/ai-dynamo/dynamo-operator",
+    "slinky-slurm-operator": "ghcr.io/slinkyproject/slurm-operator",
+}
+_ACCELERATORS: dict[str, tuple[str, int, str, str, str]] = {
+    # accelerator: (nvidia-smi product name, GPUs per node, arch, driver, CUDA)
+    "h100": ("NVIDIA H100 80GB HBM3", 8, "amd64", "570.172.08", "12.8"),
+    "h200": ("NVIDIA H200", 8, "amd64", "570.172.08", "12.8"),
+    "gb200": ("NVIDIA GB200", 4, "arm64", "575.57.08", "12.9"),
+    "gb300": ("NVIDIA GB300", 4, "arm64", "580.82.07", "13.0"),
+    "vr200": ("NVIDIA VR200", 4, "arm64", "590.44.01", "13.1"),
+}
+_INSTANCE_TYPES: dict[tuple[str, str], str] = {
+    ("eks", "h100"): "p5.48xlarge",
+    ("eks", "gb300"): "p6e-gb300.36xlarge",
+    ("gke", "gb200"): "a4x-highgpu-4g",
+    ("oke", "gb300"): "BM.GPU.GB300.4",
+    ("aks", "h100"): "Standard_ND96isr_H100_v5",
+}
+_REGIONS: dict[str, tuple[str, ...]] = {
+    "eks": ("us-east-1", "us-west-2"),
+    "gke": ("us-central1", "europe-west4"),
+    "oke": ("us-ashburn-1", "us-phoenix-1"),
+    "aks": ("eastus", "southcentralus"),
+}
+_KERNELS = {"eks": "6.8.0-1031-aws", "gke": "6.6.87+", "aks": "5.15.0-1089-azure",
+            "oke": "6.8.0-1027-oracle"}
+_NET_PLUGINS = {"eks": "Libfabric", "gke": "gIB", "aks": "IB", "oke": "IB"}
+_FAILURES = {
+    "gang-scheduling": "gang-scheduling: PodGroup aicr-validation/gang-probe reached 2 of "
+                       "minMember 4 within 300s",
+    "pod-autoscaling": "pod-autoscaling: HorizontalPodAutoscaler dynamo-frontend stayed at 1 "
+                       "replica for 180s (target 2)",
+}
+
+
+def stable_int(seed: str, *parts: str) -> int:
+    """A non-negative integer fully determined by the seed and `parts`."""
+    joined = "\x00".join((seed, *parts)).encode()
+    return int.from_bytes(hashlib.sha256(joined).digest()[:8], "big")
+
+
+def stable_hex(seed: str, *parts: str, length: int = 40) -> str:
+    """`length` lowercase hex characters determined by the seed and `parts`."""
+    return hashlib.sha256("\x00".join((seed, *parts)).encode()).hexdigest()[:length]
+
+
+# --------------------------------------------------------------------------- recipes
+
+
+def recipe_document(decl: RecipeDecl, *, version: str, current: bool = False) -> dict[str, Any]:
+    """The hydrated RecipeResult for `decl` as aicr `version` writes it (signed or current)."""
+    components = decl.current_components if current and decl.current_components else decl.components
+    c = decl.criteria
+    recipe = make_recipe(
+        accelerator=c.get("accelerator", ""), service=c.get("service", ""), os=c.get("os", ""),
+        intent=c.get("intent", ""), platform=c.get("platform"), version=version,
+        profile=decl.profile, components=components,
+        nccl_floors={check: f">= {floor:g}" for check, floor in decl.floors.items()},
+    )
+    for ref in recipe["componentRefs"]:
+        chart, namespace, source = _CHARTS.get(ref["name"], (ref["name"], ref["name"], ""))
+        ref.update(chart=chart, namespace=namespace, source=source)
+    return recipe
+
+
+def policy_identity(decl: RecipeDecl) -> str:
+    """`policyDescriptorIdentity` over the descriptor entries the recipe's components bring."""
+    lines = ""
+    if any(name == "gpu-operator" for name, _ in decl.components):
+        lines += "gpu-operator:devicePlugin.enabled\n"
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- cluster facts
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One validated cluster as the snapshot agent saw it."""
+
+    service: str
+    accelerator: str
+    os: str
+    os_version: str
+    k8s_version: str
+    region: str
+    node_count: int
+    gpu_node_count: int
+    gpus_per_node: int
+    arch: str
+    driver: str
+    cuda: str
+    product: str
+    instance_type: str
+    kernel: str
+
+
+def cluster_for(seed: str, decl: RecipeDecl, run: RunDecl) -> Cluster:
+    """The cluster a run validated, consistent with the recipe criteria."""
+    c = decl.criteria
+    service = c.get("service", "")
+    accelerator = c.get("accelerator", "")
+    os_kind = c.get("os", "")
+    key = (run.recipe, run.signer or "pending", run.at.isoformat())
+    product, per_node, arch, driver, cuda = _ACCELERATORS.get(
+        accelerator, (f"NVIDIA {accelerator.upper()}", 8, "amd64", "570.172.08", "12.8"))
+    regions = _REGIONS.get(service, ("",))
+    gpu_nodes = run.gpu_nodes if run.gpu_nodes is not None else (2, 4, 8)[
+        stable_int(seed, "gpu-nodes", *key) % 3]
+    if os_kind == "cos":
+        os_version = "121"
+    else:
+        os_version = "24.04" if arch == "arm64" else "22.04"
+    return Cluster(
+        service=service, accelerator=accelerator, os=os_kind, os_version=os_version,
+        k8s_version=f"1.33.{1 + stable_int(seed, 'k8s', *key) % 5}",
+        region=regions[stable_int(seed, "region", *key) % len(regions)],
+        node_count=gpu_nodes + 2 + stable_int(seed, "cpu-nodes", *key) % 3,
+        gpu_node_count=gpu_nodes, gpus_per_node=per_node, arch=arch, driver=driver, cuda=cuda,
+        product=product,
+        instance_type=_INSTANCE_TYPES.get((service, accelerator), f"dgx-{accelerator}"),
+        kernel=_KERNELS.get(service, "6.8.0-79-generic"),
+    )
+
+
+def fingerprint_for(cluster: Cluster) -> dict[str, Any]:
+    """`predicate.fingerprint` (every key present, as Go emits it)."""
+    provided = cluster.service if cluster.service != "generic" else ""
+    service: dict[str, Any] = {"value": provided}
+    if provided:
+        service["source"] = "k8s.node.provider"
+    region: dict[str, Any] = {"value": cluster.region}
+    if cluster.region:
+        region["source"] = "nodeTopology.label.topology.kubernetes.io/region"
+    return {
+        "service": service,
+        "accelerator": {"value": cluster.accelerator,
+                        "source": "nodeTopology.label.nvidia.com/gpu.product"},
+        "gpuModel": {"value": cluster.accelerator, "source": "gpu.hardware.model"},
+        "os": {"value": cluster.os, "version": cluster.os_version, "source": "os.release"},
+        "k8sVersion": {"value": cluster.k8s_version, "source": "k8s.server.version"},
+        "region": region,
+        "nodeCount": {"value": cluster.node_count, "source": "nodeTopology.summary.node-count"},
+        "gpuNodeCount": {"value": cluster.gpu_node_count,
+                         "source": "nodeTopology.label.nvidia.com/gpu.product"},
+    }
+
+
+def criteria_match(recipe: Mapping[str, Any], fingerprint: Mapping[str, Any]) -> dict[str, Any]:
+    """aicr's criteria match; a `generic` service is opt-in only, hence `not-inferable`."""
+    match = criteria_match_for(recipe, fingerprint)
+    for row in match["perDimension"]:
+        if row["dimension"] == "service" and row.get("recipeRequires") == "generic":
+            row["match"] = "not-inferable"
+    return match
+
+
+def _os_release(cluster: Cluster) -> dict[str, Any]:
+    if cluster.os == "cos":
+        return {"ID": "cos", "NAME": "Container-Optimized OS", "VERSION_ID": cluster.os_version,
+                "PRETTY_NAME": "Container-Optimized OS from Google"}
+    codename = "noble" if cluster.os_version == "24.04" else "jammy"
+    return {"ID": cluster.os, "ID_LIKE": "debian", "NAME": "Ubuntu",
+            "VERSION_ID": cluster.os_version, "VERSION_CODENAME": codename,
+            "PRETTY_NAME": f"Ubuntu {cluster.os_version} LTS"}
+
+
+def snapshot_for(cluster: Cluster, components: Sequence[tuple[str, str]], attested_at: str,
+                 *, full: bool) -> dict[str, Any]:
+    """`snapshot.yaml`: the minimal allowlisted subtypes, plus the `--full` extras."""
+    release = _os_release(cluster)
+    runtime = "2.0.5" if cluster.arch == "arm64" else "1.7.27"
+    k8s: list[dict[str, Any]] = [
+        {"subtype": "server", "data": {"version": f"v{cluster.k8s_version}",
+                                       "platform": f"linux/{cluster.arch}", "goVersion": "go1.24.6"}},
+        {"subtype": "node", "data": {
+            "provider": cluster.service if cluster.service != "generic" else "",
+            "kubelet-version": f"v{cluster.k8s_version}", "kernel-version": cluster.kernel,
+            "operating-system": "linux", "os-image": release["PRETTY_NAME"],
+            "container-runtime-name": "containerd", "container-runtime-version": runtime}},
+    ]
+    gpu: list[dict[str, Any]] = [{"subtype": "hardware", "data": {
+        "gpu-present": True, "gpu-count": cluster.gpus_per_node, "driver-loaded": True,
+        "detection-source": "pci", "model": cluster.accelerator}}]
+    topology: list[dict[str, Any]] = [{"subtype": "summary", "data": {
+        "node-count": cluster.node_count, "taint-count": cluster.gpu_node_count,
+        "label-count": 38 + 4 * cluster.node_count}}]
+    header: dict[str, Any] = {"timestamp": attested_at, "version": "v1"}
+    if full:
+        header["source-node"] = "gpu-node-1"
+        k8s.append({"subtype": "image", "data": {
+            name: f"{_IMAGES.get(name, 'registry.example/' + name)}:{version}"
+            for name, version in components}})
+        gpu.append({"subtype": "smi", "data": {
+            "driver": cluster.driver, "cuda-version": cluster.cuda,
+            "gpu-count": cluster.gpus_per_node, "gpu.model": cluster.product}})
+        nodes = ",".join(f"gpu-node-{i + 1}" for i in range(cluster.gpu_node_count))
+        labels = {"node.kubernetes.io/instance-type": f"{cluster.instance_type}|{nodes}",
+                  "nvidia.com/gpu.product": f"{cluster.product.replace(' ', '-')}|{nodes}"}
+        if cluster.region:
+            labels["topology.kubernetes.io/region"] = f"{cluster.region}|{nodes}"
+        topology.append({"subtype": "label", "data": labels})
+    return {
+        "kind": "Snapshot",
+        "apiVersion": "aicr.run/v1",
+        "metadata": header,
+        "measurements": [
+            {"type": "K8s", "subtypes": k8s},
+            {"type": "GPU", "subtypes": gpu},
+            {"type": "OS", "subtypes": [{"subtype": "release", "data": release}]},
+            {"type": "NodeTopology", "subtypes": topology},
+        ],
+    }
+
+
+# --------------------------------------------------------------------------- CTRF tests
+
+
+def _duration(seed: str, run: RunDecl, name: str, low: int, high: int) -> int:
+    return low + stable_int(seed, "duration", run.index, name) % (high - low)
+
+
+def _plain_test(seed: str, run: RunDecl, name: str, outcome: Outcome, *, slow: bool) -> TestSpec:
+    duration = _duration(seed, run, name, 20_000, 240_000) if slow else _duration(
+        seed, run, name, 1_500, 30_000)
+    if outcome.status == "skipped":
+        return TestSpec(name, "skipped", message=outcome.reason or f"{name} was not run",
+                        duration_ms=0)
+    if outcome.status in ("failed", "other"):
+        return TestSpec(name, outcome.status, message=_FAILURES.get(name, f"{name}: check failed"),
+                        duration_ms=duration)
+    return TestSpec(name, "passed", duration_ms=duration)
+
+
+def _transport(cluster: Cluster, check: str, seed: str, run: RunDecl) -> tuple[str, ...]:
+    if check.endswith("-net"):
+        return (f"NCCL INFO Using network {_NET_PLUGINS.get(cluster.service, 'IB')}",)
+    if check.endswith("-nvls"):
+        comm = stable_int(seed, "nvls-comm", run.index) % (1 << 40)
+        return (f"NCCL INFO NVLS comm 0x{comm:010x} headRank 0 nHeads {cluster.gpus_per_node}",)
+    return ()
+
+
+def _nccl(seed: str, run: RunDecl, cluster: Cluster, check: str, value: Measured | Outcome,
+          floors: Mapping[str, float]) -> TestSpec:
+    duration = _duration(seed, run, check, 240_000, 900_000)
+    floor = floors.get(check)
+    extra = {"runtimeSource": "delivered-artifact"}
+    if isinstance(value, Outcome):
+        if value.status == "skipped":
+            return TestSpec(check, "skipped", message=value.reason or f"{check} was not run",
+                            duration_ms=0)
+        message = None if value.status == "passed" else f'{check}: constraint ">= {floor or 0:g}" not met'
+        return TestSpec(check, value.status, message=message, extra=extra, duration_ms=duration)
+    if floor is None:
+        return TestSpec(check, "skipped", message=f"no {check} constraint in recipe", duration_ms=0)
+    test = nccl_test(check, value.gbps, f">= {floor:g}")
+    return replace(test, stdout=_transport(cluster, check, seed, run) + test.stdout, extra=extra,
+                   duration_ms=duration)
+
+
+def tests_for(seed: str, run: RunDecl, cluster: Cluster, floors: Mapping[str, float],
+              bandwidth: Mapping[str, Measured | Outcome] | None = None
+              ) -> dict[Phase, list[TestSpec]]:
+    """CTRF tests per phase: the check set with overrides, NCCL checks from `bandwidth`."""
+    measured = run.bandwidth if bandwidth is None else bandwidth
+    out: dict[Phase, list[TestSpec]] = {}
+    for phase in (Phase.DEPLOYMENT, Phase.PERFORMANCE, Phase.CONFORMANCE):
+        tests: list[TestSpec] = []
+        checks = dict(run.checks.get(phase, {}))
+        if phase is Phase.PERFORMANCE:
+            for check, value in measured.items():
+                test = _nccl(seed, run, cluster, check, value, floors)
+                override = checks.pop(check, None)
+                if override is not None and override.status != test.status:
+                    test = replace(test, status=override.status,
+                                   message=test.message or _FAILURES.get(check, f"{check}: check failed"))
+                tests.append(test)
+        for name, outcome in checks.items():
+            tests.append(_plain_test(seed, run, name, outcome, slow=phase is Phase.CONFORMANCE))
+        if tests:
+            out[phase] = tests
+    return out

@@ -1,0 +1,185 @@
+"""Suite-wide test policy: offline by default, no silent skips in CI, the shared fixtures folder.
+
+- Offline guard: every test runs with non-loopback socket connections, datagrams and name lookups
+  refused (`NetworkBlockedError`, `LookupBlockedError`), unless it is marked `online`.
+- `online` tests are skipped unless `--run-online` is given.
+- Under `CI=true` a skipped test marked `browser`, `registry` or `fixtures` is reported as a
+  failure carrying the skip reason, so a missing install can never pass as a skip. (A test also
+  marked `online` is exempt: CI has no network.)
+- `shared_fixtures`: the repo root's sibling `shared/fixtures` folder, or a skip. Test modules
+  that want the path without the fixture call `tests._support.fixtures_dir()`.
+
+`tests/` and each seam folder are packages, so under `--import-mode=importlib` a test module
+imports helpers by their full name: `from tests._support import fixtures_dir`, or
+`from tests.<seam>.conftest import NAME` (never a bare `from conftest import`, which would pick
+whichever seam's conftest happened to load first). Markers are registered in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests._support import fixtures_dir
+
+#: Markers whose skip means "something is not installed": under CI=true that is a failure.
+CI_STRICT_MARKERS = ("browser", "registry", "fixtures")
+
+
+# --------------------------------------------------------------------------- options
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-online", action="store_true", default=False,
+                     help="run tests marked `online` (they need the network)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip `online` tests unless `--run-online` was given."""
+    if config.getoption("--run-online"):
+        return
+    skip = pytest.mark.skip(reason="needs the network; run with --run-online")
+    for item in items:
+        if item.get_closest_marker("online") is not None:
+            item.add_marker(skip)
+
+
+# --------------------------------------------------------------------------- offline guard
+
+
+class NetworkBlockedError(OSError):
+    """A test tried to reach a non-loopback address; mark it `online` if it really must."""
+
+
+class LookupBlockedError(socket.gaierror):
+    """A test tried to resolve a non-local host name (a DNS query would leave the machine)."""
+
+
+def _is_local_host(host: object) -> bool:
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str):
+        return False
+    if host in ("", "localhost") or host.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_unspecified
+
+
+def is_local_address(address: Any) -> bool:
+    """True for AF_UNIX paths and loopback (or unspecified) IPv4/IPv6 socket addresses."""
+    if isinstance(address, str | bytes):
+        return True  # AF_UNIX path (or abstract name)
+    if isinstance(address, tuple) and address:
+        return _is_local_host(address[0])
+    return False
+
+
+def _lookup_allowed(host: object) -> bool:
+    if host is None or _is_local_host(host):
+        return True
+    text = host.decode("ascii", "replace") if isinstance(host, bytes) else host
+    try:  # an IP literal needs no DNS; connect() decides about it
+        ipaddress.ip_address(str(text).split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.fixture(autouse=True)
+def offline_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse non-loopback connections, datagrams and DNS lookups, unless marked `online`."""
+    if request.node.get_closest_marker("online") is not None:
+        return
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+    real_sendto = socket.socket.sendto
+    real_getaddrinfo = socket.getaddrinfo
+
+    def blocked(address: Any) -> NetworkBlockedError:
+        return NetworkBlockedError(
+            f"offline test tried to reach {address!r}; tests may only use loopback addresses "
+            "(mark the test `online` and run with --run-online if it truly needs the network)")
+
+    def connect(self: socket.socket, address: Any) -> None:
+        if not is_local_address(address):
+            raise blocked(address)
+        real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: Any) -> int:
+        if not is_local_address(address):
+            raise blocked(address)
+        return real_connect_ex(self, address)
+
+    def sendto(self: socket.socket, data: Any, *args: Any) -> int:
+        if args and not is_local_address(args[-1]):
+            raise blocked(args[-1])
+        return real_sendto(self, data, *args)
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _lookup_allowed(host):
+            raise LookupBlockedError(socket.EAI_NONAME,
+                                     f"offline test tried to resolve {host!r}; use 127.0.0.1")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket.socket, "sendto", sendto)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+# --------------------------------------------------------------------------- CI: no silent skips
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2])
+        return reason.removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Under CI=true, turn the skip of a `browser`/`registry`/`fixtures` test into a failure."""
+    report = yield
+    if not (report.skipped and _in_ci()) or hasattr(report, "wasxfail"):
+        return report
+    if item.get_closest_marker("online") is not None:
+        return report
+    strict = [name for name in CI_STRICT_MARKERS if item.get_closest_marker(name) is not None]
+    if strict:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"CI=true: this test is marked {', '.join(strict)} and must run in CI, but it was "
+            f"skipped ({call.when}): {_skip_reason(report)}\n"
+            "Install what it needs (`make test` runs scripts/install-system-deps.sh; "
+            "shared/fixtures must sit beside the repo root).")
+    return report
+
+
+# --------------------------------------------------------------------------- shared fixtures
+
+
+@pytest.fixture(scope="session")
+def shared_fixtures() -> Path:
+    """The repo root's sibling `shared/fixtures` folder; skips when it is absent."""
+    found = fixtures_dir()
+    if found is None:
+        pytest.skip("../shared/fixtures is absent (it sits beside the repo root)")
+    return found
