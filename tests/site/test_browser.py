@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, artifacts_dir, serve
 
 from generator.site.build import SiteInputs, build_site
+from tests.site.conftest import DATA, artifacts_dir, serve
 
 pytestmark = pytest.mark.browser
 KUBE = "h100-eks-ubuntu-training-kubeflow"

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.testing.conftest import EMAIL, SHARD, SIGNED_AT, WORKFLOW
 from cryptography import x509
 from sigstore.dsse import InvalidEnvelope
 from sigstore.errors import CertValidationError, VerificationError
@@ -28,6 +27,7 @@ from sigstore.verify.policy import AllOf, Identity, OIDCIssuer, OIDCIssuerV2
 from generator.model import SignerIdentity
 from generator.testing.authority import SigningOptions, TestAuthority
 from generator.testing.merkle import MerkleTree, leaf_hash, root_from_proof
+from tests.testing.conftest import EMAIL, SHARD, SIGNED_AT, WORKFLOW
 
 STATEMENT = json.dumps(
     {

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.testing.conftest import EMAIL, SHARD, WORKFLOW
 from ruamel.yaml import YAML
 from sigstore.errors import CertValidationError, VerificationError
 from sigstore.models import Bundle
@@ -49,6 +48,7 @@ from generator.testing.bundles import (
     tamper_unsigned_claims_signer,
     write_to_layout,
 )
+from tests.testing.conftest import EMAIL, SHARD, WORKFLOW
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from tests.verify.conftest import OTHER, SIGNER, FakeSource
 
 from generator.bundle.types import Materialized, SignatureCandidate
 from generator.model import (
@@ -29,6 +28,7 @@ from generator.testing.authority import TestAuthority
 from generator.tree.pointer import parse_pointer
 from generator.verify.pipeline import verify_materialized, verify_pointer
 from generator.verify.trust import Trust
+from tests.verify.conftest import OTHER, SIGNER, FakeSource
 
 
 def as_pointer(built: factory.BuiltBundle) -> tuple[Pointer, PointerLocation]:

@@ -10,14 +10,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from tests.verify.conftest import (
-    OTHER,
-    SIGNED_AT,
-    SIGNER,
-    EvidenceCase,
-    FakeSource,
-    first_log_index,
-)
 
 from generator.bundle.types import BundleFetchError, policy_error, status_error, transient_error
 from generator.model import (
@@ -42,6 +34,14 @@ from generator.verify.pipeline import (
 )
 from generator.verify.serialize import result_exit
 from generator.verify.trust import Trust, load_trust
+from tests.verify.conftest import (
+    OTHER,
+    SIGNED_AT,
+    SIGNER,
+    EvidenceCase,
+    FakeSource,
+    first_log_index,
+)
 
 
 def run(case: EvidenceCase, trust: Trust | None = None, *bundles: bytes,

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.verify.conftest import SIGNED_AT, SIGNER, EvidenceCase, FakeSource
 
 from generator.bundle.types import status_error
 from generator.model import (
@@ -30,6 +29,7 @@ from generator.verify.serialize import (
     verdict_to_json,
 )
 from generator.verify.trust import load_trust
+from tests.verify.conftest import SIGNED_AT, SIGNER, EvidenceCase, FakeSource
 
 
 def verdicts(case: EvidenceCase, authority_trust: Any) -> dict[str, Any]:
