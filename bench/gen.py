@@ -218,8 +218,9 @@ def _recipe_name(criteria: Mapping[str, str], profile: tuple[str, str] | None) -
 
 
 def signers(shape: TreeShape) -> list[_Signer]:
-    """`shape.signers` signers: CI workflows (pattern-listed partners), people (listed by source),
-    one first-party workflow, and from four signers on one unlisted (verified, only reported)."""
+    """`shape.signers` signers: CI workflows (pattern-listed partners, or listed by source), people
+    (listed by source), and from four signers on one unlisted (verified, only reported). None is
+    first-party: first-party evidence is ingested directly, never committed as pointers."""
     out = []
     for i in range(shape.signers):
         org = _ORGS[i % len(_ORGS)] + ("" if i < len(_ORGS) else "-2")
@@ -227,7 +228,7 @@ def signers(shape: TreeShape) -> list[_Signer]:
             identity = SignerIdentity(
                 "https://token.actions.githubusercontent.com",
                 "https://github.com/aicr-bench/aicr/.github/workflows/evidence.yaml@refs/heads/main")
-            out.append(_Signer(f"s{i}", identity, "first-party", None))
+            out.append(_Signer(f"s{i}", identity, "community", None))
         elif i % 3 == 1:
             identity = SignerIdentity("https://token.actions.githubusercontent.com",
                                       f"https://github.com/{org}/evidence/.github/workflows/"
@@ -244,7 +245,7 @@ def signers(shape: TreeShape) -> list[_Signer]:
 
 
 def _jobs(shape: TreeShape) -> list[_Job]:
-    jobs = []
+    jobs: list[_Job] = []
     for r in range(shape.recipes):
         for s in range(shape.signers):
             for b in range(shape.builds):
@@ -258,7 +259,9 @@ def _run_decl(shape: TreeShape, decl: RecipeDecl, signer: _Signer, job: _Job) ->
     at = EPOCH + timedelta(days=30 * job.build + stable_int(seed, "day", ident) % 28,
                            seconds=stable_int(seed, "second", ident) % 86_400)
     choice = stable_int(seed, "type", ident) % 10
-    ptype = PredicateType.V1 if choice == 0 else PredicateType.V2 if choice < 3 else PredicateType.V3
+    # aicr: a profiled recipe is signed as v2 or v3, an unprofiled one as v1 or v3.
+    legacy = PredicateType.V2 if decl.profile is not None else PredicateType.V1
+    ptype = legacy if choice < 3 else PredicateType.V3
     aicr = _AICR_VERSIONS[(job.build + stable_int(seed, "aicr", decl.name)) % len(_AICR_VERSIONS)]
     full = stable_int(seed, "full", ident) % 3 != 0
     failing = job.ordinal % shape.fail_every == shape.fail_every - 1

@@ -13,7 +13,6 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -208,46 +207,122 @@ def _engine(options: BuildOptions) -> tuple[Any, Any, Any]:
     )
     source = ChainSource(layouts, bundle_cache, registry, options.offline,
                          trusted_prefixes=options.trusted_registries, limits=limits)
-    return trust, source, VerdictCache(cache_root / "verdicts")
+    return trust, source, VerdictCache(cache_root / "verify")
 
 
 def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
                 duplicate_of: Mapping[str, str], allowlist_digest: str
                 ) -> tuple[dict[str, Verdict], dict[str, str], Any]:
-    """Verify every usable, non-duplicate pointer (cached, in parallel). Returns verdicts by path."""
-    from generator.verify.pipeline import verify_pointer
+    """Verify every usable, non-duplicate pointer (cached, in parallel). Returns verdicts by path.
 
+    Cache hits are answered here without touching a bundle: the cached verdict carries the
+    Evidence. Misses are verified in-process for `--jobs 1` (or a handful of misses), else in
+    `--jobs` worker processes (sigstore verification is CPU-bound Python: threads would share
+    one GIL). Each worker builds its own trust, bundle source and verdict cache once, verifies
+    chunks of pointers, stores each new verdict in the cache and sends it back as cache JSON.
+    Results are keyed by path and returned in path order, whatever the workers' timing.
+    """
     trust, source, verdicts_cache = _engine(options)
     todo = [f for f in files if isinstance(f, ParsedPointer) and f.location.path not in duplicate_of]
     verdicts: dict[str, Verdict] = {}
     verified_at: dict[str, str] = {}
-    progress = _Progress(len(todo), "verifying", options.quiet)
-
-    def work(item: ParsedPointer) -> tuple[str, Verdict, str | None]:
-        key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest)
-        cached = verdicts_cache.get(key)
+    misses: list[ParsedPointer] = []
+    for item in todo:
+        cached = verdicts_cache.get(
+            verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest))
         if cached is not None:
-            return item.location.path, cached[0], None
-        verdict = verify_pointer(item.pointer, item.location, source, trust)
-        if isinstance(verdict, NoVerdict):
-            fallback = verdicts_cache.last_recorded(item.pointer, item.location)
-            if fallback is not None:
-                return item.location.path, fallback[0], fallback[1]
-            return item.location.path, verdict, None
-        recorded = build_time_for(options.source_date_epoch, [verdict_attested(verdict)])
-        verdicts_cache.put(key, verdict, recorded)
-        return item.location.path, verdict, None
-
+            verdicts[item.location.path] = cached[0]
+        else:
+            misses.append(item)
+    progress = _Progress(len(misses), "verifying", options.quiet)
     try:
-        with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-            for path, verdict, when in pool.map(work, todo):
+        jobs = max(1, min(options.jobs, len(misses) // _MIN_PER_WORKER))
+        if jobs == 1:
+            for item in misses:
+                path, verdict, when = _verify_miss(item, trust, source, verdicts_cache,
+                                                   allowlist_digest, options.source_date_epoch)
                 verdicts[path] = verdict
                 if when:
                     verified_at[path] = when
                 progress.advance()
+        else:
+            for path, verdict, when in _verify_in_processes(options, misses, allowlist_digest,
+                                                            jobs, progress):
+                verdicts[path] = verdict
+                if when:
+                    verified_at[path] = when
     finally:
         progress.close()
-    return verdicts, verified_at, trust
+    order = {item.location.path: n for n, item in enumerate(todo)}
+    ordered = dict(sorted(verdicts.items(), key=lambda kv: order[kv[0]]))
+    return ordered, verified_at, trust
+
+
+_MIN_PER_WORKER = 8
+"""Below this many cache misses per worker, starting processes costs more than it saves."""
+_CHUNK = 32
+"""Pointers per task sent to a worker: large enough to amortise pickling, small enough to
+keep both workers busy until the end."""
+_WORKER_STATE: dict[str, Any] = {}
+
+
+def _verify_miss(item: ParsedPointer, trust: Any, source: Any, verdicts_cache: Any,
+                 allowlist_digest: str, epoch: int | None) -> tuple[str, Verdict, str | None]:
+    """Verify one pointer the cache did not answer, record the verdict, fall back when none."""
+    from generator.verify.pipeline import verify_pointer
+
+    key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest)
+    verdict = verify_pointer(item.pointer, item.location, source, trust)
+    if isinstance(verdict, NoVerdict):
+        fallback = verdicts_cache.last_recorded(item.pointer, item.location)
+        if fallback is not None:
+            return item.location.path, fallback[0], fallback[1]
+        return item.location.path, verdict, None
+    recorded = build_time_for(epoch, [verdict_attested(verdict)])
+    verdicts_cache.put(key, verdict, recorded)
+    return item.location.path, verdict, None
+
+
+def _worker_init(options: BuildOptions, allowlist_digest: str) -> None:
+    """Runs once in each worker process: its own trust, bundle source and verdict cache."""
+    trust, source, verdicts_cache = _engine(options)
+    _WORKER_STATE.update(trust=trust, source=source, cache=verdicts_cache,
+                         allowlist=allowlist_digest, epoch=options.source_date_epoch)
+
+
+def _worker_chunk(items: Sequence[ParsedPointer]) -> list[tuple[str, dict[str, Any], str | None]]:
+    """Verify a chunk in a worker; verdicts travel back as the cache's JSON form."""
+    from generator.verify.serialize import verdict_to_json
+
+    s = _WORKER_STATE
+    out = []
+    for item in items:
+        path, verdict, when = _verify_miss(item, s["trust"], s["source"], s["cache"],
+                                           s["allowlist"], s["epoch"])
+        out.append((path, verdict_to_json(verdict), when))
+    return out
+
+
+def _verify_in_processes(options: BuildOptions, misses: Sequence[ParsedPointer],
+                         allowlist_digest: str, jobs: int, progress: _Progress
+                         ) -> Iterable[tuple[str, Verdict, str | None]]:
+    """Verify `misses` in `jobs` worker processes (fork where the platform has it)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from generator.verify.serialize import verdict_from_json
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    size = max(1, min(_CHUNK, len(misses) // (jobs * 4) or 1))
+    chunks = [misses[i:i + size] for i in range(0, len(misses), size)]
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
+                             initargs=(options, allowlist_digest)) as pool:
+        futures = [pool.submit(_worker_chunk, chunk) for chunk in chunks]
+        for future in as_completed(futures):
+            for path, doc, when in future.result():
+                yield path, verdict_from_json(doc), when
+                progress.advance()
 
 
 def verdict_attested(verdict: Verdict) -> str:
@@ -300,6 +375,8 @@ def evaluate(options: BuildOptions) -> Evaluation:
     verdicts, verified_at, trust = _verify_all(options, scan.files, scan.duplicate_of,
                                                allowlist.digest)
     providers = _freshness_providers(options)
+    from generator.freshness import StaleExplainer
+    explainer = StaleExplainer.for_recipes(options.recipes)
 
     records: list[PointerRecord] = []
     entries = []
@@ -316,7 +393,7 @@ def evaluate(options: BuildOptions) -> Evaluation:
         if signer is not None:
             classification = allowlist.classify(signer)
             label = display_label(signer, classification)
-        freshness = _freshness(verdict, item, providers)
+        freshness = _freshness(verdict, item, providers, explainer)
         records.append(PointerRecord(
             pointer=item, verdict=verdict, classification=classification, label=label,
             duplicate_of=duplicate, freshness=freshness, verified_at=verified_at.get(path)))
@@ -382,17 +459,26 @@ def _freshness_providers(options: BuildOptions) -> list[Any]:
     return providers_for(options.recipes, digests=options.digests, aicr=aicr)
 
 
-def _freshness(verdict: Verdict | None, item: ParsedPointer, providers: Sequence[Any]) -> Any:
-    from generator.data import FreshnessInfo
+def _freshness(verdict: Verdict | None, item: ParsedPointer, providers: Sequence[Any],
+               explainer: Any = None) -> Any:
+    """Signed digest against the current one; stale evidence also gets its diff and commits."""
+    from generator.data import FreshnessExplanation, FreshnessInfo
     from generator.freshness import compare
+    from generator.model import Freshness
 
     if not isinstance(verdict, Verified):
         return FreshnessInfo()
     evidence = verdict.evidence
     result = compare(evidence.recipe_digest, evidence.predicate_type, item.pointer.recipe,
                      item.pointer.profile, providers)
+    explanation = None
+    if result.state is Freshness.STALE and explainer is not None:
+        why = explainer.explain(item.pointer.recipe, item.pointer.profile, evidence.recipe_yaml,
+                                evidence.predicate_type.canonicalizer, evidence.aicr_commit)
+        explanation = FreshnessExplanation(diff=why.diff, commits=why.commits,
+                                           truncated=why.truncated)
     return FreshnessInfo(state=result.state, signed=result.signed, current=result.current,
-                         provider=result.provider)
+                         provider=result.provider, explanation=explanation)
 
 
 def _sigstore_version() -> str:

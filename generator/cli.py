@@ -8,6 +8,7 @@ Exit codes (also in the README):
 | `check-tree`    | clean        | violations               | usage or operational error | -                   |
 | `verify`        | valid        | valid, phase failures    | invalid                    | no verdict          |
 | `recipe-digest` | printed      | -                        | usage or unparseable YAML  | -                   |
+| `report`        | printed      | `--fail-on` triggered    | usage or operational error | -                   |
 """
 
 from __future__ import annotations
@@ -212,6 +213,37 @@ def recipe_digest_cmd(file: Path, predicate_type: str) -> None:
     if warning:
         click.echo(f"warning: {warning}", err=True)
     click.echo(digest)
+
+
+@main.command("report")
+@click.option("--base", "base_rev", required=True, metavar="REV", help="The PR's base revision.")
+@click.option("--head", "head_rev", required=True, metavar="REV", help="The PR's head revision.")
+@_engine_options
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True, help="The sticky PR comment, or the same report as JSON.")
+@click.option("--fail-on", type=click.Choice(["none", "invalid", "stale", "any"]), default="none",
+              show_default=True, help="Exit 1 when such warnings exist (default: warning-only).")
+def report_cmd(base_rev: str, head_rev: str, fmt: str, fail_on: str, **kwargs: Any) -> None:
+    """Report what BASE...HEAD does to recipe evidence (run inside a git checkout).
+
+    Exit 0 (report printed), 1 (--fail-on triggered), 2 (usage or operational error).
+    """
+    from generator.build import BuildOptions
+    from generator.report import FailOn, render_json, render_markdown, run_report
+
+    try:
+        options = BuildOptions.from_cli({**kwargs, "out": Path("site")})
+        result = run_report(options, base_rev, head_rev)
+    except EvidenceDashError as error:
+        click.echo(json.dumps({**error.as_dict(), "exit": 2}, indent=2, sort_keys=True)
+                   if fmt == "json" else error.diagnostics(), err=fmt != "json")
+        sys.exit(2)
+    code = 1 if result.fails(FailOn(fail_on)) else 0
+    if fmt == "json":
+        click.echo(render_json(result, fail_on=fail_on, exit_code=code), nl=False)
+    else:
+        click.echo(render_markdown(result), nl=False)
+    sys.exit(code)
 
 
 def run() -> None:  # pragma: no cover - console entry alias

@@ -5,7 +5,7 @@ docs/data-contract.md. JSON is written byte-compatibly with Go's `encoding/json`
 """
 
 from generator.data.gojson import go_json
-from generator.data.records import FreshnessInfo, PointerRecord
+from generator.data.records import FreshnessExplanation, FreshnessInfo, PointerRecord
 from generator.data.writers import (
     LINKS,
     SCHEMA,
@@ -31,6 +31,7 @@ __all__ = [
     "SCHEMA_FILES",
     "data_documents",
     "write_documents",
+    "FreshnessExplanation",
     "FreshnessInfo",
     "PointerRecord",
     "build_info_document",

@@ -8,13 +8,27 @@ from generator.model import Classification, Freshness, PointerFile, Verdict
 
 
 @dataclass(frozen=True)
+class FreshnessExplanation:
+    """Why evidence is stale: the canonical recipe diff (capped) and the overlay's commits since
+    the attested aicrCommit (`commits` None when that commit is not in the repository history).
+    """
+
+    diff: tuple[str, ...] = ()
+    commits: tuple[str, ...] | None = None
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
 class FreshnessInfo:
-    """Signed recipe digest against the current one. `provider` names who computed `current`."""
+    """Signed recipe digest against the current one. `provider` names who computed `current`;
+    `explanation` is set for stale evidence when the build could explain it.
+    """
 
     state: Freshness = Freshness.UNKNOWN
     signed: str | None = None
     current: str | None = None
     provider: str | None = None
+    explanation: FreshnessExplanation | None = None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from generator.corroborate import (
     series_when,
 )
 from generator.data.gojson import go_json
-from generator.data.records import PointerRecord
+from generator.data.records import FreshnessInfo, PointerRecord
 from generator.errors import BuildError, InputError, Location
 from generator.facts import (
     bandwidth,
@@ -344,11 +344,19 @@ def pointer_document(record: PointerRecord) -> dict[str, Any]:
             "verifiedAt": record.verified_at,
         },
         "duplicateOf": record.duplicate_of,
-        "freshness": {"state": str(record.freshness.state), "signed": record.freshness.signed,
-                      "current": record.freshness.current,
-                      "provider": record.freshness.provider},
+        "freshness": _freshness(record.freshness),
         "evidence": evidence,
     }
+
+
+def _freshness(info: FreshnessInfo) -> dict[str, Any]:
+    """`POINTER.freshness`, with the (ours) `explanation` of stale evidence or null."""
+    why = info.explanation
+    return {"state": str(info.state), "signed": info.signed, "current": info.current,
+            "provider": info.provider,
+            "explanation": None if why is None else {
+                "diff": list(why.diff), "truncated": why.truncated,
+                "commits": None if why.commits is None else list(why.commits)}}
 
 
 def pointers_document(records: Iterable[PointerRecord]) -> dict[str, Any]:

@@ -19,9 +19,11 @@ testable with fakes; only `AicrProvider` runs a subprocess.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -120,22 +122,47 @@ class DigestsFileProvider:
         return self.table.get(recipe, {}).get(str(canonicalizer))
 
 
+def listed_overlay(overlays: Path, stem: str) -> Path | None:
+    """The regular file `<stem>.yaml` as listed in `overlays`, else None.
+
+    The recipe name comes from a pointer, so it is looked up in the folder listing instead of
+    being turned into a path: a hostile name (too long, `..`, a slash) simply is not listed.
+    """
+    wanted = f"{stem}.yaml"
+    try:
+        with os.scandir(overlays) as entries:
+            for entry in entries:
+                if entry.name == wanted and entry.is_file(follow_symlinks=False):
+                    return Path(entry.path)
+    except OSError:
+        return None
+    return None
+
+
 @dataclass(frozen=True)
 class NativeProvider:
     """Provider `native`: `overlays/<recipe>.yaml` when it is a hydrated `RecipeResult`."""
 
     overlays: Path
     name: str = "native"
+    _memo: dict[tuple[str, Canonicalizer], str | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    """Answers already computed: one build asks once per pointer, but an overlay is read and
+    canonicalised once per recipe and canonicalizer (the folder does not change mid-build)."""
 
     def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer
                 ) -> str | None:
+        key = (recipe, canonicalizer)
+        if key not in self._memo:
+            self._memo[key] = self._current(recipe, canonicalizer)
+        return self._memo[key]
+
+    def _current(self, recipe: str, canonicalizer: Canonicalizer) -> str | None:
         from generator.recipe.canonical import recipe_digest
         from generator.tree import load_yaml, read_bounded
 
-        if "/" in recipe or recipe in ("", ".", ".."):
-            return None
-        path = self.overlays / f"{recipe}.yaml"
-        if not path.is_file() or path.is_symlink():
+        path = listed_overlay(self.overlays, recipe)
+        if path is None:
             return None
         try:
             data = read_bounded(path, 1 << 20, display=str(path))
@@ -173,8 +200,8 @@ class AicrProvider:
             if not recipe.endswith(suffix):
                 return None
             overlay = recipe[: -len(suffix)]
-        path = self.overlays / f"{overlay}.yaml"
-        if not path.is_file():
+        path = listed_overlay(self.overlays, overlay)
+        if path is None:
             return None
         args = [str(self.binary), "evidence", "digest", "-r", str(path)]
         if profile:
@@ -206,6 +233,14 @@ def providers_for(recipes: Path, *, digests: Path | None, aicr: Path | None
 def canonical_diff(signed_yaml: bytes, current_yaml: bytes, canonicalizer: Canonicalizer,
                    *, context: int = 3, limit: int = 400) -> list[str]:
     """A unified diff of the signed canonical recipe against the current one (stale evidence)."""
+    return list(_canonical_diff(signed_yaml, current_yaml, canonicalizer, context, limit))
+
+
+@lru_cache(maxsize=4096)
+def _canonical_diff(signed_yaml: bytes, current_yaml: bytes, canonicalizer: Canonicalizer,
+                    context: int, limit: int) -> tuple[str, ...]:
+    """`canonical_diff`, memoised: a stale recipe's runs mostly share one signed recipe.yaml,
+    and canonicalising both sides again for each of them dominated big builds."""
     import difflib
 
     from generator.recipe.canonical import canonicalize
@@ -213,7 +248,7 @@ def canonical_diff(signed_yaml: bytes, current_yaml: bytes, canonicalizer: Canon
     left = canonicalize(signed_yaml, canonicalizer).decode("utf-8").splitlines()
     right = canonicalize(current_yaml, canonicalizer).decode("utf-8").splitlines()
     lines = list(difflib.unified_diff(left, right, "signed", "current", n=context, lineterm=""))
-    return lines[:limit]
+    return tuple(lines[:limit])
 
 
 def git_commits_since(repo: Path, commit: str, paths: Sequence[str]) -> list[str] | None:
@@ -233,3 +268,100 @@ def git_commits_since(repo: Path, commit: str, paths: Sequence[str]) -> list[str
     if log.returncode != 0:
         return None
     return [line for line in log.stdout.splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------- why is it stale?
+
+DIFF_LINE_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class StaleExplanation:
+    """Why an attestation reads stale: the canonical diff and the commits since its aicrCommit.
+
+    `diff` is a unified diff of the signed canonical recipe against the current overlay (empty
+    when the current overlay cannot be canonicalised with the attestation's canonicalizer);
+    `commits` lists `<short sha> <subject>` lines that touched the overlay since the attested
+    commit, or is None when that commit is not in the repository's history.
+    """
+
+    diff: tuple[str, ...]
+    commits: tuple[str, ...] | None
+    truncated: bool = False
+
+
+def git_toplevel(path: Path) -> Path | None:
+    """The work tree of the git repository containing `path`, or None outside one."""
+    try:
+        done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+                              capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    top = done.stdout.strip()
+    return Path(top) if done.returncode == 0 and top else None
+
+
+def overlay_file(overlays: Path, recipe: str, profile: str | None) -> Path | None:
+    """The current overlay of a recipe: `<recipe>.yaml`, else the overlay without the profile."""
+    stems = [recipe]
+    if profile:
+        name, _, value = profile.partition("=")
+        suffix = f"-{name.lower()}-{value.lower()}"
+        if recipe.endswith(suffix):
+            stems.append(recipe[: -len(suffix)])
+    for stem in stems:
+        path = listed_overlay(overlays, stem)
+        if path is not None:
+            return path
+    return None
+
+
+@dataclass(frozen=True)
+class StaleExplainer:
+    """Explains stale evidence against the overlays folder and (optionally) its git history."""
+
+    overlays: Path
+    repo: Path | None = None
+    limit: int = DIFF_LINE_LIMIT
+    _commits: dict[tuple[str, str], tuple[str, ...] | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    """git answers already asked by this explainer (one build): each costs two git processes,
+    and the runs of one recipe mostly share an overlay and an aicr commit."""
+
+    @classmethod
+    def for_recipes(cls, recipes: Path) -> StaleExplainer:
+        """An explainer for `<recipes>/overlays`, with the git repository holding `recipes`."""
+        return cls(recipes / "overlays", git_toplevel(recipes))
+
+    def explain(self, recipe: str, profile: str | None, signed_yaml: bytes,
+                canonicalizer: Canonicalizer, aicr_commit: str | None) -> StaleExplanation:
+        """Diff and commits for one stale attestation; never raises for unusable inputs."""
+        from generator.errors import EvidenceDashError
+
+        path = overlay_file(self.overlays, recipe, profile)
+        diff: list[str] = []
+        truncated = False
+        if path is not None:
+            try:
+                current = path.read_bytes()
+                full = canonical_diff(signed_yaml, current, canonicalizer,
+                                      limit=self.limit + 1)
+            except (OSError, EvidenceDashError):
+                full = []
+            truncated = len(full) > self.limit
+            diff = full[: self.limit]
+        commits: list[str] | None = None
+        if self.repo is not None and path is not None and aicr_commit:
+            try:
+                relative = path.resolve().relative_to(self.repo.resolve()).as_posix()
+            except ValueError:
+                relative = None
+            if relative is not None:
+                key = (aicr_commit, relative)
+                if key not in self._commits:
+                    found = git_commits_since(self.repo, aicr_commit, [relative])
+                    self._commits[key] = None if found is None else tuple(found)
+                known = self._commits[key]
+                commits = None if known is None else list(known)
+        return StaleExplanation(tuple(diff), None if commits is None else tuple(commits),
+                                truncated)

@@ -96,7 +96,15 @@ def footer_values(inputs: SiteInputs) -> dict[str, Any]:
         "trust_refreshed": trust.get("refreshed"),
         "build_time": str(bi.get("buildTime") or inputs.index.get("meta", {}).get(
             "buildTime") or ""),
+        "registries": registry_note(bi.get("trustedRegistries")),
     }
+
+
+def registry_note(trusted: Any) -> str:
+    """The footer's trusted-registry policy: `every registry allowed` when there is no list."""
+    if not trusted:
+        return "every registry allowed (no trusted-registry list)"
+    return "registries limited to " + ", ".join(str(t) for t in trusted)
 
 
 def effective_config(config: Path, *, docs: Path, site: Path, res: SiteResources,

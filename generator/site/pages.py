@@ -128,6 +128,37 @@ def _invert(text: str) -> str:
     return "".join(chr(0x10FFFF - ord(ch)) for ch in text)
 
 
+def _is_hex_slug(text: str) -> bool:
+    return len(text) >= 16 and all(c in "0123456789abcdef" for c in text)
+
+
+def _short_hash(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class FreshSummary:
+    """A recipe's freshness over each signer's latest verified evidence.
+
+    `state` is `stale` if any latest attestation is stale, `unknown` if any could not be
+    compared (and none is stale), `fresh` if all match, `none` without verified evidence.
+    """
+
+    state: str
+    text: str
+    fresh: int
+    stale: int
+    unknown: int
+    newest: str | None
+    oldest: str | None
+
+    @property
+    def total(self) -> int:
+        return self.fresh + self.stale + self.unknown
+
+
 def _counted_evidence(p: Mapping[str, Any]) -> bool:
     return verdict_of(p) in ("verified", "failures") and p.get("evidence") is not None
 
@@ -147,22 +178,45 @@ class SiteModel:
         self.tabs = tabs_of(index)
         self.build_time = str(build_info.get("buildTime") or index.get("meta", {}).get(
             "buildTime") or "")
+        self.labels = self._readable_labels()
 
     # ---------------------------------------------------------------- signers
+    def _readable_labels(self) -> dict[str, str]:
+        """Unlisted sources labelled only by a hex slug get `unlisted signer N (<8 hex>…)`."""
+        out: dict[str, str] = {}
+        n = 0
+        for src in sorted(self.sources):
+            info = self.sources[src]
+            raw = str(info.get("label") or "")
+            if raw and not _is_hex_slug(raw):
+                out[src] = raw
+                continue
+            if info.get("allowlisted"):
+                out[src] = raw or f"signer {src[:8]}…"
+                continue
+            n += 1
+            out[src] = f"unlisted signer {n} ({src[:8]}…)"
+        return out
+
     def label(self, src: str | None, pointer: Mapping[str, Any] | None = None) -> str:
-        if src and src in self.sources:
-            return str(self.sources[src].get("label") or src[:12])
+        """A readable, PII-free name: the allowlist label, else a numbered unlisted signer."""
+        if src and src in self.labels:
+            return self.labels[src]
         if pointer is not None:
             signer = pointer.get("signer") or {}
-            if signer.get("label"):
+            if signer.get("label") and not _is_hex_slug(str(signer["label"])):
                 return str(signer["label"])
             verified = (signer.get("verified") or {}).get("identity")
             if verified:
-                return f"unlisted signer ({str(verified)[:40]})"
+                return f"unlisted signer ({_short_hash(str(verified))}…)"
             claimed = (signer.get("claimed") or {}).get("identity")
             if claimed:
-                return f"unverified claim ({str(claimed)[:40]})"
+                return f"unverified claim ({_short_hash(str(claimed))}…)"
         return "unknown signer"
+
+    def identity(self, src: str) -> str:
+        """The full signer identity of a source (shown only behind a disclosure)."""
+        return str(self.sources.get(src, {}).get("signerId") or "")
 
     def counted(self, src: str) -> bool:
         return bool(self.sources.get(src, {}).get("allowlisted"))
@@ -202,9 +256,32 @@ class SiteModel:
     def problems(self) -> list[Mapping[str, Any]]:
         return [p for p in self.pointers if verdict_of(p) in ("rejected", "pending", "no-verdict")]
 
+    def stale_recipes(self) -> list[str]:
+        """Recipes whose latest evidence includes a stale attestation, in catalog order."""
+        return [t.recipe for t in self.tabs if self.stale(t.recipe)]
+
     def stale(self, recipe: str) -> bool:
+        return self.freshness(recipe).state == "stale"
+
+    def freshness(self, recipe: str) -> FreshSummary:
+        """Freshness of each signer's latest verified evidence, summarised for the recipe."""
         latest = self.latest_evidence(recipe)
-        return any((p.get("freshness") or {}).get("state") == "stale" for p in latest)
+        states = [(p.get("freshness") or {}).get("state") for p in latest]
+        fresh = states.count("fresh")
+        stale = states.count("stale")
+        unknown = len(states) - fresh - stale
+        times = sorted(str(p["evidence"].get("attestedAt") or "") for p in latest)
+        newest = times[-1] if times else None
+        oldest = times[0] if times else None
+        if not latest:
+            return FreshSummary("none", "no verified evidence", 0, 0, 0, None, None)
+        if stale:
+            first = next(p for p in latest if (p.get("freshness") or {}).get("state") == "stale")
+            text = freshness_text(first.get("freshness") or {})
+            return FreshSummary("stale", text, fresh, stale, unknown, newest, oldest)
+        if unknown:
+            return FreshSummary("unknown", "unknown", fresh, stale, unknown, newest, oldest)
+        return FreshSummary("fresh", "fresh", fresh, stale, unknown, newest, oldest)
 
     # ---------------------------------------------------------------- bandwidth
     def readings(self, recipe: str) -> dict[str, tuple[list[Reading], list[Reading]]]:
@@ -281,7 +358,9 @@ def render_pages(model: SiteModel, templates: Path) -> dict[str, str]:
     env = _environment(templates)
     common = {"m": model, "build_time": model.build_time, "aicr_command": aicr_command,
               "signer_columns": signer_columns, "grid_rows": grid_rows,
-              "counts_text": counts_text, "k8s_minors": k8s_minors}
+              "counts_text": counts_text, "k8s_minors": k8s_minors,
+              "hardware_matrix": hardware_matrix, "components_matrix": components_matrix,
+              "criteria_matrix": criteria_matrix, "validator_images": validator_images}
     pages: dict[str, str] = {}
 
     def render(name: str, path: str, **extra: Any) -> None:
@@ -337,6 +416,18 @@ class Row:
     reported: int
     notes: tuple[str, ...]
     cells: tuple[Cell, ...]
+    flags: tuple[str, ...] = ()
+
+    @property
+    def detail(self) -> str:
+        """Everything about the consensus in one sentence (the cell's tooltip)."""
+        c = self.counts
+        parts = [f"allowlisted signers: {c.get('pass', 0)} pass, {c.get('fail', 0)} fail, "
+                 f"{c.get('notRun', 0)} not run"]
+        if self.reported:
+            parts.append(f"{self.reported} reported by unlisted signers, not counted")
+        parts.extend(self.notes)
+        return "; ".join(parts)
 
 
 def grid_rows(model: SiteModel, grid: Mapping[str, Any], columns: Sequence[str],
@@ -370,21 +461,26 @@ def grid_rows(model: SiteModel, grid: Mapping[str, Any], columns: Sequence[str],
                 cells.append(Cell("none", None, "", "", "", ""))
         state = str(t.get("consensus"))
         notes = []
+        flags = []
         if state == "CONFIRMED":
-            notes.append("same recipe digest" if t.get("sameDigest")
-                         else "signers attested different recipe digests")
+            if t.get("sameDigest"):
+                notes.append("same recipe digest")
+            else:
+                notes.append("signers attested different recipe digests")
+                flags.append("digests differ")
             if t.get("oneOrg"):
                 notes.append("all passes from one organisation")
+                flags.append("one org")
             else:
                 notes.append(f"{t.get('distinctOrgs')} organisations")
         rows.append(Row(str(t["phase"]), str(t["name"]), state,
                         int(model.states.get(state, {}).get("rank", 0)), t.get("counts") or {},
-                        int(t.get("reported") or 0), tuple(notes), tuple(cells)))
+                        int(t.get("reported") or 0), tuple(notes), tuple(cells), tuple(flags)))
     return rows
 
 
 def counts_text(row: Row) -> str:
-    """The consensus cell's counts in words."""
+    """The consensus cell's one short count line (allowlisted signers only)."""
     c = row.counts
     parts = [f"{c.get('pass', 0)} pass", f"{c.get('fail', 0)} fail"]
     if c.get("notRun"):
@@ -402,3 +498,91 @@ def k8s_minors(grids: Sequence[Mapping[str, Any]]) -> list[str]:
         return tuple(int(x) if x.isdigit() else 0 for x in v.split("."))
 
     return sorted(found, key=key, reverse=True)
+
+
+@dataclass(frozen=True)
+class MCell:
+    """One signer's value in a comparison table; `value` None means not reported."""
+
+    value: str | None
+    note: str = ""
+    warn: bool = False
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """One row of a side-by-side comparison over each signer's latest evidence."""
+
+    label: str
+    detail: str
+    cells: tuple[MCell, ...]
+
+    @property
+    def sources(self) -> str:
+        """Where the values were read (`fingerprint`, `snapshot`, `recipe`), distinct, in order."""
+        return ", ".join(dict.fromkeys(c.note for c in self.cells if c.value is not None
+                                       and c.note)) or "–"
+
+    @property
+    def differs(self) -> bool:
+        """Do the signers that reported a value disagree on it?"""
+        return len({c.value for c in self.cells if c.value is not None}) > 1
+
+
+def _ordered_keys(lists: Sequence[Sequence[Mapping[str, Any]]], key: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for items in lists:
+        for item in items:
+            seen.setdefault(str(item.get(key)), None)
+    return list(seen)
+
+
+def hardware_matrix(latest: Sequence[Mapping[str, Any]]) -> list[MatrixRow]:
+    """Hardware facts (rows) by signer (columns), with where each value was read."""
+    per = [list(p["evidence"].get("hardware") or []) for p in latest]
+    rows = []
+    for key in _ordered_keys(per, "key"):
+        found = [next((h for h in hw if str(h.get("key")) == key), None) for hw in per]
+        first = next(h for h in found if h is not None)
+        cells = tuple(MCell(None) if h is None or h.get("value") is None else
+                      MCell(str(h["value"]), str(h.get("source") or "")) for h in found)
+        rows.append(MatrixRow(str(first.get("label") or key), str(first.get("detail") or ""),
+                              cells))
+    return rows
+
+
+def components_matrix(latest: Sequence[Mapping[str, Any]]) -> list[MatrixRow]:
+    """Component versions (rows) by signer (columns)."""
+    per = [list(p["evidence"].get("components") or []) for p in latest]
+    rows = []
+    for name in sorted(_ordered_keys(per, "name")):
+        found = [next((c for c in comps if str(c.get("name")) == name), None) for comps in per]
+        rows.append(MatrixRow(name, "", tuple(MCell(None) if c is None else
+                                              MCell(str(c.get("version"))) for c in found)))
+    return rows
+
+
+def criteria_matrix(latest: Sequence[Mapping[str, Any]]) -> list[MatrixRow]:
+    """Recipe criteria (rows): what the recipe requires and what each signer's cluster provides."""
+    per = [list((p["evidence"].get("criteriaMatch") or {}).get("dimensions") or [])
+           for p in latest]
+    rows = []
+    for dim in _ordered_keys(per, "dimension"):
+        found = [next((d for d in ds if str(d.get("dimension")) == dim), None) for ds in per]
+        first = next(d for d in found if d is not None)
+        cells = tuple(MCell(None) if d is None or d.get("fingerprintProvides") is None else
+                      MCell(str(d["fingerprintProvides"]), str(d.get("match") or ""),
+                            bool(d.get("mismatched"))) for d in found)
+        rows.append(MatrixRow(dim, str(first.get("recipeRequires") or "–"), cells))
+    return rows
+
+
+def validator_images(latest: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], int]]:
+    """Distinct validator images over the latest evidence, with how many signers used each."""
+    seen: dict[str, tuple[Mapping[str, Any], int]] = {}
+    for p in latest:
+        for img in p["evidence"].get("validatorImages") or []:
+            key = f"{img.get('image')}@{img.get('digest')}"
+            prev = seen.get(key)
+            seen[key] = (img, 1 if prev is None else prev[1] + 1)
+    return [seen[k] for k in sorted(seen)]

@@ -28,7 +28,7 @@ RULES: dict[str, str] = {
     "yaml": "the file is valid YAML (one document, plain data)",
     "pointer-shape": "the document and its blocks are mappings/lists of the right type",
     "schema-version": "schemaVersion is 1.0 or 1.0.x",
-    "recipe-name": "recipe is a non-empty, single safe path segment",
+    "recipe-name": "recipe is a non-empty, single safe path segment of at most 200 characters",
     "profile-grammar": "profile is name=value, each side [A-Za-z0-9._-]+",
     "profile-suffix": "recipe ends with -<lower(name)>-<lower(value)> of the profile",
     "attestation-count": "attestations holds exactly one entry",
@@ -45,7 +45,9 @@ RULES: dict[str, str] = {
 RETIRED_DOMAIN = "aicr.nvidia.com"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _PROFILE_SIDE = re.compile(r"[A-Za-z0-9._-]+")
-_RECIPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
+_RECIPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+"""At most 200 characters: the name becomes `series/<recipe>.json` and `recipes/<recipe>.md`
+(the corroboration board's slug bound), which must stay under the file system's 255."""
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})"
 )
@@ -159,8 +161,8 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
                     hint="set recipe: to the recipe's name")
     if not _RECIPE.fullmatch(recipe):
         raise _fail("recipe-name", "recipe is not a single safe path segment", file, "recipe",
-                    expected="letters, digits, '.', '_' and '-' only, starting with a letter or "
-                             "digit (no '/', no '..')",
+                    expected="at most 200 letters, digits, '.', '_' and '-', starting with a "
+                             "letter or digit (no '/', no '..')",
                     found=_show(recipe), hint="use the recipe name aicr derives from criteria")
 
     profile_raw = _string(doc, "profile")

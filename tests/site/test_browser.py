@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,13 @@ def test_overview_lists_every_recipe_with_state(site: Site, documents: dict[str,
     assert site.outside() == [] and site.errors == []
 
 
+def _open_tab(page: Any, tab: str) -> None:
+    page.locator(f".ev-tab-labels label[for='{tab}']").click()
+    page.wait_for_selector(f".ev-panel[data-tab='{tab}']", state="visible")
+
+
 def _chart_matches_table(page: Any) -> None:
+    _open_tab(page, "bandwidth")
     page.wait_for_selector(".evidence-chart[data-kind='latest'][data-drawn='1'] .main-svg")
     chart = page.locator(".evidence-chart[data-kind='latest']").first
     ys = chart.evaluate("el => el.data[0].y")
@@ -101,18 +108,67 @@ def _chart_matches_table(page: Any) -> None:
 
 def test_recipe_page_direct_load(site: Site) -> None:
     page = site.go(f"recipes/{KUBE}/")
-    assert page.locator("table").filter(has_text="GPU model").count() >= 2
     assert page.locator(".evidence-grid:visible .grid-row").count() == 8
     assert "not counted" in page.locator(".evidence-grid:visible thead").inner_text()
-    _chart_matches_table(page)
+    # one line per consensus cell: the grid stays compact
+    cell = page.locator(".evidence-grid:visible td.consensus").first
+    line = cell.evaluate("el => parseFloat(getComputedStyle(el).lineHeight)")
+    assert cell.bounding_box()["height"] < 2.6 * line
+    assert "organisations" in (cell.get_attribute("title") or "")
     site.shot("recipe")
     page.fill("[data-grid='filter']", "nccl")
     assert page.locator(".evidence-grid:visible .grid-row:visible").count() == 2
+    assert page.locator(".ev-panel[data-tab='hardware']").is_hidden()
+    _open_tab(page, "hardware")
+    hw = page.locator(".ev-panel[data-tab='hardware'] table").filter(has_text="GPU model")
+    assert hw.count() == 1
+    runs = page.locator(".ev-panel[data-tab='hardware'] table").filter(has_text="attested")
+    signers = runs.locator("thead th").count() - 1  # one column per signer's latest run
+    assert signers == 3 and hw.locator("thead th").count() == signers + 2
+    assert page.locator(".evidence-grid").first.is_hidden()
+    _chart_matches_table(page)
+    assert page.url.endswith("#bandwidth")
     assert site.outside() == [] and site.errors == []
 
 
+def test_tabs_follow_the_hash_and_page_fits(site: Site) -> None:
+    page = site.go("recipes/gb200-eks-ubuntu-training/#evidence")
+    page.wait_for_selector(".ev-panel[data-tab='evidence']", state="visible")
+    assert page.locator(".ev-panel[data-tab='checks']").is_hidden()
+    card = page.locator(".pointer-card").filter(has_text="stale").first
+    why = card.locator("details.stale-why")
+    assert why.get_attribute("open") is None  # collapsed until asked
+    why.locator("summary").first.click()
+    assert "recipes: bump gpu-operator to v25.3.0" in why.inner_text()
+    why.locator("details.stale-diff summary").click()
+    assert "+      version: v25.3.0" in why.locator("pre.diff").inner_text()
+    site.shot("recipe-stale")
+    for path in ["", f"recipes/{KUBE}/", "rejected/"]:
+        page = site.go(path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= page.viewport_size["width"], path
+
+
+def test_stale_filter_and_freshness_column(site: Site, documents: dict[str, Any]) -> None:
+    page = site.go("")
+    stale = page.locator(".catalog-row[data-recipe='gb200-eks-ubuntu-training'] td.freshness")
+    text = " ".join(stale.inner_text().split())
+    assert re.search(r"stale \([0-9a-f]{12}… vs current [0-9a-f]{12}…\)", text), text
+    unknown = page.locator(".catalog-row[data-recipe='b200-gke-ubuntu-inference'] td.freshness")
+    assert unknown.inner_text().strip().endswith("unknown")
+    fresh = page.locator(f".catalog-row[data-recipe='{KUBE}'] td.freshness")
+    assert fresh.inner_text().strip().endswith("fresh")
+    page.check("[data-filter='stale']")
+    visible = page.locator(".catalog-row:visible")
+    assert visible.count() == 1
+    assert visible.first.get_attribute("data-recipe") == "gb200-eks-ubuntu-training"
+    page.click(".filter-reset")
+    assert page.locator(".catalog-row:visible").count() == len(
+        [t for g in documents["index"]["groups"] for d in g["dashboards"] for t in d["tabs"]])
+
+
 def test_dark_mode_recolours_chart(site: Site) -> None:
-    page = site.go(f"recipes/{KUBE}/")
+    page = site.go(f"recipes/{KUBE}/#bandwidth")
     page.wait_for_selector(".evidence-chart[data-themed='default']")
     before = page.locator(".evidence-chart .xtick text").first.evaluate(
         "el => getComputedStyle(el).fill")

@@ -84,11 +84,9 @@
     var values = {};
     if (parts.length >= 1) { values.service = parts[0]; }
     if (parts.length >= 2) {
-      var d = parts[1];
-      var dash = catalog.querySelector(".catalog-group[data-service='" + CSS.escape(parts[0]) +
-        "'] .catalog-dashboard[data-dashboard='" + CSS.escape(d) + "']");
-      if (dash) {
-        var row = dash.querySelector(".catalog-row");
+      var row = catalog.querySelector(".catalog-row[data-service='" + CSS.escape(parts[0]) +
+        "'][data-dashboard='" + CSS.escape(parts[1]) + "']");
+      if (row) {
         values.accelerator = row.getAttribute("data-accelerator");
         values.os = row.getAttribute("data-os");
       }
@@ -148,8 +146,47 @@
     apply();
   }
 
-  function boot() { setupFilters(); setupGrid(); routeHash(); }
-  window.addEventListener("hashchange", routeHash);
+  /* ------------------------------------------------------------- recipe page tabs */
+  /* The tabs work without JavaScript (radio inputs + CSS :has). This only keeps the URL and
+     the selected tab in step: `#evidence` opens the Evidence tab, an anchor inside a panel
+     opens that panel, and choosing a tab updates the hash without scrolling. */
+  function choose(input) {
+    if (!input || input.checked) { return; }
+    input.checked = true;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function tabForHash() {
+    var tabs = document.querySelector(".ev-tabs");
+    var id = window.location.hash.slice(1);
+    if (!tabs || !id || id.charAt(0) === "/") { return; }
+    try { id = decodeURIComponent(id); } catch (e) { return; }
+    var target = document.getElementById(id);
+    if (!target || !tabs.contains(target)) { return; }
+    if (target.matches(".ev-tab-labels input")) { choose(target); return; }
+    var panel = target.closest(".ev-panel");
+    if (panel) {
+      choose(document.getElementById(panel.getAttribute("data-tab")));
+      target.scrollIntoView();
+    }
+  }
+
+  function setupTabs() {
+    var tabs = document.querySelector(".ev-tabs");
+    if (!tabs || tabs.getAttribute("data-ready")) { return; }
+    tabs.setAttribute("data-ready", "1");
+    all(tabs, ".ev-tab-labels input").forEach(function (input) {
+      input.addEventListener("change", function () {
+        if (input.checked && window.history && window.history.replaceState) {
+          window.history.replaceState(window.history.state, "", "#" + input.id);
+        }
+      });
+    });
+    tabForHash();
+  }
+
+  function boot() { setupFilters(); setupGrid(); setupTabs(); routeHash(); }
+  window.addEventListener("hashchange", function () { routeHash(); tabForHash(); });
   if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
     window.document$.subscribe(function () { boot(); });
   }

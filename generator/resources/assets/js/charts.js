@@ -29,6 +29,7 @@
     if (typeof window.Plotly === "undefined") { return; }
     var nodes = document.querySelectorAll(".evidence-chart:not([data-drawn])");
     Array.prototype.forEach.call(nodes, function (el) {
+      if (el.offsetParent === null) { return; }  /* in a hidden tab: drawn when it is shown */
       var fig;
       try { fig = JSON.parse(el.getAttribute("data-figure")); } catch (e) {
         el.textContent = "chart data could not be read; the table below has the numbers";
@@ -53,6 +54,16 @@
         window.Plotly.relayout(el, t).then(function () { el.setAttribute("data-themed", scheme); });
       });
   }
+
+  /* a recipe tab became visible: draw its charts at their real size, resize drawn ones */
+  document.addEventListener("change", function (ev) {
+    var t = ev.target;
+    if (!t || !t.matches || !t.matches(".ev-tab-labels input")) { return; }
+    drawAll();
+    if (typeof window.Plotly === "undefined") { return; }
+    Array.prototype.forEach.call(document.querySelectorAll(".evidence-chart[data-drawn='1']"),
+      function (el) { if (el.offsetParent !== null) { window.Plotly.Plots.resize(el); } });
+  });
 
   var observer = new MutationObserver(retheme);
   function watch() {

@@ -1,0 +1,256 @@
+"""The build benchmark: `python -m bench.run --sizes 100,1000,10000`.
+
+For each size it generates (or reuses) a synthetic signed tree (`bench.gen`), then measures in
+child processes, one at a time:
+
+- cold: `evidence-dashboard build` with an empty cache;
+- warm: the same build again, same cache, nothing changed (must verify nothing again);
+- the floor: sigstore-python `verify_dsse` alone over the same bundles, in one process and
+  over `--jobs` processes.
+
+It prints per size the wall times, each build as a ratio to the floor, verdict-cache hits and
+misses, pages per second, the phases and the peak memory of the whole process tree (the sum of
+the resident sets of the child and its descendants, sampled from /proc every 20 ms), then the
+time per attestation between sizes. Only public tools: Python's own timers and /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.gen import TreeInfo, generate_tree, shape_for
+
+TARGETS = {"cold_s": 60.0, "cold_ratio": 4.0, "warm_s": 15.0, "memory_mib": 1024.0}
+"""The issue's targets at 10,000 attestations on a 2-core machine."""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One child run: wall time, peak tree memory and what the child reported."""
+
+    wall: float
+    peak_mib: float
+    result: dict[str, Any]
+
+
+def _children_of() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss_kib(root: int) -> int:
+    """Resident memory of `root` and all its descendants, in KiB."""
+    tree = _children_of()
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += _rss_kib(pid)
+        todo.extend(tree.get(pid, ()))
+    return total
+
+
+def measure(argv: Sequence[str], result_file: Path) -> Measured:
+    """Run `argv` as a child, sampling the process tree's memory; read its JSON result."""
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true")
+    start = time.perf_counter()
+    proc = subprocess.Popen(list(argv), env=env, stdout=subprocess.DEVNULL)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss_kib(proc.pid))
+            done.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    code = proc.wait()
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if code != 0:
+        raise SystemExit(f"bench: {' '.join(argv[:4])} ... exited {code}")
+    result = json.loads(result_file.read_text(encoding="utf-8"))
+    return Measured(wall, peak / 1024, result)
+
+
+def build_argv(info: TreeInfo, out: Path, cache: Path, jobs: int, result: Path) -> list[str]:
+    return [sys.executable, "-m", "bench.child", "build", str(result), "--",
+            "--recipes", str(info.root), "--out", str(out), "--cache", str(cache),
+            "--oci-layout", str(info.layout), "--trust-root", str(info.trust_root),
+            "--offline", "--quiet", "--jobs", str(jobs), "--config", str(_config())]
+
+
+def _config() -> Path:
+    """The repository's mkdocs.yml (the build's default when run from the repository root)."""
+    return Path(__file__).resolve().parents[1] / "mkdocs.yml"
+
+
+def floor_argv(info: TreeInfo, jobs: int, result: Path) -> list[str]:
+    return [sys.executable, "-m", "bench.child", "floor", str(result), str(info.layout),
+            str(info.trust_root), "--jobs", str(jobs)]
+
+
+def _pages(site: Path) -> int:
+    return sum(1 for _ in site.rglob("*.html"))
+
+
+def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
+    """Generate (or reuse) the tree of `size` attestations and measure it."""
+    shape = shape_for(size)
+    folder = work / f"tree-{size}-{shape.key()}"
+    start = time.perf_counter()
+    info = generate_tree(shape, folder)
+    generated = time.perf_counter() - start
+    print(f"  tree: {info.pointers} pointers, {shape.recipes} recipes x {shape.signers} signers "
+          f"x {shape.builds} builds ({'reused' if info.reused else f'generated in {generated:.1f} s'})",
+          flush=True)
+    runs = work / f"run-{size}"
+    shutil.rmtree(runs, ignore_errors=True)
+    runs.mkdir(parents=True)
+    cache, out = runs / "cache", runs / "site"
+    figures: dict[str, Any] = {"size": size, "recipes": shape.recipes, "jobs": jobs}
+    for label in ("cold", "warm"):
+        result = runs / f"{label}.json"
+        m = measure(build_argv(info, out, cache, jobs, result), result)
+        figures[label] = m
+        print(f"  {label}: {m.wall:.1f} s, peak {m.peak_mib:.0f} MiB, "
+              f"{m.result['hits']} hits / {m.result['misses']} misses", flush=True)
+    figures["pages"] = _pages(out)
+    for label, n in (("floor1", 1), ("floorN", jobs)):
+        result = runs / f"{label}.json"
+        m = measure(floor_argv(info, n, result), result)
+        figures[label] = m
+        print(f"  floor over {n} process(es): {m.result['total']:.1f} s "
+              f"({m.result['verified']}/{m.result['bundles']} bundles verified)", flush=True)
+    shutil.rmtree(out, ignore_errors=True)
+    return figures
+
+
+def _phase_text(result: dict[str, Any]) -> str:
+    phases = result["phases"]
+    verify = phases.get("verify", 0.0)
+    order = [("verify", verify), ("evaluate-rest", phases.get("evaluate", 0.0) - verify),
+             ("data", phases.get("data writers", 0.0)),
+             ("pages", phases.get("render pages", 0.0)), ("mkdocs", phases.get("mkdocs", 0.0))]
+    return " ".join(f"{k} {v:.1f}" for k, v in order)
+
+
+def report(rows: Sequence[dict[str, Any]]) -> str:
+    """The table: one block per size, then the scaling between sizes and the targets."""
+    lines = []
+    head = (f"{'size':>6} {'build':<5} {'wall s':>7} {'x floor1':>8} {'x floorN':>8} "
+            f"{'hits':>6} {'misses':>6} {'pages/s':>7} {'peak MiB':>8}  phases (s)")
+    lines.append(head)
+    lines.append("-" * len(head))
+    for row in rows:
+        f1 = row["floor1"].result["total"]
+        fn = row["floorN"].result["total"]
+        for label in ("cold", "warm"):
+            m: Measured = row[label]
+            site_s = m.result["phases"].get("render pages", 0.0) + m.result["phases"].get(
+                "mkdocs", 0.0)
+            pps = row["pages"] / site_s if site_s else 0.0
+            lines.append(
+                f"{row['size']:>6} {label:<5} {m.wall:>7.1f} {m.wall / f1:>8.2f} "
+                f"{m.wall / fn:>8.2f} {m.result['hits']:>6} {m.result['misses']:>6} "
+                f"{pps:>7.1f} {m.peak_mib:>8.0f}  {_phase_text(m.result)}")
+        lines.append(f"{row['size']:>6} floor {f1:>7.1f} (1 process), {fn:.1f} s over "
+                     f"{row['jobs']} processes; {row['pages']} pages, {row['recipes']} recipes")
+    lines.append("")
+    lines.append("time per attestation (ms): size, cold, warm, floor1")
+    for row in rows:
+        n = row["size"]
+        lines.append(f"  {n:>6} {1000 * row['cold'].wall / n:>8.2f} "
+                     f"{1000 * row['warm'].wall / n:>8.2f} "
+                     f"{1000 * row['floor1'].result['total'] / n:>8.2f}")
+    for a, b in zip(rows, rows[1:], strict=False):
+        grow = (b["cold"].wall / b["size"]) / (a["cold"].wall / a["size"])
+        lines.append(f"  cold per attestation {a['size']} -> {b['size']}: x{grow:.2f} "
+                     f"({'flat or better' if grow <= 1.1 else 'GROWS'})")
+    big = next((r for r in rows if r["size"] == 10_000), None)
+    if big is not None:
+        cold, warm = big["cold"], big["warm"]
+        checks = [
+            ("cold <= 60 s", cold.wall <= TARGETS["cold_s"]),
+            ("cold <= 4x floor (1 process)",
+             cold.wall <= TARGETS["cold_ratio"] * big["floor1"].result["total"]),
+            ("warm <= 15 s", warm.wall <= TARGETS["warm_s"]),
+            ("peak memory < 1 GiB",
+             max(cold.peak_mib, warm.peak_mib) < TARGETS["memory_mib"]),
+            ("warm verifies nothing", warm.result["misses"] == 0),
+        ]
+        lines.append("")
+        lines.append("targets at 10,000: " + "; ".join(
+            f"{name}: {'met' if ok else 'MISSED'}" for name, ok in checks))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="100,1000,10000",
+                        help="attestation counts, comma-separated (multiples of 10)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="--jobs for the builds and the parallel floor")
+    parser.add_argument("--work", type=Path, default=Path("build") / "bench",
+                        help="where trees, caches and results go (trees are reused)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args(argv)
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        for size in sizes:
+            shape_for(size)
+    except ValueError as exc:
+        parser.error(f"--sizes: {exc}")
+    rows = []
+    for size in sizes:
+        print(f"size {size}:", flush=True)
+        rows.append(run_size(size, args.work.absolute(), args.jobs))
+    print()
+    print(report(rows))
+    if args.json is not None:
+        args.json.write_text(json.dumps([_plain(r) for r in rows], indent=2) + "\n",
+                             encoding="utf-8")
+    return 0
+
+
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: ({"wall": v.wall, "peakMiB": v.peak_mib, **v.result}
+                if isinstance(v, Measured) else v) for k, v in row.items()}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

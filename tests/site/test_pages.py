@@ -1,0 +1,90 @@
+"""Page model rules: readable signer labels, the recipe freshness summary, compact consensus."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from generator.site.build import registry_note
+from generator.site.pages import Row, SiteModel, counts_text
+from tests.site.test_golden import rendered
+
+
+def _model(documents: dict[str, Any]) -> SiteModel:
+    return SiteModel(documents["index"], documents["series"], documents["pointers"],
+                     documents["build_info"])
+
+
+def test_hex_labelled_unlisted_signers_get_numbered_names(documents: dict[str, Any]) -> None:
+    docs = copy.deepcopy(documents)
+    unlisted = sorted(s for s, i in docs["index"]["sources"].items() if not i["allowlisted"])
+    for src in unlisted:
+        docs["index"]["sources"][src]["label"] = docs["index"]["sources"][src]["slug"]
+        docs["index"]["sources"][src]["signerId"] = "someone@example.org"
+    model = _model(docs)
+    for n, src in enumerate(unlisted, start=1):
+        assert model.label(src) == f"unlisted signer {n} ({src[:8]}…)"
+    page = rendered(docs)[f"sources/{docs['index']['sources'][unlisted[0]]['slug']}.md"]
+    title = page.split("# ", 1)[1].splitlines()[0]
+    assert "someone" not in title and "unlisted signer 1" in title
+    assert "someone@example.org" in page.split("<details", 1)[1]  # behind the disclosure
+
+
+def test_allowlisted_labels_are_kept(documents: dict[str, Any]) -> None:
+    model = _model(documents)
+    for src, info in documents["index"]["sources"].items():
+        if info["allowlisted"]:
+            assert model.label(src) == info["label"]
+
+
+@pytest.mark.parametrize(("recipe", "state"), [
+    ("gb200-eks-ubuntu-training", "stale"),
+    ("b200-gke-ubuntu-inference", "unknown"),
+    ("h100-eks-ubuntu-training-kubeflow", "fresh"),
+    ("l40s-lke-ubuntu-inference", "none"),
+])
+def test_recipe_freshness_summary(documents: dict[str, Any], recipe: str, state: str) -> None:
+    fs = _model(documents).freshness(recipe)
+    assert fs.state == state
+    if state == "stale":
+        assert fs.text.startswith("stale (") and " vs current " in fs.text
+    overview = rendered(documents)["index.md"]
+    row = overview.split(f'data-recipe="{recipe}"', 1)[1].split("</tr>", 1)[0]
+    assert f'data-fresh="{state}"' in row
+    assert ("current" in row) == (state == "stale")
+
+
+@pytest.mark.parametrize(("counts", "reported", "expect"), [
+    ({"pass": 3, "fail": 0, "notRun": 0}, 1, "3 pass · 0 fail"),
+    ({"pass": 1, "fail": 2, "notRun": 1}, 0, "1 pass · 2 fail · 1 not run"),
+])
+def test_counts_line_is_one_short_line(counts: dict[str, int], reported: int,
+                                       expect: str) -> None:
+    row = Row("deployment", "x", "CONFIRMED", 5, counts, reported, ("same recipe digest",), ())
+    assert counts_text(row) == expect
+    assert ("not counted" in row.detail) == bool(reported)
+    assert "same recipe digest" in row.detail
+
+
+@pytest.mark.parametrize(("trusted", "expect"), [
+    (None, "every registry allowed"), ([], "every registry allowed"),
+    (["ghcr.io/acme"], "registries limited to ghcr.io/acme"),
+])
+def test_registry_note(trusted: list[str] | None, expect: str) -> None:
+    assert registry_note(trusted).startswith(expect)
+
+
+def test_cached_verdict_and_registry_policy_are_shown(documents: dict[str, Any]) -> None:
+    pages = rendered(documents)
+    cached = [p for p in documents["pointers"]["pointers"] if p["verify"]["verifiedAt"]]
+    assert cached
+    page = pages[f"recipes/{cached[0]['recipe']}.md"]
+    assert f"verified at <time datetime=\"{cached[0]['verify']['verifiedAt']}\"" in page
+    assert "every registry allowed" in pages["about.md"]
+
+
+def test_attestation_age_against_build_time(documents: dict[str, Any]) -> None:
+    page = rendered(documents)["recipes/b200-gke-ubuntu-inference.md"]
+    assert "days before this build" in page
