@@ -23,7 +23,7 @@ from tests.determinism.conftest import ENV_A, EPOCH, build, copy_demo
 
 Builds = Callable[[str], Path]
 #: An age relative to the build: "N days before this build", "N days before build", "1 day ...".
-AGE = re.compile(rb"\b(\d+)(?= days? before\b)")
+AGE = re.compile(rb"\b(\d+)(?= days?\b)")
 
 
 def tree(root: Path) -> dict[str, bytes]:

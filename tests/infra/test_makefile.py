@@ -191,10 +191,12 @@ def test_lint_reports_both_linters_and_fails_if_either_fails(sandbox: Sandbox, f
     assert {"ruff check .", "mypy generator"} <= set(sandbox.calls())
 
 
-def test_bench_is_a_placeholder_that_passes(sandbox: Sandbox) -> None:
-    done = sandbox.make("bench")
+def test_bench_runs_the_benchmark_at_three_sizes(sandbox: Sandbox) -> None:
+    done = sandbox.make("-n", "bench")
     assert done.returncode == 0
-    assert "later issue" in done.stdout
+    assert "-m bench.run --sizes 100,1000,10000" in done.stdout
+    smaller = sandbox.make("-n", "bench", "BENCH_SIZES=100")
+    assert "-m bench.run --sizes 100" in smaller.stdout and "10000" not in smaller.stdout
 
 
 def test_clean_removes_outputs_but_keeps_the_venv(sandbox: Sandbox) -> None:
