@@ -8,7 +8,6 @@ the baked recipe rollup) are additive.
 from generator.corroborate.board import (
     Board,
     BoardEntry,
-    Coordinate,
     Dashboard,
     Group,
     Naming,
@@ -57,6 +56,7 @@ from generator.corroborate.states import (
     rollup,
     tally,
 )
+from generator.recipe.names import Coordinate
 
 __all__ = [
     "ROW_STATES",

@@ -30,6 +30,7 @@ from generator.model import (
     SourceSlug,
     Verified,
 )
+from generator.recipe.names import Coordinate
 
 _SAFE_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _PROFILE = re.compile(r"([A-Za-z0-9._-]+)=([A-Za-z0-9._-]+)")
@@ -94,17 +95,6 @@ def board_entry(
 
 
 # --------------------------------------------------------------------------- outputs
-
-
-@dataclass(frozen=True)
-class Coordinate:
-    group: str
-    dashboard: str
-    tab: str
-
-    @property
-    def path(self) -> str:
-        return f"{self.group}/{self.dashboard}/{self.tab}"
 
 
 @dataclass(frozen=True)
