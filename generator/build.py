@@ -63,6 +63,8 @@ class BuildOptions:
     data_only: bool = False
     source_date_epoch: int | None = None
     site_url: str | None = None
+    bundle_refs: Path | None = None
+    """`--bundle-refs FILE`: digest-pinned bundles no pointer names (issue 3)."""
 
     @classmethod
     def from_cli(cls, values: Mapping[str, Any]) -> BuildOptions:
@@ -114,6 +116,7 @@ class BuildOptions:
             data_only=bool(values.get("data_only")),
             source_date_epoch=epoch,
             site_url=os.environ.get("SITE_URL") or None,
+            bundle_refs=values.get("bundle_refs"),
         )
 
 
@@ -211,7 +214,9 @@ def _engine(options: BuildOptions) -> tuple[Any, Any, Any]:
 
 
 def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
-                duplicate_of: Mapping[str, str], allowlist_digest: str
+                duplicate_of: Mapping[str, str], allowlist_digest: str,
+                refs: Sequence[Any] = (), ref_files: list[ParsedPointer] | None = None,
+                ref_duplicates: dict[str, str] | None = None,
                 ) -> tuple[dict[str, Verdict], dict[str, str], Any]:
     """Verify every usable, non-duplicate pointer (cached, in parallel). Returns verdicts by path.
 
@@ -221,6 +226,11 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     one GIL). Each worker builds its own trust, bundle source and verdict cache once, verifies
     chunks of pointers, stores each new verdict in the cache and sends it back as cache JSON.
     Results are keyed by path and returned in path order, whatever the workers' timing.
+
+    `refs` (`--bundle-refs` entries) are verified after the pointers, in-process, with the same
+    trust and bundle source; their derived pointers are appended to `ref_files` and their
+    verdicts keyed by their synthetic paths. A ref naming a bundle a pointer (or an earlier ref)
+    already names is recorded in `ref_duplicates` instead of being verified twice.
     """
     trust, source, verdicts_cache = _engine(options)
     todo = [f for f in files if isinstance(f, ParsedPointer) and f.location.path not in duplicate_of]
@@ -255,7 +265,34 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
         progress.close()
     order = {item.location.path: n for n, item in enumerate(todo)}
     ordered = dict(sorted(verdicts.items(), key=lambda kv: order[kv[0]]))
+    if refs:
+        ordered.update(_verify_refs(refs, todo, source, trust, ref_files, ref_duplicates))
     return ordered, verified_at, trust
+
+
+def _verify_refs(refs: Sequence[Any], todo: Sequence[ParsedPointer], source: Any, trust: Any,
+                 ref_files: list[ParsedPointer] | None, ref_duplicates: dict[str, str] | None
+                 ) -> dict[str, Verdict]:
+    """Verify `--bundle-refs` entries (first-party runs without a pointer file)."""
+    from generator.bundlerefs import derived_pointer, verify_bundle_ref
+
+    known = {str(item.pointer.bundle.digest): item.location.path for item in todo
+             if item.pointer.bundle.digest}
+    verdicts: dict[str, Verdict] = {}
+    for entry in refs:
+        first = known.get(str(entry.digest))
+        if first is not None:
+            if ref_files is not None:
+                ref_files.append(ParsedPointer(entry.location, derived_pointer(entry, {}, None)))
+            if ref_duplicates is not None:
+                ref_duplicates[entry.path] = first
+            continue
+        parsed, verdict = verify_bundle_ref(entry, source, trust)
+        known[str(entry.digest)] = entry.path
+        verdicts[entry.path] = verdict
+        if ref_files is not None:
+            ref_files.append(parsed)
+    return verdicts
 
 
 _MIN_PER_WORKER = 8
@@ -372,20 +409,27 @@ def evaluate(options: BuildOptions) -> Evaluation:
         )
     allowlist = load_allowlist(evidence_root / "allowlist.yaml")
     scan = scan_tree(options.recipes, allowlist=allowlist, allow_pending=options.allow_pending)
+    refs: tuple[Any, ...] = ()
+    if options.bundle_refs is not None:
+        from generator.bundlerefs import load_bundle_refs
+
+        refs = load_bundle_refs(options.bundle_refs)
+    ref_files: list[ParsedPointer] = []
+    duplicate_of: dict[str, str] = dict(scan.duplicate_of)
     verdicts, verified_at, trust = _verify_all(options, scan.files, scan.duplicate_of,
-                                               allowlist.digest)
+                                               allowlist.digest, refs, ref_files, duplicate_of)
     providers = _freshness_providers(options)
     from generator.freshness import StaleExplainer
     explainer = StaleExplainer.for_recipes(options.recipes)
 
     records: list[PointerRecord] = []
     entries = []
-    for item in scan.files:
+    for item in (*scan.files, *ref_files):
         path = item.location.path
         if isinstance(item, RejectedPointer):
             records.append(PointerRecord(pointer=item, verdict=schema_rejection(item)))
             continue
-        duplicate = scan.duplicate_of.get(path)
+        duplicate = duplicate_of.get(path)
         verdict = verdicts.get(duplicate or path)
         classification = None
         label = None

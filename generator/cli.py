@@ -73,6 +73,9 @@ def _engine_options(func: F) -> F:
                      help="An aicr binary for `aicr evidence digest` (freshness)."),
         click.option("--digests", type=click.Path(path_type=Path, dir_okay=False, exists=True),
                      help="Precomputed current recipe digests (YAML or JSON)."),
+        click.option("--bundle-refs", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                     help="Also verify these digest-pinned bundles (YAML or JSON list of ref, "
+                          "issuer, identityPattern, optional recipe), e.g. aicr's own CI runs."),
     ]
     for option in reversed(options):
         func = option(func)

@@ -342,6 +342,8 @@ def pointer_document(record: PointerRecord) -> dict[str, Any]:
             ],
             "rule": pf.rule if isinstance(pf, RejectedPointer) else None,
             "verifiedAt": record.verified_at,
+            "anonymous": (not verdict.needed_credentials
+                          if isinstance(verdict, Verified | Pending) else None),
         },
         "duplicateOf": record.duplicate_of,
         "freshness": _freshness(record.freshness),

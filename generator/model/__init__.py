@@ -402,6 +402,9 @@ class Verified:
     phase_failures: bool
     log_url: str | None = None
     """A public transparency-log link for the first entry, when the log is public."""
+    needed_credentials: bool = False
+    """True when the registry served the bundle only with credentials (issue 3): the evidence is
+    not anonymously reproducible. Appended with a default, so existing callers are unchanged."""
 
     @property
     def exit(self) -> VerifyExit:
@@ -414,6 +417,8 @@ class Pending:
 
     steps: tuple[Step, ...]
     evidence: Evidence
+    needed_credentials: bool = False
+    """As `Verified.needed_credentials` (appended with a default, issue 3)."""
 
     @property
     def exit(self) -> VerifyExit:

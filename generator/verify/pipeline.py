@@ -289,10 +289,11 @@ def verify_materialized(
                  failure_class=FailureClass.UNKNOWN,
                  hint="the pointer and the registry disagree; re-generate the pointer")
         return run.outcome()
-    run.passed(1, f"materialized {pointer.bundle.pinned_ref}", [
-        SubRow("bundleDigest", str(pulled)),
-        SubRow("files", str(len(files))),
-    ])
+    step1_rows = [SubRow("bundleDigest", str(pulled)), SubRow("files", str(len(files)))]
+    if getattr(materialized, "needed_credentials", False) is True:
+        step1_rows.append(SubRow("registry access", "needed credentials: not anonymously "
+                                 "reproducible", beyond_aicr=True))
+    run.passed(1, f"materialized {pointer.bundle.pinned_ref}", step1_rows)
 
     # ---- step 2: signature-verify
     ok: SignatureOk | None = None
@@ -330,8 +331,9 @@ def verify_materialized(
         rows.append(SubRow("pending", "true" if not failed else "false (phase failures recorded)"))
     run.steps.append(_step(5, StepStatus.INFORMATIONAL, "report assembled", rows))
     steps = tuple(run.steps)
+    credentials = getattr(materialized, "needed_credentials", False) is True
     if ok is None:
-        return Pending(steps=steps, evidence=evidence)
+        return Pending(steps=steps, evidence=evidence, needed_credentials=credentials)
     return Verified(
         steps=steps,
         signer=ok.signer,
@@ -339,6 +341,7 @@ def verify_materialized(
         evidence=evidence,
         phase_failures=failed,
         log_url=trust.log_url(ok.log_index, rekor_v2=ok.rekor_v2),
+        needed_credentials=credentials,
     )
 
 

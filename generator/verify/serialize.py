@@ -108,9 +108,11 @@ def verdict_to_json(verdict: Verdict) -> dict[str, Any]:
             evidence=_evidence_json(verdict.evidence),
             phaseFailures=verdict.phase_failures,
             logUrl=verdict.log_url,
+            neededCredentials=verdict.needed_credentials,
         )
     elif isinstance(verdict, Pending):
         doc["evidence"] = _evidence_json(verdict.evidence)
+        doc["neededCredentials"] = verdict.needed_credentials
     elif isinstance(verdict, Rejected):
         doc["cause"] = _cause_json(verdict.cause)
         doc["signer"] = _signer_json(verdict.signer) if verdict.signer else None
@@ -134,9 +136,11 @@ def verdict_from_json(doc: Mapping[str, Any]) -> Verdict:
                 evidence=_evidence_from(doc["evidence"]),
                 phase_failures=bool(doc["phaseFailures"]),
                 log_url=doc.get("logUrl"),
+                needed_credentials=doc.get("neededCredentials") is True,
             )
         if kind == "Pending":
-            return Pending(steps=steps, evidence=_evidence_from(doc["evidence"]))
+            return Pending(steps=steps, evidence=_evidence_from(doc["evidence"]),
+                           needed_credentials=doc.get("neededCredentials") is True)
         if kind == "Rejected":
             signer = doc.get("signer")
             return Rejected(steps=steps, cause=_cause_from(doc["cause"]),
