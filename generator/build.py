@@ -531,13 +531,48 @@ def _sigstore_version() -> str:
     return str(sigstore.__version__)
 
 
+STAGING_PREFIX = ".evidence-build-"
+
+
+def sweep_dead_staging(parent: Path) -> list[Path]:
+    """Remove staging folders left by builds that were killed (their process no longer runs).
+
+    A staging folder is named `.evidence-build-<pid>-<random>`; one whose pid is alive belongs to
+    a concurrent build and is left alone. Returns what was removed.
+    """
+    removed: list[Path] = []
+    for folder in sorted(parent.glob(f"{STAGING_PREFIX}*")):
+        pid_text = folder.name[len(STAGING_PREFIX):].split("-", 1)[0]
+        if not folder.is_dir() or folder.is_symlink() or not pid_text.isdigit():
+            continue
+        if _process_alive(int(pid_text)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _write_output(options: BuildOptions, documents: Mapping[str, Any]) -> None:
     """Write data/ and the site into a staging folder, then swap it in atomically."""
     from generator.data import write_documents
     from generator.site.swap import publish_atomically
 
     options.out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".evidence-build-", dir=options.out.parent))
+    sweep_dead_staging(options.out.parent)
+    work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-",
+                                 dir=options.out.parent))
     try:
         write_documents(work, documents)
         data_dir = work / "data"

@@ -138,3 +138,17 @@ def test_recipe_digest_metadata_overlay_warns_and_bad_yaml_is_exit_2(tmp_path: P
 def test_index_prints_the_pointer_index() -> None:
     code, out, _ = run("index", "--recipes", str(DEMO))
     assert code == 0 and "pointers:" in out
+
+
+def test_a_build_sweeps_staging_folders_of_killed_builds_only(tmp_path: Path) -> None:
+    import os
+
+    from generator.build import STAGING_PREFIX, sweep_dead_staging
+
+    dead = tmp_path / f"{STAGING_PREFIX}999999999-abc"
+    alive = tmp_path / f"{STAGING_PREFIX}{os.getpid()}-def"
+    unrelated = tmp_path / f"{STAGING_PREFIX}notapid"
+    for folder in (dead, alive, unrelated):
+        (folder / "site").mkdir(parents=True)
+    assert sweep_dead_staging(tmp_path) == [dead]
+    assert not dead.exists() and alive.exists() and unrelated.exists()
