@@ -4,6 +4,10 @@
 rendered pages and our assets into a build docs folder, writes an effective mkdocs.yml, runs
 MkDocs + Material programmatically in strict mode into a staging folder next to `out`, adds
 the data/ folder, and publishes with `publish_atomically`. A failed build leaves `out` alone.
+
+Speed: the big finished-HTML blocks of a page (grids, evidence cards, the catalog) are cut out
+before MkDocs sees the Markdown and spliced back by a small in-process plugin after the search
+plugin has indexed the page, so neither Python-Markdown nor the search indexer parse them.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 import yaml
 
 from generator.errors import BuildError, Location
-from generator.site.pages import SiteModel, render_pages
+from generator.site.pages import SiteModel, join_fragments, render_pages, split_fragments
 from generator.site.resources import SiteResources, locate
 from generator.site.swap import publish_atomically
 
@@ -54,16 +58,32 @@ def plotly_js() -> bytes:
         return str(get_plotlyjs()).encode("utf-8")
 
 
-def write_docs(inputs: SiteInputs, docs: Path, res: SiteResources) -> list[str]:
-    """Render every page and copy the assets into `docs`; returns the page paths written."""
+@dataclass(frozen=True)
+class WrittenDocs:
+    """What `write_docs` wrote: the page paths, and per page the HTML blocks cut out of it."""
+
+    pages: list[str]
+    fragments: Mapping[str, tuple[str, ...]]
+
+
+def write_docs(inputs: SiteInputs, docs: Path, res: SiteResources) -> WrittenDocs:
+    """Render every page and copy the assets into `docs`.
+
+    Each page's marked raw HTML blocks are cut out (`split_fragments`) and kept in memory, so
+    neither Python-Markdown nor the search plugin parse them; `run_mkdocs` puts them back.
+    """
     model = SiteModel(inputs.index, inputs.series, inputs.pointers, inputs.build_info)
     pages = render_pages(model, res.pages)
     if docs.exists():
         shutil.rmtree(docs)
+    fragments: dict[str, tuple[str, ...]] = {}
     for rel_path, text in pages.items():
+        markdown, blocks = split_fragments(text)
+        if blocks:
+            fragments[rel_path] = blocks
         target = docs / rel_path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8", newline="\n")
+        target.write_text(markdown, encoding="utf-8", newline="\n")
     js = docs / "assets" / "js"
     js.mkdir(parents=True, exist_ok=True)
     (js / "plotly.min.js").write_bytes(plotly_js())
@@ -72,7 +92,7 @@ def write_docs(inputs: SiteInputs, docs: Path, res: SiteResources) -> list[str]:
     css = docs / "assets" / "css"
     css.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(res.assets / "css" / "evidence.css", css / "evidence.css")
-    return sorted(pages)
+    return WrittenDocs(sorted(pages), fragments)
 
 
 def footer_values(inputs: SiteInputs) -> dict[str, Any]:
@@ -163,8 +183,32 @@ def _collect_warnings() -> Iterator[_Collect]:
         logger.removeHandler(handler)
 
 
-def run_mkdocs(config_file: Path) -> None:
-    """`mkdocs build --strict` in-process; warnings become a BuildError."""
+def _splice_plugin(fragments: Mapping[str, tuple[str, ...]]) -> Any:
+    """An in-process MkDocs plugin that puts each page's cut-out HTML blocks back.
+
+    It runs on `page_context` after every other plugin (search indexes the page there), so
+    the blocks reach the rendered page but not the search index: what search finds is the
+    page's Markdown part, including its short searchable summary.
+    """
+    from mkdocs.plugins import BasePlugin, event_priority
+
+    class Splice(BasePlugin):  # type: ignore[type-arg, no-untyped-call]
+        @event_priority(-100)
+        def on_page_context(self, context: Any, *, page: Any, config: Any, nav: Any) -> Any:
+            blocks = fragments.get(page.file.src_uri)
+            if blocks and page.content is not None:
+                page.content = join_fragments(page.content, blocks)
+            return context
+
+    return Splice()
+
+
+def run_mkdocs(config_file: Path, fragments: Mapping[str, tuple[str, ...]] | None = None
+               ) -> None:
+    """`mkdocs build --strict` in-process; warnings become a BuildError.
+
+    `fragments` (page path -> HTML blocks from `write_docs`) are spliced back into the pages.
+    """
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, ConfigurationError
@@ -173,6 +217,7 @@ def run_mkdocs(config_file: Path) -> None:
     with _collect_warnings() as seen:
         try:
             cfg = load_config(config_file=str(config_file), strict=True)
+            cfg.plugins["evidence-dashboard-splice"] = _splice_plugin(fragments or {})
             cfg.plugins.on_startup(command="build", dirty=False)
             try:
                 build(cfg)
@@ -195,7 +240,7 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
     config = config if config is not None else res.default_config
     work_dir.mkdir(parents=True, exist_ok=True)
     docs = work_dir / "docs"
-    write_docs(inputs, docs, res)
+    written = write_docs(inputs, docs, res)
     out = out.absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
@@ -204,7 +249,7 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
         config_file = work_dir / "mkdocs.yml"
         config_file.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True),
                                encoding="utf-8")
-        run_mkdocs(config_file)
+        run_mkdocs(config_file, written.fragments)
         if data_dir is not None and data_dir.is_dir():
             shutil.copytree(data_dir, staging / "data", dirs_exist_ok=True)
         if cfg["extra"]["evidence"]["preview"]:

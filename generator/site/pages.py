@@ -179,6 +179,14 @@ class SiteModel:
         self.build_time = str(build_info.get("buildTime") or index.get("meta", {}).get(
             "buildTime") or "")
         self.labels = self._readable_labels()
+        # Per-recipe indexes, built once: every page asks for them, often several times, and
+        # scanning all pointers per question is quadratic at 1,000 recipes.
+        self._by_recipe: dict[Any, list[Mapping[str, Any]]] = {}
+        for p in self.pointers:
+            self._by_recipe.setdefault(p.get("recipe"), []).append(p)
+        self._sorted: dict[str, list[Mapping[str, Any]]] = {}
+        self._latest: dict[str, list[Mapping[str, Any]]] = {}
+        self._fresh: dict[str, FreshSummary] = {}
 
     # ---------------------------------------------------------------- signers
     def _readable_labels(self) -> dict[str, str]:
@@ -233,7 +241,13 @@ class SiteModel:
     # ---------------------------------------------------------------- pointers
     def pointers_for(self, recipe: str) -> list[Mapping[str, Any]]:
         """Every pointer naming a recipe, newest attestation first, unread ones last."""
-        found = [p for p in self.pointers if p.get("recipe") == recipe]
+        cached = self._sorted.get(recipe)
+        if cached is None:
+            cached = self._sorted[recipe] = self._sort_pointers(self._by_recipe.get(recipe, []))
+        return list(cached)
+
+    @staticmethod
+    def _sort_pointers(found: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         return sorted(found, key=lambda p: (
             p.get("evidence") is None,
             "" if p.get("evidence") is None else _invert(str(p["evidence"]["attestedAt"])),
@@ -241,6 +255,12 @@ class SiteModel:
 
     def latest_evidence(self, recipe: str) -> list[Mapping[str, Any]]:
         """Each signer's newest verified pointer for a recipe, counted signers first."""
+        cached = self._latest.get(recipe)
+        if cached is None:
+            cached = self._latest[recipe] = self._latest_of(recipe)
+        return list(cached)
+
+    def _latest_of(self, recipe: str) -> list[Mapping[str, Any]]:
         best: dict[str, Mapping[str, Any]] = {}
         for p in self.pointers_for(recipe):
             if not _counted_evidence(p):
@@ -265,6 +285,12 @@ class SiteModel:
 
     def freshness(self, recipe: str) -> FreshSummary:
         """Freshness of each signer's latest verified evidence, summarised for the recipe."""
+        cached = self._fresh.get(recipe)
+        if cached is None:
+            cached = self._fresh[recipe] = self._freshness_of(recipe)
+        return cached
+
+    def _freshness_of(self, recipe: str) -> FreshSummary:
         latest = self.latest_evidence(recipe)
         states = [(p.get("freshness") or {}).get("state") for p in latest]
         fresh = states.count("fresh")
@@ -317,6 +343,7 @@ def _environment(templates: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # templates do not change during a build: no stat per include
     )
     env.filters.update(md=escape.md, h=escape.html, attr=escape.attr, code=escape.code,
                        figure=escape.figure_attr, data=escape.data_attr)
@@ -586,3 +613,60 @@ def validator_images(latest: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[
             prev = seen.get(key)
             seen[key] = (img, 1 if prev is None else prev[1] + 1)
     return [seen[k] for k in sorted(seen)]
+
+
+FRAGMENT_OPEN = "<!--fragment-->"
+FRAGMENT_CLOSE = "<!--/fragment-->"
+
+
+def fragment_slot(n: int) -> str:
+    """The comment that stands in for fragment `n` while MkDocs converts the page."""
+    return f"<!--evidence-fragment {n}-->"
+
+
+def split_fragments(text: str) -> tuple[str, tuple[str, ...]]:
+    """Cut the finished-HTML blocks out of a page so Markdown and search skip them.
+
+    The templates mark big raw HTML (grids, evidence cards) with `<!--fragment-->` and
+    `<!--/fragment-->` lines. Each block is replaced by a `fragment_slot` comment (a raw HTML
+    block, which Markdown passes through) and returned so the build can put it back into the
+    converted page. Contributor strings are escaped in the templates, so none can contain a
+    marker. Unbalanced markers are a template bug and raise ValueError.
+    """
+    kept: list[str] = []
+    blocks: list[str] = []
+    current: list[str] | None = None
+    for line in text.splitlines(keepends=True):
+        marker = line.rstrip("\n")
+        if marker == FRAGMENT_OPEN:
+            if current is not None:
+                raise ValueError("nested <!--fragment--> marker")
+            current = []
+        elif marker == FRAGMENT_CLOSE:
+            if current is None:
+                raise ValueError("<!--/fragment--> without an opening marker")
+            kept.append(f"\n{fragment_slot(len(blocks))}\n\n")
+            blocks.append("".join(current))
+            current = None
+        elif current is not None:
+            current.append(line)
+        else:
+            kept.append(line)
+    if current is not None:
+        raise ValueError("<!--fragment--> without a closing marker")
+    return "".join(kept), tuple(blocks)
+
+
+def join_fragments(html_text: str, blocks: Sequence[str]) -> str:
+    """Put the blocks `split_fragments` cut out back into the converted page's HTML."""
+    if not blocks:
+        return html_text
+    parts = html_text.split("<!--evidence-fragment ")
+    out = [parts[0]]
+    for part in parts[1:]:
+        number, sep, rest = part.partition("-->")
+        if sep and number.isdigit() and int(number) < len(blocks):
+            out.append(blocks[int(number)] + rest)
+        else:
+            out.append("<!--evidence-fragment " + part)
+    return "".join(out)
