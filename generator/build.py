@@ -569,10 +569,11 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any]) -> None:
     from generator.data import write_documents
     from generator.site.swap import publish_atomically
 
-    options.out.parent.mkdir(parents=True, exist_ok=True)
-    sweep_dead_staging(options.out.parent)
+    out = options.out.absolute()  # the staging folder and MkDocs' docs_dir must not be relative
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sweep_dead_staging(out.parent)
     work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-",
-                                 dir=options.out.parent))
+                                 dir=out.parent))
     try:
         write_documents(work, documents)
         data_dir = work / "data"
@@ -580,7 +581,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any]) -> None:
             staging = work / "site"
             staging.mkdir()
             shutil.copytree(data_dir, staging / "data")
-            publish_atomically(staging, options.out)
+            publish_atomically(staging, out)
             return
         from generator.site.build import SiteInputs, build_site
 
@@ -592,7 +593,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any]) -> None:
         config = options.config
         if config is None and Path("mkdocs.yml").is_file():
             config = Path("mkdocs.yml")
-        build_site(inputs, out=options.out, config=config, work_dir=work, data_dir=data_dir)
+        build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir)
     except EvidenceDashError:
         raise
     except Exception as exc:

@@ -152,3 +152,19 @@ def test_a_build_sweeps_staging_folders_of_killed_builds_only(tmp_path: Path) ->
         (folder / "site").mkdir(parents=True)
     assert sweep_dead_staging(tmp_path) == [dead]
     assert not dead.exists() and alive.exists() and unrelated.exists()
+
+
+def test_make_site_command_with_relative_paths_builds_the_full_site(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's `make site` runs the CLI with relative --recipes/--out from the checkout."""
+    shutil.copytree(DEMO, tmp_path / "recipes")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("build", "--recipes", "recipes", "--out", "site", "--offline",
+                       "--oci-layout", "recipes/bundles",
+                       "--trust-root", "recipes/trust/trusted_root.json", "--cache", "cache",
+                       "--quiet")
+    assert code == 0, err
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert (tmp_path / "site" / "recipes" / "h100-eks-ubuntu-training-kubeflow" / "index.html"
+            ).is_file()
+    assert not list(tmp_path.glob(".evidence-build-*"))
