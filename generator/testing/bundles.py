@@ -424,15 +424,23 @@ def default_snapshot(fingerprint: Mapping[str, Any], attested_at: str, *, full: 
     header: dict[str, Any] = {"timestamp": attested_at, "version": "v1"}
     if full:
         header["source-node"] = "node-1"
+    release = {"ID": value("os"), "VERSION_ID": "22.04", "NAME": "Ubuntu"}
+    return snapshot_document(header, k8s=k8s, gpu=gpu, release=release, topology=topology)
+
+
+def snapshot_document(header: Mapping[str, Any], *, k8s: Sequence[Mapping[str, Any]],
+                      gpu: Sequence[Mapping[str, Any]], release: Mapping[str, Any],
+                      topology: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The `snapshot.yaml` envelope (spec 9.2) around the K8s, GPU, OS and topology subtypes."""
     return {
         "kind": "Snapshot",
         "apiVersion": "aicr.run/v1",
-        "metadata": header,
+        "metadata": dict(header),
         "measurements": [
-            {"type": "K8s", "subtypes": k8s},
-            {"type": "GPU", "subtypes": gpu},
-            {"type": "OS", "subtypes": [{"subtype": "release", "data": {"ID": value("os"), "VERSION_ID": "22.04", "NAME": "Ubuntu"}}]},
-            {"type": "NodeTopology", "subtypes": topology},
+            {"type": "K8s", "subtypes": list(k8s)},
+            {"type": "GPU", "subtypes": list(gpu)},
+            {"type": "OS", "subtypes": [{"subtype": "release", "data": dict(release)}]},
+            {"type": "NodeTopology", "subtypes": list(topology)},
         ],
     }
 

@@ -14,7 +14,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from generator.model import Phase
-from generator.testing.bundles import TestSpec, criteria_match_for, make_recipe, nccl_test
+from generator.testing.bundles import (
+    TestSpec,
+    criteria_match_for,
+    make_recipe,
+    nccl_test,
+    snapshot_document,
+)
 from generator.testing.demo_scenario import Measured, Outcome, RecipeDecl, RunDecl
 
 _CHARTS: dict[str, tuple[str, str, str]] = {
@@ -233,17 +239,7 @@ def snapshot_for(cluster: Cluster, components: Sequence[tuple[str, str]], attest
         if cluster.region:
             labels["topology.kubernetes.io/region"] = f"{cluster.region}|{nodes}"
         topology.append({"subtype": "label", "data": labels})
-    return {
-        "kind": "Snapshot",
-        "apiVersion": "aicr.run/v1",
-        "metadata": header,
-        "measurements": [
-            {"type": "K8s", "subtypes": k8s},
-            {"type": "GPU", "subtypes": gpu},
-            {"type": "OS", "subtypes": [{"subtype": "release", "data": release}]},
-            {"type": "NodeTopology", "subtypes": topology},
-        ],
-    }
+    return snapshot_document(header, k8s=k8s, gpu=gpu, release=release, topology=topology)
 
 
 # --------------------------------------------------------------------------- CTRF tests
