@@ -41,6 +41,7 @@ def _timed(owner: Any, name: str, label: str, into: dict[str, float]) -> None:
 def run_build_timed(argv: Sequence[str]) -> dict[str, Any]:
     """One build with phase timers; `argv` are `evidence-dashboard build` options."""
     import generator.build as build
+    import generator.buildmemo as buildmemo
     import generator.data as data
     import generator.site.build as site
     from generator.verify.cache import VerdictCache
@@ -58,8 +59,19 @@ def run_build_timed(argv: Sequence[str]) -> dict[str, Any]:
     _timed(build, "_verify_all", "verify", phases)
     _timed(build, "evaluate", "evaluate", phases)
     _timed(data, "write_documents", "data writers", phases)
-    _timed(site, "write_docs", "render pages", phases)
+    _timed(site, "build_site", "site", phases)
     _timed(site, "run_mkdocs", "mkdocs", phases)
+    _timed(buildmemo, "fingerprint", "fingerprint", phases)
+    _timed(buildmemo.EvaluationMemo, "load", "memo", phases)
+    summary = build._summary
+    reused = {"evaluation": "evaluated"}
+
+    def noting_summary(*args: Any, **kwargs: Any) -> Any:
+        done = summary(*args, **kwargs)
+        reused["evaluation"] = "reused" if done.from_memo else "evaluated"
+        return done
+
+    build._summary = noting_summary  # type: ignore[assignment]
 
     from generator.cli import main
 
@@ -70,7 +82,7 @@ def run_build_timed(argv: Sequence[str]) -> dict[str, Any]:
     except SystemExit as exc:
         status = int(exc.code or 0)
     total = time.perf_counter() - start
-    return {"total": total, "phases": phases, "status": status, **counts}
+    return {"total": total, "phases": phases, "status": status, **counts, **reused}
 
 
 # --------------------------------------------------------------------------- the floor

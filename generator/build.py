@@ -8,11 +8,13 @@ failure means. A bad pointer never takes the build down: it becomes a record in
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,6 +67,8 @@ class BuildOptions:
     site_url: str | None = None
     bundle_refs: Path | None = None
     """`--bundle-refs FILE`: digest-pinned bundles no pointer names (issue 3)."""
+    reevaluate: bool = False
+    """`--reevaluate`: do not answer from the evaluation memo (generator.buildmemo)."""
 
     @classmethod
     def from_cli(cls, values: Mapping[str, Any]) -> BuildOptions:
@@ -117,6 +121,7 @@ class BuildOptions:
             source_date_epoch=epoch,
             site_url=os.environ.get("SITE_URL") or None,
             bundle_refs=values.get("bundle_refs"),
+            reevaluate=bool(values.get("reevaluate")),
         )
 
 
@@ -132,18 +137,22 @@ class BuildSummary:
     no_verdict: int
     recipes: int
     build_time: str
+    from_memo: bool = False
+    """The evaluation was the cached one of an identical earlier build (generator.buildmemo)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "out": self.out, "pointers": self.pointers, "verified": self.verified,
             "rejected": self.rejected, "pending": self.pending, "noVerdict": self.no_verdict,
             "recipes": self.recipes, "buildTime": self.build_time, "exit": 0,
+            "evaluation": "reused" if self.from_memo else "evaluated",
         }
 
     def describe(self) -> str:
+        reused = "; nothing changed, the cached evaluation was reused" if self.from_memo else ""
         return (f"built {self.out}: {self.recipes} recipes, {self.pointers} pointers "
                 f"({self.verified} verified, {self.rejected} rejected, {self.pending} pending, "
-                f"{self.no_verdict} without a verdict), build time {self.build_time}")
+                f"{self.no_verdict} without a verdict), build time {self.build_time}{reused}")
 
 
 def rfc3339(moment: datetime) -> str:
@@ -256,8 +265,9 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
                     verified_at[path] = when
                 progress.advance()
         else:
+            engine = (trust, source, verdicts_cache)
             for path, verdict, when in _verify_in_processes(options, misses, allowlist_digest,
-                                                            jobs, progress):
+                                                            jobs, progress, engine):
                 verdicts[path] = verdict
                 if when:
                     verified_at[path] = when
@@ -327,39 +337,84 @@ def _worker_init(options: BuildOptions, allowlist_digest: str) -> None:
                          allowlist=allowlist_digest, epoch=options.source_date_epoch)
 
 
-def _worker_chunk(items: Sequence[ParsedPointer]) -> list[tuple[str, dict[str, Any], str | None]]:
-    """Verify a chunk in a worker; verdicts travel back as the cache's JSON form."""
-    from generator.verify.serialize import verdict_to_json
-
+def _worker_chunk(items: Sequence[ParsedPointer]) -> list[tuple[str, Verdict, str | None]]:
+    """Verify a chunk in a worker; verdicts travel back pickled (frozen dataclasses of plain
+    data: far cheaper than the cache's JSON form both ways), their strings shared."""
     s = _WORKER_STATE
     out = []
     for item in items:
         path, verdict, when = _verify_miss(item, s["trust"], s["source"], s["cache"],
                                            s["allowlist"], s["epoch"])
-        out.append((path, verdict_to_json(verdict), when))
+        out.append((path, _shared_strings(verdict), when))
     return out
 
 
+def _shared_strings(verdict: Verdict) -> Verdict:
+    """The verdict with the keys and short strings of its parsed documents interned.
+
+    Every bundle's predicate, recipe, snapshot and BOM repeat the same keys and most of the
+    same values; parsed separately, each holds its own copies (about 40% of a verdict's
+    memory, hundreds of MB at 10,000 bundles). Interned in the worker, one pickled chunk
+    carries each string once and the parent keeps one copy per chunk.
+    """
+    evidence = getattr(verdict, "evidence", None)
+    if evidence is None:
+        return verdict
+    from dataclasses import replace
+
+    compact = replace(evidence, predicate=_interned(evidence.predicate),
+                      recipe=_interned(evidence.recipe), snapshot=_interned(evidence.snapshot),
+                      bom=_interned(evidence.bom))
+    return replace(verdict, evidence=compact)
+
+
+def _interned(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return sys.intern(value) if len(value) <= 80 else value
+    if kind is dict:
+        return {sys.intern(k) if type(k) is str else k: _interned(v) for k, v in value.items()}
+    if kind is list:
+        return [_interned(v) for v in value]
+    if kind is tuple:
+        return tuple(_interned(v) for v in value)
+    return value
+
+
 def _verify_in_processes(options: BuildOptions, misses: Sequence[ParsedPointer],
-                         allowlist_digest: str, jobs: int, progress: _Progress
+                         allowlist_digest: str, jobs: int, progress: _Progress,
+                         engine: tuple[Any, Any, Any] | None = None
                          ) -> Iterable[tuple[str, Verdict, str | None]]:
-    """Verify `misses` in `jobs` worker processes (fork where the platform has it)."""
+    """Verify `misses` in `jobs` worker processes.
+
+    With fork, the workers inherit the parent's `engine` (trust root, indexed bundle source,
+    verdict cache) instead of loading and indexing their own; elsewhere each builds one.
+    """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    from generator.verify.serialize import verdict_from_json
-
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if fork else None)
     size = max(1, min(_CHUNK, len(misses) // (jobs * 4) or 1))
     chunks = [misses[i:i + size] for i in range(0, len(misses), size)]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
-                             initargs=(options, allowlist_digest)) as pool:
-        futures = [pool.submit(_worker_chunk, chunk) for chunk in chunks]
-        for future in as_completed(futures):
-            for path, doc, when in future.result():
-                yield path, verdict_from_json(doc), when
-                progress.advance()
+    if fork and engine is not None:
+        trust, source, cache = engine
+        _WORKER_STATE.update(trust=trust, source=source, cache=cache,
+                             allowlist=allowlist_digest, epoch=options.source_date_epoch)
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
+                                   initializer=_worker_init,
+                                   initargs=(options, allowlist_digest))
+    try:
+        with pool:
+            futures = [pool.submit(_worker_chunk, chunk) for chunk in chunks]
+            for future in as_completed(futures):
+                for path, verdict, when in future.result():
+                    yield path, verdict, when
+                    progress.advance()
+    finally:
+        _WORKER_STATE.clear()
 
 
 def verdict_attested(verdict: Verdict) -> str:
@@ -393,7 +448,26 @@ def evaluate(options: BuildOptions) -> Evaluation:
     """Read, verify and corroborate the tree at `options.recipes`; write nothing but caches.
 
     Raises `InputError` (exit 2) when the tree or allowlist cannot be used at all.
+
+    The cyclic garbage collector is paused meanwhile: an evaluation builds hundreds of
+    thousands of long-lived objects (verdicts, records, documents) and hardly any cycles, and
+    the collector's repeated passes over the growing heap cost more than the rest of a warm
+    build. What the evaluation leaves alive is then frozen out of later passes (`gc.freeze`).
     """
+    import gc
+
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _evaluate(options)
+    finally:
+        if paused:
+            gc.freeze()
+            gc.enable()
+
+
+def _evaluate(options: BuildOptions) -> Evaluation:
+    """`evaluate` itself."""
     from generator.corroborate import board_entry, build_board
     from generator.data import PointerRecord, build_info_document, data_documents
     from generator.tree import display_label, load_allowlist, organisation_of, scan_tree
@@ -418,9 +492,10 @@ def evaluate(options: BuildOptions) -> Evaluation:
     duplicate_of: dict[str, str] = dict(scan.duplicate_of)
     verdicts, verified_at, trust = _verify_all(options, scan.files, scan.duplicate_of,
                                                allowlist.digest, refs, ref_files, duplicate_of)
-    providers = _freshness_providers(options)
-    from generator.freshness import StaleExplainer
-    explainer = StaleExplainer.for_recipes(options.recipes)
+    from generator.freshness import ContentMemo, StaleExplainer
+    memo = ContentMemo(_cache_root(options) / "freshness" / "memo.json")
+    providers = _freshness_providers(options, memo)
+    explainer = StaleExplainer.for_recipes(options.recipes, memo)
 
     records: list[PointerRecord] = []
     entries = []
@@ -447,7 +522,8 @@ def evaluate(options: BuildOptions) -> Evaluation:
             except InputError:
                 continue
 
-    board = build_board(entries, organisation_of=organisation_of)
+    memo.save()
+    board = build_board(entries, organisation_of=_remembered(organisation_of))
     build_time = build_time_for(options.source_date_epoch, [e.run.attested_at for e in entries])
     documents = data_documents(
         board=board, records=records, build_time=build_time,
@@ -462,30 +538,110 @@ def evaluate(options: BuildOptions) -> Evaluation:
                       build_time=build_time, trust=trust, allowlist=allowlist)
 
 
+def _remembered(organisation_of: Any) -> Any:
+    """`organisation_of` answering each (signer, classification) once: the board asks per run
+    and row, and a build has few signers."""
+    known: dict[Any, str] = {}
+
+    def lookup(signer: Any, classification: Any) -> str:
+        try:
+            key = (signer, classification)
+            if key not in known:
+                known[key] = organisation_of(signer, classification)
+            return known[key]
+        except TypeError:  # an unhashable classification: ask every time
+            return str(organisation_of(signer, classification))
+
+    return lookup
+
+
+@contextmanager
+def bulk_allocation() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while the build allocates millions of objects.
+
+    A build's objects (documents, verdicts, pages) form trees, which reference counting frees
+    on its own; the collector would only re-scan them over and over (about a quarter of a
+    10,000-attestation build). It runs once at the end instead.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+        gc.collect()
+
+
 def run_build(options: BuildOptions) -> BuildSummary:
     """Run a whole build. Raises `InputError` (exit 2) or `BuildError` (exit 3) on failure."""
+    with bulk_allocation():
+        return _run_build(options)
+
+
+def _run_build(options: BuildOptions) -> BuildSummary:
+    from generator.buildmemo import Counts, EvaluationMemo, fingerprint
+
+    key = None if options.reevaluate else fingerprint(options, _aicr_program(options))
+    memos = EvaluationMemo(_cache_root(options))
+    memo = memos.load(key) if key is not None else None
+    if memo is not None:
+        _check_unverified(options, memo.counts.no_verdict, memo.counts.pointers)
+        _write_output(options, memo.documents, data_from=memo.data_dir)
+        return _summary(options, memo.counts, len(memo.documents["series"]), from_memo=True)
     evaluation = evaluate(options)
     records = evaluation.records
-    no_verdict = evaluation.count(3)
-    if options.max_unverified is not None and records:
-        share = 100.0 * no_verdict / len(records)
+    counts = Counts(
+        pointers=len(records),
+        verified=sum(1 for r in records if isinstance(r.verdict, Verified)),
+        rejected=evaluation.count(2),
+        pending=sum(1 for r in records if isinstance(r.verdict, Pending)),
+        no_verdict=evaluation.count(3), build_time=evaluation.build_time)
+    _check_unverified(options, counts.no_verdict, counts.pointers)
+    # Only a definite evaluation is kept: a verdict the registry could not give this time
+    # (none, or an older one reused) may change when it can.
+    definite = all(not isinstance(r.verdict, NoVerdict) and r.verified_at is None
+                   for r in records)
+    documents = evaluation.documents
+    # The verdicts and the board are hundreds of MB at 10,000 attestations; the output needs
+    # only the documents, so let the rest go (reference counting frees them) before the data
+    # and the site are written.
+    del evaluation, records
+    keep = None
+    if key is not None and definite:
+        def keep(data_dir: Path) -> None:
+            memos.store(key, documents, counts, data_dir)
+    _write_output(options, documents, keep_data=keep)
+    return _summary(options, counts, len(documents["series"]), from_memo=False)
+
+
+def _aicr_program(options: BuildOptions) -> Path | None:
+    """The aicr binary freshness would use (`--aicr`, else `aicr` on PATH)."""
+    if options.aicr is not None:
+        return options.aicr
+    found = shutil.which("aicr")
+    return Path(found) if found else None
+
+
+def _check_unverified(options: BuildOptions, no_verdict: int, pointers: int) -> None:
+    if options.max_unverified is not None and pointers:
+        share = 100.0 * no_verdict / pointers
         if share > options.max_unverified:
             raise BuildError(
                 "too many pointers ended without a verdict",
                 expected=f"at most {options.max_unverified}%",
-                found=f"{share:.1f}% ({no_verdict} of {len(records)})",
+                found=f"{share:.1f}% ({no_verdict} of {pointers})",
                 hint="check the registry or supply bundles with --oci-layout; "
                      "the previous site was kept",
             )
-    _write_output(options, evaluation.documents)
+
+
+def _summary(options: BuildOptions, counts: Any, recipes: int, *, from_memo: bool
+             ) -> BuildSummary:
     return BuildSummary(
-        out=str(options.out), pointers=len(records),
-        verified=sum(1 for r in records if isinstance(r.verdict, Verified)),
-        rejected=evaluation.count(2),
-        pending=sum(1 for r in records if isinstance(r.verdict, Pending)),
-        no_verdict=no_verdict, recipes=len(evaluation.documents["series"]),
-        build_time=evaluation.build_time,
-    )
+        out=str(options.out), pointers=counts.pointers, verified=counts.verified,
+        rejected=counts.rejected, pending=counts.pending, no_verdict=counts.no_verdict,
+        recipes=recipes, build_time=counts.build_time, from_memo=from_memo)
 
 
 def _record_exit(record: Any) -> int:
@@ -493,14 +649,21 @@ def _record_exit(record: Any) -> int:
     return 3 if verdict is None else int(verdict.exit)
 
 
-def _freshness_providers(options: BuildOptions) -> list[Any]:
+def _freshness_providers(options: BuildOptions, memo: Any = None) -> list[Any]:
     from generator.freshness import providers_for
 
     aicr = options.aicr
     if aicr is None:
         found = shutil.which("aicr")
         aicr = Path(found) if found else None
-    return providers_for(options.recipes, digests=options.digests, aicr=aicr)
+    return providers_for(options.recipes, digests=options.digests, aicr=aicr, memo=memo)
+
+
+def _cache_root(options: BuildOptions) -> Path:
+    """`--cache`, else the user's cache folder (as `_engine` uses)."""
+    from generator.bundle.cache import default_cache_dir
+
+    return options.cache or default_cache_dir()
 
 
 def _freshness(verdict: Verdict | None, item: ParsedPointer, providers: Sequence[Any],
@@ -564,8 +727,15 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _write_output(options: BuildOptions, documents: Mapping[str, Any]) -> None:
-    """Write data/ and the site into a staging folder, then swap it in atomically."""
+def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
+                  data_from: Path | None = None,
+                  keep_data: Callable[[Path], None] | None = None) -> None:
+    """Write data/ and the site into a staging folder, then swap it in atomically.
+
+    data/ is written from `documents`, or copied from `data_from` (the evaluation memo's
+    copy of the same files); `keep_data` is handed the written data folder before the site
+    is built (to memoize it).
+    """
     from generator.data import write_documents
     from generator.site.swap import publish_atomically
 
@@ -575,8 +745,13 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any]) -> None:
     work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-",
                                  dir=out.parent))
     try:
-        write_documents(work, documents)
         data_dir = work / "data"
+        if data_from is not None:
+            shutil.copytree(data_from, data_dir)
+        else:
+            write_documents(work, documents)
+            if keep_data is not None:
+                keep_data(data_dir)
         if options.data_only:
             staging = work / "site"
             staging.mkdir()
@@ -593,7 +768,11 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any]) -> None:
         config = options.config
         if config is None and Path("mkdocs.yml").is_file():
             config = Path("mkdocs.yml")
-        build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir)
+        from generator.bundle.cache import default_cache_dir
+
+        pages = (options.cache or default_cache_dir()) / "pages"
+        build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir,
+                   move_data=True, page_cache=pages)
     except EvidenceDashError:
         raise
     except Exception as exc:

@@ -101,6 +101,8 @@ def main() -> None:
 @click.option("--max-unverified", type=click.FloatRange(0, 100), default=None, metavar="PCT",
               help="Fail (keeping the last good site) when more pointers end without a verdict.")
 @click.option("--data-only", is_flag=True, help="Write only <out>/data/ (no MkDocs site).")
+@click.option("--reevaluate", is_flag=True,
+              help="Evaluate the tree even when the cache holds an identical earlier evaluation.")
 @_format_option
 def build(fmt: str, **kwargs: Any) -> None:
     """Verify every pointer and build the site into --out."""

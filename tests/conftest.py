@@ -183,3 +183,24 @@ def shared_fixtures() -> Path:
     if found is None:
         pytest.skip("../shared/fixtures is absent (it sits beside the repo root)")
     return found
+
+
+# --------------------------------------------------------------------------- browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Generator[Any, None, None]:
+    """One headless Debian Chromium for the whole session (Playwright's sync API allows one
+    running instance per thread, so every browser test shares it)."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

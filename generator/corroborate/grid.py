@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from generator.corroborate.runs import latest_per_signer, newest_first
 from generator.corroborate.semver import order_versions_newest_first
@@ -76,6 +77,13 @@ class Grid:
     tally: Mapping[ConsensusState, int]
 
 
+@lru_cache(maxsize=4096)
+def signer_source_id(signer: SignerIdentity) -> SourceId:
+    """`signer.source_id`, remembered: it is a sha256 asked per run and row, and a board has
+    few signers."""
+    return signer.source_id
+
+
 def row_order(key: RowKey) -> tuple[int, str]:
     """Rows sort by aicr's phase order, then CTRF name."""
     return (PHASE_ORDER.index(key[0]), key[1])
@@ -93,7 +101,7 @@ def _row(
         result = run.results.get(key, TestResult.NOT_RUN)
         votes.append(Vote(run.signer.consensus_key, run.allowlisted, result))
         if result is not TestResult.NOT_RUN:
-            cells.append(SignerCell(run.signer.source_id, result, run))
+            cells.append(SignerCell(signer_source_id(run.signer), result, run))
         if not run.allowlisted:
             continue
         if result is TestResult.NOT_RUN:
@@ -123,7 +131,7 @@ def grid_over(
     selected: Iterable[Run], organisation_of: OrganisationOf, *, aicr_version: str = ""
 ) -> Grid:
     """The grid over already-selected runs (one per signer, in any order)."""
-    chosen = sorted(selected, key=lambda r: r.signer.source_id)
+    chosen = sorted(selected, key=lambda r: signer_source_id(r.signer))
     keys = sorted({k for run in chosen for k in run.results}, key=row_order)
     rows = tuple(_row(k, chosen, organisation_of) for k in keys)
     phase_rollup = {

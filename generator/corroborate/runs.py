@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from generator.ctrf import bucket_status
 from generator.errors import InputError, Location
@@ -51,12 +52,14 @@ def normalise_time(text: str) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
 
 
+@lru_cache(maxsize=65536)
 def grid_when(attested_at: str) -> str:
     """`YYYY-MM-DD HH:MM UTC`, aicr's grid and `generatedAt` format."""
     moment = parse_rfc3339(attested_at)
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else ""
 
 
+@lru_cache(maxsize=65536)
 def series_when(attested_at: str) -> str:
     """`YYYY-MM-DD`, aicr's series format."""
     moment = parse_rfc3339(attested_at)

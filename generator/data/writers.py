@@ -24,7 +24,7 @@ from generator.corroborate import (
     safe_slug,
     series_when,
 )
-from generator.data.gojson import go_json
+from generator.data.gojson import write_go_json
 from generator.data.records import FreshnessInfo, PointerRecord
 from generator.errors import BuildError, InputError, Location
 from generator.facts import (
@@ -446,19 +446,35 @@ def write_documents(out_dir: Path, documents: Mapping[str, Any]) -> list[Path]:
     Returns the written files in write order. Same documents give byte-identical files.
     """
     data = out_dir / "data"
-    files: dict[Path, str] = {
-        data / "index.json": go_json(documents["index"]),
-        data / "pointers.json": go_json(documents["pointers"]),
-        data / "build-info.json": go_json(documents["build_info"]),
-    }
-    for recipe, doc in sorted(documents["series"].items()):
-        files[data / "series" / series_file_name(recipe)] = go_json(doc)
+    plan: list[tuple[Path, Any]] = [
+        (data / "index.json", documents["index"]),
+        (data / "pointers.json", documents["pointers"]),
+        (data / "build-info.json", documents["build_info"]),
+    ]
+    # File names are checked before anything is written, as when all texts were made first.
+    plan.extend((data / "series" / series_file_name(recipe), doc)
+                for recipe, doc in sorted(documents["series"].items()))
+    written: list[Path] = []
+    folders: set[Path] = set()
+    for path, doc in plan:
+        if path.parent not in folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            folders.add(path.parent)
+        with path.open("w", encoding="utf-8", newline="\n") as fh:
+            write_go_json(doc, fh)  # streamed: the big documents are never one string
+        written.append(path)
     for name in SCHEMA_FILES:
-        files[data / "schema" / name] = schema_text(name)
-    for path, text in files.items():
+        path = data / "schema" / name
+        _write_text(path, schema_text(name), folders)
+        written.append(path)
+    return written
+
+
+def _write_text(path: Path, text: str, folders: set[Path]) -> None:
+    if path.parent not in folders:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
-    return list(files)
+        folders.add(path.parent)
+    path.write_text(text, encoding="utf-8", newline="\n")
 
 
 def write_data(

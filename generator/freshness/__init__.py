@@ -18,14 +18,18 @@ testable with fakes; only `AicrProvider` runs a subprocess.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
+
+import yaml
 
 from generator.errors import InputError, Location
 from generator.model import Canonicalizer, Freshness, PredicateType
@@ -139,16 +143,143 @@ def listed_overlay(overlays: Path, stem: str) -> Path | None:
     return None
 
 
+class OverlayListing:
+    """`listed_overlay` for many names: the overlays folder is listed once, when first asked.
+
+    One build asks per pointer; listing a folder of a thousand overlays per question made that
+    quadratic. The folder does not change during a build.
+    """
+
+    def __init__(self, overlays: Path) -> None:
+        self.overlays = overlays
+        self._files: dict[str, Path] | None = None
+
+    def get(self, stem: str) -> Path | None:
+        """The regular file `<stem>.yaml` as listed, else None (like `listed_overlay`)."""
+        if self._files is None:
+            files: dict[str, Path] = {}
+            try:
+                with os.scandir(self.overlays) as entries:
+                    for entry in entries:
+                        if entry.is_file(follow_symlinks=False):
+                            files[entry.name] = Path(entry.path)
+            except OSError:
+                files = {}
+            self._files = files
+        return self._files.get(f"{stem}.yaml")
+
+
+MEMO_FORMAT = "evidence-dashboard/freshness-memo/v1"
+
+
+class ContentMemo:
+    """Answers that depend only on file contents, remembered across builds in one JSON file.
+
+    A warm build would otherwise canonicalise every current overlay and every stale signed
+    recipe again. Keys are sha256 over a kind, a parameter and the exact input bytes; the
+    file also records a fingerprint of the code that computes the answers (generator and
+    PyYAML versions and the canonicaliser's source), and a file with another fingerprint, or
+    one that cannot be read, is ignored. `save` writes atomically (a temporary file, then
+    `os.replace`), so concurrent builds at worst lose each other's additions.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._fingerprint = _code_fingerprint()
+        self._loaded: dict[str, Any] = self._load() if path is not None else {}
+        self._used: dict[str, Any] = {}
+        self._added = False
+
+    @staticmethod
+    def key(kind: str, parameter: str, *parts: bytes) -> str:
+        """The memo key of `kind` with `parameter` over the input byte strings `parts`."""
+        digest = hashlib.sha256(f"{kind}\0{parameter}\0{len(parts)}".encode())
+        for part in parts:
+            digest.update(hashlib.sha256(part).digest())
+        return digest.hexdigest()
+
+    def get(self, key: str) -> tuple[bool, Any]:
+        """(True, answer) when remembered, else (False, None)."""
+        if key in self._used:
+            return True, self._used[key]
+        if key in self._loaded:
+            self._used[key] = self._loaded[key]
+            return True, self._loaded[key]
+        return False, None
+
+    def put(self, key: str, value: Any) -> None:
+        """Remember a JSON-ready answer."""
+        if key not in self._used or self._used[key] != value:
+            self._added = True
+        self._used[key] = value
+
+    def save(self) -> None:
+        """Write the answers used or added by this build, when there is something new."""
+        if self.path is None or not self._added:
+            return
+        doc = {"format": MEMO_FORMAT, "fingerprint": self._fingerprint,
+               "entries": dict(sorted(self._used.items()))}
+        data = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.replace(tmp, self.path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            return  # a memo that cannot be written only costs the next build time
+        self._added = False
+
+    def _load(self) -> dict[str, Any]:
+        assert self.path is not None
+        try:
+            doc = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(doc, dict) or doc.get("format") != MEMO_FORMAT \
+                or doc.get("fingerprint") != self._fingerprint \
+                or not isinstance(doc.get("entries"), dict):
+            return {}
+        return dict(doc["entries"])
+
+
+@lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """What the remembered answers were computed with; a change forgets them all."""
+    import generator
+    import generator.recipe.canonical as canonical
+
+    try:
+        source = Path(canonical.__file__).read_bytes()
+    except OSError:
+        source = b""
+    version = f"{generator.__version__}\0{yaml.__version__}\0"
+    return hashlib.sha256(version.encode() + source).hexdigest()
+
+
 @dataclass(frozen=True)
 class NativeProvider:
     """Provider `native`: `overlays/<recipe>.yaml` when it is a hydrated `RecipeResult`."""
 
     overlays: Path
     name: str = "native"
+    memo: ContentMemo | None = field(default=None, repr=False, compare=False)
+    """Digests remembered across builds by overlay content (see `ContentMemo`)."""
     _memo: dict[tuple[str, Canonicalizer], str | None] = field(
         default_factory=dict, init=False, repr=False, compare=False)
     """Answers already computed: one build asks once per pointer, but an overlay is read and
     canonicalised once per recipe and canonicalizer (the folder does not change mid-build)."""
+    _listing: OverlayListing = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_listing", OverlayListing(self.overlays))
 
     def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer
                 ) -> str | None:
@@ -161,17 +292,29 @@ class NativeProvider:
         from generator.recipe.canonical import recipe_digest
         from generator.tree import load_yaml, read_bounded
 
-        path = listed_overlay(self.overlays, recipe)
+        path = self._listing.get(recipe)
         if path is None:
             return None
         try:
             data = read_bounded(path, 1 << 20, display=str(path))
-            doc = load_yaml(data, file=str(path))
         except InputError:
             return None
-        if not isinstance(doc, dict) or doc.get("kind") != "RecipeResult":
-            return None
-        return str(recipe_digest(data, canonicalizer))
+        key = None
+        if self.memo is not None:
+            key = self.memo.key("native-digest", str(canonicalizer), data)
+            found, known = self.memo.get(key)
+            if found and (known is None or _is_hex64(known)):
+                return None if known is None else str(known)
+        try:
+            doc = load_yaml(data, file=str(path))
+        except InputError:
+            doc = None
+        answer = None
+        if isinstance(doc, dict) and doc.get("kind") == "RecipeResult":
+            answer = str(recipe_digest(data, canonicalizer))
+        if key is not None and self.memo is not None:
+            self.memo.put(key, answer)
+        return answer
 
 
 @dataclass(frozen=True)
@@ -217,16 +360,16 @@ class AicrProvider:
         return out[-1]
 
 
-def providers_for(recipes: Path, *, digests: Path | None, aicr: Path | None
-                  ) -> list[DigestProvider]:
-    """The providers for a build, explicit ones first."""
+def providers_for(recipes: Path, *, digests: Path | None, aicr: Path | None,
+                  memo: ContentMemo | None = None) -> list[DigestProvider]:
+    """The providers for a build, explicit ones first (`memo` speeds up the native one)."""
     overlays = recipes / "overlays"
     chosen: list[DigestProvider] = []
     if digests is not None:
         chosen.append(DigestsFileProvider.load(digests))
     if aicr is not None:
         chosen.append(AicrProvider(aicr, overlays))
-    chosen.append(NativeProvider(overlays))
+    chosen.append(NativeProvider(overlays, memo=memo))
     return chosen
 
 
@@ -251,15 +394,32 @@ def _canonical_diff(signed_yaml: bytes, current_yaml: bytes, canonicalizer: Cano
     return tuple(lines[:limit])
 
 
-def git_commits_since(repo: Path, commit: str, paths: Sequence[str]) -> list[str] | None:
-    """Commits since `commit` touching `paths` (`<short sha> <subject>`), None outside history."""
-    if not commit or not all(c in "0123456789abcdef" for c in commit.lower()):
-        return None
+def _usable_commit(commit: str) -> bool:
+    return bool(commit) and all(c in "0123456789abcdef" for c in commit.lower())
+
+
+def git_commit_known(repo: Path, commit: str) -> bool:
+    """True when `commit` is a commit in the history of `repo`."""
+    if not _usable_commit(commit):
+        return False
     try:
         known = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],
                                capture_output=True, timeout=10, check=False)
-        if known.returncode != 0:
-            return None
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return known.returncode == 0
+
+
+def git_commits_since(repo: Path, commit: str, paths: Sequence[str]) -> list[str] | None:
+    """Commits since `commit` touching `paths` (`<short sha> <subject>`), None outside history."""
+    if not git_commit_known(repo, commit):
+        return None
+    return _git_log_since(repo, commit, paths)
+
+
+def _git_log_since(repo: Path, commit: str, paths: Sequence[str]) -> list[str] | None:
+    """`git log` of `paths` since a commit already known to be in the history."""
+    try:
         log = subprocess.run(["git", "-C", str(repo), "log", "--format=%h %s",
                               f"{commit}..HEAD", "--", *paths],
                              capture_output=True, text=True, timeout=30, check=False)
@@ -301,8 +461,11 @@ def git_toplevel(path: Path) -> Path | None:
     return Path(top) if done.returncode == 0 and top else None
 
 
-def overlay_file(overlays: Path, recipe: str, profile: str | None) -> Path | None:
-    """The current overlay of a recipe: `<recipe>.yaml`, else the overlay without the profile."""
+def overlay_file(overlays: Path, recipe: str, profile: str | None,
+                 listing: OverlayListing | None = None) -> Path | None:
+    """The current overlay of a recipe: `<recipe>.yaml`, else the overlay without the profile.
+
+    `listing` (of `overlays`) answers from one folder listing instead of a listing per call."""
     stems = [recipe]
     if profile:
         name, _, value = profile.partition("=")
@@ -310,7 +473,7 @@ def overlay_file(overlays: Path, recipe: str, profile: str | None) -> Path | Non
         if recipe.endswith(suffix):
             stems.append(recipe[: -len(suffix)])
     for stem in stems:
-        path = listed_overlay(overlays, stem)
+        path = listed_overlay(overlays, stem) if listing is None else listing.get(stem)
         if path is not None:
             return path
     return None
@@ -323,45 +486,81 @@ class StaleExplainer:
     overlays: Path
     repo: Path | None = None
     limit: int = DIFF_LINE_LIMIT
+    memo: ContentMemo | None = field(default=None, repr=False, compare=False)
+    """Canonical diffs remembered across builds by the content of both sides."""
     _commits: dict[tuple[str, str], tuple[str, ...] | None] = field(
         default_factory=dict, init=False, repr=False, compare=False)
-    """git answers already asked by this explainer (one build): each costs two git processes,
-    and the runs of one recipe mostly share an overlay and an aicr commit."""
+    """git answers already asked by this explainer (one build): each costs a git process, and
+    the runs of one recipe mostly share an overlay and an aicr commit."""
+    _known: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Whether each aicr commit is in the history, asked once per commit."""
+    _relative: dict[Path, str | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _listing: OverlayListing = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_listing", OverlayListing(self.overlays))
 
     @classmethod
-    def for_recipes(cls, recipes: Path) -> StaleExplainer:
+    def for_recipes(cls, recipes: Path, memo: ContentMemo | None = None) -> StaleExplainer:
         """An explainer for `<recipes>/overlays`, with the git repository holding `recipes`."""
-        return cls(recipes / "overlays", git_toplevel(recipes))
+        return cls(recipes / "overlays", git_toplevel(recipes), memo=memo)
 
     def explain(self, recipe: str, profile: str | None, signed_yaml: bytes,
                 canonicalizer: Canonicalizer, aicr_commit: str | None) -> StaleExplanation:
         """Diff and commits for one stale attestation; never raises for unusable inputs."""
-        from generator.errors import EvidenceDashError
-
-        path = overlay_file(self.overlays, recipe, profile)
+        path = overlay_file(self.overlays, recipe, profile, self._listing)
         diff: list[str] = []
         truncated = False
         if path is not None:
-            try:
-                current = path.read_bytes()
-                full = canonical_diff(signed_yaml, current, canonicalizer,
-                                      limit=self.limit + 1)
-            except (OSError, EvidenceDashError):
-                full = []
+            full = self._diff(path, signed_yaml, canonicalizer)
             truncated = len(full) > self.limit
             diff = full[: self.limit]
         commits: list[str] | None = None
         if self.repo is not None and path is not None and aicr_commit:
-            try:
-                relative = path.resolve().relative_to(self.repo.resolve()).as_posix()
-            except ValueError:
-                relative = None
+            relative = self._relative_path(path, self.repo)
             if relative is not None:
                 key = (aicr_commit, relative)
                 if key not in self._commits:
-                    found = git_commits_since(self.repo, aicr_commit, [relative])
+                    if aicr_commit not in self._known:
+                        self._known[aicr_commit] = git_commit_known(self.repo, aicr_commit)
+                    found = (_git_log_since(self.repo, aicr_commit, [relative])
+                             if self._known[aicr_commit] else None)
                     self._commits[key] = None if found is None else tuple(found)
                 known = self._commits[key]
                 commits = None if known is None else list(known)
         return StaleExplanation(tuple(diff), None if commits is None else tuple(commits),
                                 truncated)
+
+    def _diff(self, path: Path, signed_yaml: bytes, canonicalizer: Canonicalizer
+              ) -> list[str]:
+        """The canonical diff (limit + 1 lines, to tell truncation), remembered by content."""
+        from generator.errors import EvidenceDashError
+
+        try:
+            current = path.read_bytes()
+        except OSError:
+            return []
+        key = None
+        if self.memo is not None:
+            key = self.memo.key(f"canonical-diff/{self.limit + 1}", str(canonicalizer),
+                                signed_yaml, current)
+            found, known = self.memo.get(key)
+            if found and isinstance(known, list) and all(isinstance(x, str) for x in known):
+                return list(known)
+        try:
+            full = canonical_diff(signed_yaml, current, canonicalizer, limit=self.limit + 1)
+        except EvidenceDashError:
+            full = []
+        if key is not None and self.memo is not None:
+            self.memo.put(key, full)
+        return full
+
+    def _relative_path(self, path: Path, repo: Path) -> str | None:
+        if path not in self._relative:
+            try:
+                relative: str | None = path.resolve().relative_to(repo.resolve()).as_posix()
+            except ValueError:
+                relative = None
+            self._relative[path] = relative
+        return self._relative[path]

@@ -16,9 +16,10 @@ available), so anchors, aliases, explicit tags and scalar styles are seen exactl
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 import yaml
 
@@ -64,8 +65,9 @@ _STYLE_OF_EVENT: Final[dict[str | None, ScalarStyle]] = {
 # --------------------------------------------------------------------------- node tree
 
 
-@dataclass(frozen=True)
-class _Scalar:
+class _Scalar(NamedTuple):
+    """A scalar node (a named tuple: the most numerous node, and cheap to build)."""
+
     value: str
     style: ScalarStyle
     tag: str | None
@@ -73,8 +75,9 @@ class _Scalar:
     anchor: str | None = None
 
 
-@dataclass(frozen=True)
-class _Alias:
+class _Alias(NamedTuple):
+    """An alias node."""
+
     name: str
 
 
@@ -120,19 +123,32 @@ class _Frame:
     """A collection under construction while the event stream is read."""
 
     start: yaml.MappingStartEvent | yaml.SequenceStartEvent
-    path: str
+    parent: _Frame | None
+    index: int
+    """How many children `parent` held when this collection started (its place there)."""
     children: list[_Node]
 
+    @property
+    def path(self) -> str:
+        """Where this collection sits (`a.b[2]`); computed only when an error names it."""
+        return _path_at(self.parent, self.index)
 
-def _child_path(frame: _Frame | None) -> str:
+
+def _path_at(frame: _Frame | None, count: int) -> str:
+    """The path of the child that follows `count` children of `frame`."""
     if frame is None:
         return ""
     if isinstance(frame.start, yaml.SequenceStartEvent):
-        return f"{frame.path}[{len(frame.children)}]"
-    if len(frame.children) % 2 == 0:
+        return f"{frame.path}[{count}]"
+    if count % 2 == 0:
         return frame.path
-    key = _key_text(frame.children[-1])
-    return f"{frame.path}.{key}" if frame.path else key
+    key = _key_text(frame.children[count - 1])
+    path = frame.path
+    return f"{path}.{key}" if path else key
+
+
+def _child_path(frame: _Frame | None) -> str:
+    return _path_at(frame, len(frame.children)) if frame is not None else ""
 
 
 def _events(data: bytes, source: str) -> Iterator[yaml.Event]:
@@ -170,42 +186,39 @@ def _finish_mapping(frame: _Frame, source: str) -> _Mapping:
     return _Mapping(tuple(pairs), bool(start.flow_style), _explicit_tag(start.tag), start.anchor)
 
 
-def _parse(data: bytes, source: str, max_depth: int) -> _Node:
-    """The first document of `data` as a sorted, comment-free node tree (yaml.v3 `Unmarshal`)."""
+def _parse(data: bytes, source: str, max_depth: int,
+           parsed: Sequence[yaml.Event] | None = None) -> _Node:
+    """The first document of `data` as a sorted, comment-free node tree (yaml.v3 `Unmarshal`).
+
+    `parsed` is the event stream of `data` when it was already read (see `canonicalize`).
+    """
     stack: list[_Frame] = []
     anchors: set[str] = set()
     root: _Node | None = None
-
-    def attach(node: _Node) -> None:
-        nonlocal root
-        if stack:
-            stack[-1].children.append(node)
-        else:
-            root = node
-
-    for event in _events(data, source):
-        if isinstance(event, yaml.DocumentEndEvent):
-            break
-        if isinstance(event, yaml.ScalarEvent):
-            style = _STYLE_OF_EVENT.get(event.style, "plain")
-            tag = _explicit_tag(event.tag)
-            if tag is None and style == "plain" and event.value == "<<":
+    node: _Node
+    styles = _STYLE_OF_EVENT
+    # dispatched on the exact event class below
+    events: Iterable[Any] = _events(data, source) if parsed is None else parsed
+    for event in events:
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            style = styles.get(event.style, "plain")
+            tag = event.tag
+            if tag is not None:
+                tag = _explicit_tag(tag)
+            value = event.value
+            if tag is None and style == "plain" and value == "<<":
                 tag = "!!merge"
-            if event.anchor is not None:
-                anchors.add(event.anchor)
-            attach(_Scalar(event.value, style, tag, event.anchor))
-        elif isinstance(event, yaml.AliasEvent):
-            if event.anchor not in anchors:
-                raise CanonicalizationError(
-                    f"unknown anchor {event.anchor!r} referenced",
-                    location=Location(source, _child_path(stack[-1] if stack else None) or None),
-                    expected="an alias to an anchor defined earlier", found=f"*{event.anchor}",
-                    hint="define the anchor (&name) before the alias",
-                )
-            attach(_Alias(event.anchor))
-        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            path = _child_path(stack[-1] if stack else None)
+            anchor = event.anchor
+            if anchor is not None:
+                anchors.add(anchor)
+            node = _Scalar(value, style, tag, anchor)
+        elif kind is yaml.DocumentEndEvent:
+            break
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            parent = stack[-1] if stack else None
             if len(stack) >= max_depth:
+                path = _child_path(parent)
                 raise CanonicalizationError(
                     "the recipe nests collections too deeply",
                     location=Location(source, path or None),
@@ -214,14 +227,30 @@ def _parse(data: bytes, source: str, max_depth: int) -> _Node:
                 )
             if event.anchor is not None:
                 anchors.add(event.anchor)
-            stack.append(_Frame(event, path, []))
-        elif isinstance(event, yaml.MappingEndEvent):
-            attach(_finish_mapping(stack.pop(), source))
-        elif isinstance(event, yaml.SequenceEndEvent):
+            stack.append(_Frame(event, parent, len(parent.children) if parent else 0, []))
+            continue
+        elif kind is yaml.MappingEndEvent:
+            node = _finish_mapping(stack.pop(), source)
+        elif kind is yaml.SequenceEndEvent:
             frame = stack.pop()
             start = frame.start
-            attach(_Sequence(tuple(frame.children), bool(start.flow_style),
-                             _explicit_tag(start.tag), start.anchor))
+            node = _Sequence(tuple(frame.children), bool(start.flow_style),
+                             _explicit_tag(start.tag), start.anchor)
+        elif kind is yaml.AliasEvent:
+            if event.anchor not in anchors:
+                raise CanonicalizationError(
+                    f"unknown anchor {event.anchor!r} referenced",
+                    location=Location(source, _child_path(stack[-1] if stack else None) or None),
+                    expected="an alias to an anchor defined earlier", found=f"*{event.anchor}",
+                    hint="define the anchor (&name) before the alias",
+                )
+            node = _Alias(event.anchor)
+        else:
+            continue
+        if stack:
+            stack[-1].children.append(node)
+        else:
+            root = node
     if root is None:
         raise CanonicalizationError(
             "the recipe holds no YAML document", location=Location(source),
@@ -272,7 +301,67 @@ class _Analysis:
     block: bool
 
 
+_ONE_LINE_PLAIN: Final = _Analysis(multiline=False, flow_plain=True, block_plain=True,
+                                   single_quoted=True, block=True)
+
+
 def _analyze(value: str) -> _Analysis:
+    """yaml.v3's analysis; printable ASCII text (no breaks, tabs or specials) takes a shortcut."""
+    if value and value.isascii() and value.isprintable():
+        return _analyze_ascii(value)
+    return _analyze_chars(value)
+
+
+_SAFE_PLAIN: Final = re.compile(r"[A-Za-z0-9_/](?:[A-Za-z0-9_./ -]*[A-Za-z0-9_./-])?")
+"""Text whose analysis is `_ONE_LINE_PLAIN` on sight: no indicator, quote, colon, hash, tab or
+break anywhere, and no space at either end (most recipe names, versions and paths)."""
+
+
+def _analyze_ascii(value: str) -> _Analysis:
+    """`_analyze_chars` for non-empty printable ASCII, from substring tests instead of a loop.
+
+    Only spaces can be whitespace here, so the flags reduce to: leading/trailing space, the
+    indicator first character, flow indicators and `:` after it, `: ` or a final `:` (block
+    indicator), and ` #` (a comment start). Property tests compare it with the loop.
+    """
+    if _SAFE_PLAIN.fullmatch(value):
+        return _ONE_LINE_PLAIN
+    first = value[0]
+    leading_space = first == " "
+    trailing_space = value[-1] == " "
+    block_ind = flow_ind = value.startswith(("---", "..."))
+    followed_ws = len(value) == 1 or value[1] == " "
+    if first in _FIRST_INDICATORS:
+        flow_ind = block_ind = True
+    elif first in "?:":
+        flow_ind = True
+        block_ind = block_ind or followed_ws
+    elif first == "-" and followed_ws:
+        flow_ind = block_ind = True
+    rest = value[1:]
+    if rest:
+        if ":" in rest:
+            flow_ind = True
+            if ": " in rest or rest[-1] == ":":
+                block_ind = True
+        if not flow_ind and not _FLOW_INDICATORS.isdisjoint(rest):
+            flow_ind = True
+        if " #" in value:
+            flow_ind = block_ind = True
+    if not (leading_space or trailing_space or flow_ind or block_ind):
+        return _ONE_LINE_PLAIN
+    plain = not (leading_space or trailing_space)
+    return _Analysis(
+        multiline=False,
+        flow_plain=plain and not flow_ind,
+        block_plain=plain and not block_ind,
+        single_quoted=True,
+        block=not trailing_space,
+    )
+
+
+def _analyze_chars(value: str) -> _Analysis:
+    """yaml.v3 `analyze_scalar`, character by character."""
     if not value:
         return _Analysis(multiline=False, flow_plain=False, block_plain=True,
                          single_quoted=True, block=False)
@@ -453,10 +542,10 @@ class _Emitter:
 
     def _node(self, node: _Node, *, simple_key: bool = False,
               in_block_sequence: bool = False) -> None:
-        if isinstance(node, _Alias):
-            self._anchor("*", node.name)
-        elif isinstance(node, _Scalar):
+        if isinstance(node, _Scalar):
             self._scalar(node, simple_key, in_block_sequence)
+        elif isinstance(node, _Alias):
+            self._anchor("*", node.name)
         elif isinstance(node, _Sequence):
             self._anchor("&", node.anchor)
             self._tag(node.tag)
@@ -478,7 +567,9 @@ class _Emitter:
         if isinstance(node, _Alias):
             size = len(node.name.encode())
         elif isinstance(node, _Scalar):
-            if _analyze(node.value).multiline:
+            if node.anchor is None and node.tag is None and _SAFE_PLAIN.fullmatch(node.value):
+                return len(node.value) <= _SIMPLE_KEY_MAX_BYTES  # one line, ASCII: 1 byte each
+            if not _BREAKS.isdisjoint(node.value):  # `_analyze(...).multiline`
                 return False
             size = len((node.anchor or "").encode()) + len(node.value.encode())
             size += sum(len(part.encode()) for part in _split_tag(node.tag)) if node.tag else 0
@@ -569,9 +660,30 @@ class _Emitter:
         return style
 
     def _scalar(self, node: _Scalar, simple_key: bool, in_block_sequence: bool) -> None:
-        style = self._select_style(node, _analyze(node.value), simple_key)
+        value = node.value
+        if (node.style == "plain" and node.anchor is None and node.tag is None and value
+                and value.isascii() and value.isprintable()):
+            analysis = _analyze_ascii(value)
+            if analysis.flow_plain if self.flow_level else analysis.block_plain:
+                # what `_select_style` keeps (plain) and `_plain` writes for one line
+                if not self.whitespace:
+                    self._put(" ")
+                self._put(value)
+                self.whitespace = False
+                self.indention = False
+                return
+        style = self._select_style(node, _analyze(value), simple_key)
         self._anchor("&", node.anchor)
         self._tag(node.tag)
+        if style != "literal" and style != "folded" and _BREAKS.isdisjoint(value):
+            # One line: nothing below reads the indent, so it need not be pushed and popped.
+            if style == "plain":
+                self._plain(value)
+            elif style == "single":
+                self._single_quoted(value)
+            else:
+                self._double_quoted(value)
+            return
         self._increase_indent(True, in_block_sequence)
         if style == "plain":
             self._plain(node.value)
@@ -588,6 +700,12 @@ class _Emitter:
     def _plain(self, value: str) -> None:
         if value and not self.whitespace:
             self._put(" ")
+        if _BREAKS.isdisjoint(value):  # one line: the loop below would write it char by char
+            self._put(value)
+            if value:
+                self.whitespace = False
+            self.indention = False
+            return
         breaks = False
         for ch in value:
             if ch in _BREAKS:
@@ -608,6 +726,12 @@ class _Emitter:
 
     def _single_quoted(self, value: str) -> None:
         self._write_indicator("'", True, False, False)
+        if _BREAKS.isdisjoint(value):  # one line: the same text the loop below writes
+            self._put(value.replace("'", "''"))
+            self._write_indicator("'", False, False, False)
+            self.whitespace = False
+            self.indention = False
+            return
         breaks = False
         for ch in value:
             if ch == " ":
@@ -629,11 +753,8 @@ class _Emitter:
 
     def _double_quoted(self, value: str) -> None:
         self._write_indicator('"', True, False, False)
-        for ch in value:
-            if not _printable(ch) or ch in _BREAKS or ch in '"\\':
-                self._put("\\" + _escape(ch))
-            else:
-                self._put(ch)
+        self._put("".join("\\" + _escape(ch) if not _printable(ch) or ch in _BREAKS
+                          or ch in '"\\' else ch for ch in value))
         self._write_indicator('"', False, False, False)
         self.whitespace = False
         self.indention = False
@@ -714,11 +835,14 @@ def canonicalize(
     source: str = "recipe.yaml",
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    events: Sequence[yaml.Event] | None = None,
 ) -> bytes:
     """The canonical bytes of a recipe document (legacy keeps `metadata.version`, V3 drops it).
 
     Raises `CanonicalizationError` for empty or oversized input, invalid YAML, duplicate keys,
     unknown aliases and nesting deeper than `max_depth`. `source` only names the file in errors.
+    `events`, when given, must be the complete PyYAML event stream of `data` (as
+    `tree.yamlio.load_yaml_with_events` returns it); it saves parsing the bytes a second time.
     """
     mode = Canonicalizer(str(canonicalizer))
     if not data:
@@ -732,7 +856,7 @@ def canonicalize(
             expected=f"at most {max_bytes} bytes", found=f"{len(data)} bytes",
             hint="recipes are small; check that this is the right file",
         )
-    root = _parse(data, source, max_depth)
+    root = _parse(data, source, max_depth, events)
     if mode is Canonicalizer.V3:
         root = _strip_metadata_version(root)
     text = _Emitter().emit_document(root)
@@ -760,14 +884,18 @@ def document_kind(data: bytes, *, source: str = "recipe.yaml",
 
 
 def recipe_digest(data: bytes, canonicalizer: Canonicalizer | str, *,
-                  source: str = "recipe.yaml", max_bytes: int = DEFAULT_MAX_BYTES) -> Sha256Hex:
+                  source: str = "recipe.yaml", max_bytes: int = DEFAULT_MAX_BYTES,
+                  events: Sequence[yaml.Event] | None = None) -> Sha256Hex:
     """Bare lowercase hex sha256 of the canonical bytes (`predicate.recipe.digest`)."""
-    canonical = canonicalize(data, canonicalizer, source=source, max_bytes=max_bytes)
+    canonical = canonicalize(data, canonicalizer, source=source, max_bytes=max_bytes,
+                             events=events)
     return Sha256Hex(hashlib.sha256(canonical).hexdigest())
 
 
 def digest_for_predicate_type(data: bytes, predicate_type: PredicateType | str, *,
-                              source: str = "recipe.yaml") -> Sha256Hex:
+                              source: str = "recipe.yaml",
+                              events: Sequence[yaml.Event] | None = None) -> Sha256Hex:
     """aicr's `SubjectDigestForType`: V3 for the v3 URI, legacy for every other string."""
     is_v3 = str(predicate_type) == PredicateType.V3.value
-    return recipe_digest(data, Canonicalizer.V3 if is_v3 else Canonicalizer.LEGACY, source=source)
+    return recipe_digest(data, Canonicalizer.V3 if is_v3 else Canonicalizer.LEGACY, source=source,
+                         events=events)

@@ -1,9 +1,11 @@
-"""Build the static site: render Markdown from the data documents, run MkDocs, swap it in.
+"""Build the static site: render pages from the data documents, run MkDocs, swap it in.
 
 `build_site` is a thin shell around pure rendering (generator.site.pages): it writes the
-rendered pages and our assets into a build docs folder, writes an effective mkdocs.yml, runs
-MkDocs + Material programmatically in strict mode into a staging folder next to `out`, adds
-the data/ folder, and publishes with `publish_atomically`. A failed build leaves `out` alone.
+rendered Markdown pages, the recipe page shell and our assets into a build docs folder, writes
+an effective mkdocs.yml, runs MkDocs + Material programmatically in strict mode into a staging
+folder next to `out`, fills the shell with every recipe page (generator.site.shell and
+generator.site.recipepages: all cores, page cache), adds the data/ folder, and publishes with
+`publish_atomically`. A failed build leaves `out` alone.
 
 Speed: the big finished-HTML blocks of a page (grids, evidence cards, the catalog) are cut out
 before MkDocs sees the Markdown and spliced back by a small in-process plugin after the search
@@ -26,7 +28,17 @@ import yaml
 
 from generator.errors import BuildError, Location
 from generator.site.pages import SiteModel, join_fragments, render_pages, split_fragments
+from generator.site.recipepages import (
+    PageCache,
+    context_digest,
+    meta_pages,
+    page_key,
+    page_names,
+    site_key,
+    write_recipe_pages,
+)
 from generator.site.resources import SiteResources, locate
+from generator.site.shell import SHELL_NAME, SHELL_PAGE, PageShell, expand, shell_markdown
 from generator.site.swap import publish_atomically
 
 JS_FILES = ("assets/js/plotly.min.js", "assets/js/charts.js", "assets/js/app.js")
@@ -66,14 +78,21 @@ class WrittenDocs:
     fragments: Mapping[str, tuple[str, ...]]
 
 
-def write_docs(inputs: SiteInputs, docs: Path, res: SiteResources) -> WrittenDocs:
-    """Render every page and copy the assets into `docs`.
+def site_model(inputs: SiteInputs) -> SiteModel:
+    """The indexes every page template reads."""
+    return SiteModel(inputs.index, inputs.series, inputs.pointers, inputs.build_info)
+
+
+def write_docs(model: SiteModel, docs: Path, res: SiteResources,
+               pages: dict[str, str] | None = None) -> WrittenDocs:
+    """Write the Markdown pages (rendered now unless given), the recipe page shell and the
+    assets into `docs`.
 
     Each page's marked raw HTML blocks are cut out (`split_fragments`) and kept in memory, so
     neither Python-Markdown nor the search plugin parse them; `run_mkdocs` puts them back.
     """
-    model = SiteModel(inputs.index, inputs.series, inputs.pointers, inputs.build_info)
-    pages = render_pages(model, res.pages)
+    pages = dict(render_pages(model, res.pages) if pages is None else pages)
+    pages[SHELL_PAGE] = shell_markdown()
     if docs.exists():
         shutil.rmtree(docs)
     fragments: dict[str, tuple[str, ...]] = {}
@@ -183,16 +202,29 @@ def _collect_warnings() -> Iterator[_Collect]:
         logger.removeHandler(handler)
 
 
-def _splice_plugin(fragments: Mapping[str, tuple[str, ...]]) -> Any:
+def _splice_plugin(fragments: Mapping[str, tuple[str, ...]],
+                   template_cache: Path | None = None) -> Any:
     """An in-process MkDocs plugin that puts each page's cut-out HTML blocks back.
 
     It runs on `page_context` after every other plugin (search indexes the page there), so
     the blocks reach the rendered page but not the search index: what search finds is the
-    page's Markdown part, including its short searchable summary.
+    page's Markdown part, including its short searchable summary. With `template_cache` it
+    also keeps the theme's compiled Jinja templates between builds (compiling Material's
+    templates is a good part of a small build).
     """
+    from jinja2 import FileSystemBytecodeCache
     from mkdocs.plugins import BasePlugin, event_priority
 
     class Splice(BasePlugin):  # type: ignore[type-arg, no-untyped-call]
+        def on_env(self, env: Any, *, config: Any, files: Any) -> Any:
+            if template_cache is not None:
+                try:
+                    template_cache.mkdir(parents=True, exist_ok=True)
+                    env.bytecode_cache = FileSystemBytecodeCache(str(template_cache))
+                except OSError:
+                    pass
+            return env
+
         @event_priority(-100)
         def on_page_context(self, context: Any, *, page: Any, config: Any, nav: Any) -> Any:
             blocks = fragments.get(page.file.src_uri)
@@ -203,8 +235,8 @@ def _splice_plugin(fragments: Mapping[str, tuple[str, ...]]) -> Any:
     return Splice()
 
 
-def run_mkdocs(config_file: Path, fragments: Mapping[str, tuple[str, ...]] | None = None
-               ) -> None:
+def run_mkdocs(config_file: Path, fragments: Mapping[str, tuple[str, ...]] | None = None,
+               template_cache: Path | None = None) -> None:
     """`mkdocs build --strict` in-process; warnings become a BuildError.
 
     `fragments` (page path -> HTML blocks from `write_docs`) are spliced back into the pages.
@@ -217,7 +249,8 @@ def run_mkdocs(config_file: Path, fragments: Mapping[str, tuple[str, ...]] | Non
     with _collect_warnings() as seen:
         try:
             cfg = load_config(config_file=str(config_file), strict=True)
-            cfg.plugins["evidence-dashboard-splice"] = _splice_plugin(fragments or {})
+            cfg.plugins["evidence-dashboard-splice"] = _splice_plugin(fragments or {},
+                                                                      template_cache)
             cfg.plugins.on_startup(command="build", dirty=False)
             try:
                 build(cfg)
@@ -233,25 +266,77 @@ def run_mkdocs(config_file: Path, fragments: Mapping[str, tuple[str, ...]] | Non
                                   "to see the page that broke") from exc
 
 
+def _staging_parent(work_dir: Path, out_parent: Path) -> Path:
+    """Where the site is staged: inside the build's work folder (so a killed build leaves
+    nothing a later build's sweep would not find) when it is on the file system of `out`,
+    which the final rename needs; else next to `out`."""
+    try:
+        if os.stat(work_dir).st_dev == os.stat(out_parent).st_dev:
+            return work_dir
+    except OSError:
+        pass
+    return out_parent
+
+
+def _place_data(data_dir: Path, target: Path, *, move: bool) -> None:
+    """Put the data/ folder into the staging site: with `move`, a rename on the same file
+    system (the data documents of a large tree are hundreds of MB), else a copy."""
+    if move and not target.exists():
+        try:
+            os.rename(data_dir, target)
+            return
+        except OSError:
+            pass
+    shutil.copytree(data_dir, target, dirs_exist_ok=True)
+
+
 def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: Path,
-               data_dir: Path | None = None) -> None:
-    """Build the whole site into `out`, atomically; `out` is untouched when anything fails."""
+               data_dir: Path | None = None, move_data: bool = False,
+               page_cache: Path | None = None) -> None:
+    """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
+
+    `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with
+    it). `page_cache` (a folder) keeps finished recipe pages, the Markdown pages and the
+    theme's compiled templates between builds, so unchanged pages are not rendered again.
+    """
     res = locate()
     config = config if config is not None else res.default_config
     work_dir.mkdir(parents=True, exist_ok=True)
     docs = work_dir / "docs"
-    written = write_docs(inputs, docs, res)
+    model = site_model(inputs)
+    cache = PageCache(page_cache) if page_cache is not None else None
+    keys: list[str] = []
+    markdown_key: str | None = None
+    markdown: dict[str, str] | None = None
+    if cache is not None:
+        context = context_digest(model, res.pages)
+        keys = [page_key(model, tab, context) for tab in model.tabs]
+        markdown_key = site_key(model, context, keys)
+        markdown = cache.get_markdown(markdown_key)
+    if markdown is None:
+        markdown = render_pages(model, res.pages)
+        if cache is not None and markdown_key is not None:
+            cache.put_markdown(markdown_key, markdown)
+    written = write_docs(model, docs, res, markdown)
     out = out.absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=_staging_parent(
+        work_dir, out.parent)))
     try:
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
         config_file = work_dir / "mkdocs.yml"
         config_file.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True),
                                encoding="utf-8")
-        run_mkdocs(config_file, written.fragments)
+        run_mkdocs(config_file, written.fragments,
+                   None if page_cache is None else page_cache.parent / "templates")
+        shell_file = staging / "recipes" / SHELL_NAME / "index.html"
+        shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
+        metas = write_recipe_pages(model, res.pages, shell, staging, keys=keys, cache=cache)
+        expand(staging, meta_pages(metas), [m.recipe for m in metas])
+        if cache is not None:
+            cache.keep_only(page_names(keys, shell, markdown_key))
         if data_dir is not None and data_dir.is_dir():
-            shutil.copytree(data_dir, staging / "data", dirs_exist_ok=True)
+            _place_data(data_dir, staging / "data", move=move_data)
         if cfg["extra"]["evidence"]["preview"]:
             (staging / "_headers").write_text("/*\n  X-Robots-Tag: noindex\n", encoding="utf-8")
         publish_atomically(staging, out)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from generator.site import escape
 from generator.site.charts import Reading, history_figure, latest_figure
@@ -187,6 +188,25 @@ class SiteModel:
         self._sorted: dict[str, list[Mapping[str, Any]]] = {}
         self._latest: dict[str, list[Mapping[str, Any]]] = {}
         self._fresh: dict[str, FreshSummary] = {}
+        self._badges: dict[tuple[str, str], Markup] = {}
+        self._recipes = {t.recipe for t in self.tabs}
+
+    def has_recipe(self, recipe: object) -> bool:
+        """Is `recipe` in the catalog (so it has a page)?"""
+        return recipe in self._recipes
+
+    def state_badge(self, name: str, suffix: str = "") -> Markup:
+        """A consensus state as an icon and a word (never colour alone), memoised per state."""
+        key = (name, suffix)
+        badge = self._badges.get(key)
+        if badge is None:
+            info = self.states.get(name, {})
+            badge = self._badges[key] = Markup(
+                f'<span class="state state-{STATE_CLASS.get(name, "untested")}" '
+                f'data-state="{escape.attr(name)}" title="{escape.attr(info.get("description", ""))}">'
+                f'<span class="state-icon" aria-hidden="true">{escape.html(info.get("icon", "?"))}'
+                f'</span> {escape.html(info.get("label", name))}{escape.html(suffix)}</span>')
+        return badge
 
     # ---------------------------------------------------------------- signers
     def _readable_labels(self) -> dict[str, str]:
@@ -352,7 +372,14 @@ def _environment(templates: Path) -> jinja2.Environment:
                        freshness_text=freshness_text, verdict_of=verdict_of,
                        latest_figure=latest_figure, history_figure=history_figure,
                        STATE_ORDER=STATE_ORDER, STATE_CLASS=STATE_CLASS,
-                       RESULT_WORD=RESULT_WORD, EXIT_WORD=EXIT_WORD, COMMIT_URL=COMMIT_URL)
+                       RESULT_WORD=RESULT_WORD, EXIT_WORD=EXIT_WORD, COMMIT_URL=COMMIT_URL,
+                       result_badge=result_badge)
+    from generator.site import cards  # cards builds on this module's helpers
+
+    env.globals.update(pointer_card=cards.pointer_card, grid_block=cards.grid_block,
+                       hardware_block=cards.hardware_block,
+                       source_recipes_table=cards.source_recipes_table,
+                       source_builds_block=cards.source_builds_block)
     return env
 
 
@@ -380,14 +407,21 @@ def route_table(model: SiteModel) -> dict[str, Any]:
     return {"tabs": tabs, "sources": sources}
 
 
+def _common(model: SiteModel) -> dict[str, Any]:
+    """What every page template sees besides its own values."""
+    return {"m": model, "build_time": model.build_time, "aicr_command": aicr_command,
+            "signer_columns": signer_columns, "grid_rows": grid_rows,
+            "counts_text": counts_text, "k8s_minors": k8s_minors,
+            "hardware_matrix": hardware_matrix, "components_matrix": components_matrix,
+            "criteria_matrix": criteria_matrix, "validator_images": validator_images,
+            "state_badge": model.state_badge, "result_counts": result_counts,
+            "newest_build": newest_build}
+
+
 def render_pages(model: SiteModel, templates: Path) -> dict[str, str]:
-    """Every Markdown page of the site, keyed by its path under docs/."""
+    """Every Markdown page of the site (all but the recipe pages), keyed by its path."""
     env = _environment(templates)
-    common = {"m": model, "build_time": model.build_time, "aicr_command": aicr_command,
-              "signer_columns": signer_columns, "grid_rows": grid_rows,
-              "counts_text": counts_text, "k8s_minors": k8s_minors,
-              "hardware_matrix": hardware_matrix, "components_matrix": components_matrix,
-              "criteria_matrix": criteria_matrix, "validator_images": validator_images}
+    common = _common(model)
     pages: dict[str, str] = {}
 
     def render(name: str, path: str, **extra: Any) -> None:
@@ -397,12 +431,102 @@ def render_pages(model: SiteModel, templates: Path) -> dict[str, str]:
     render("rejected.md.j2", "rejected.md")
     render("sources-index.md.j2", "sources/index.md")
     render("about.md.j2", "about.md")
-    for tab in model.tabs:
-        render("recipe.md.j2", recipe_page(tab.recipe), tab=tab,
-               series=model.series.get(tab.recipe, {}))
     for src, info in sorted(model.sources.items()):
         render("source.md.j2", source_page(str(info["slug"])), src=src, info=info)
     return pages
+
+
+@dataclass(frozen=True)
+class HtmlPage:
+    """A recipe page as finished HTML, placed into the site's page shell (no Markdown pass).
+
+    `search_text` is what the search index holds for the page (a short HTML summary, never
+    identities or bulk); `tags` are the page's search tags (service, accelerator).
+    """
+
+    title: str
+    body: str
+    search_text: str
+    tags: tuple[str, ...]
+
+
+class RecipePages:
+    """Renders recipe pages one at a time (so a build can spread them over processes)."""
+
+    def __init__(self, model: SiteModel, templates: Path,
+                 template: jinja2.Template | None = None) -> None:
+        self.model = model
+        self._template = template or _environment(templates).get_template("recipe.html.j2")
+        self._templates = templates
+        self._common = _common(model)
+
+    def for_model(self, model: SiteModel) -> RecipePages:
+        """The same (already compiled) template over another model."""
+        return RecipePages(model, self._templates, self._template)
+
+    def render(self, tab: Tab) -> HtmlPage:
+        """The page of one catalog entry."""
+        path = recipe_page(tab.recipe)
+        body = self._template.render(page=path, tab=tab, html_page=True,
+                                     series=self.model.series.get(tab.recipe, {}),
+                                     **self._common)
+        meta = self.meta(tab)
+        return HtmlPage(meta.title, body, meta.search_text, meta.tags)
+
+    def meta(self, tab: Tab) -> HtmlPage:
+        """The page without its body: title, search text and tags (cheap, no rendering)."""
+        coord = tab.doc.get("coord") or {}
+        tags = tuple(str(coord[k]) for k in ("service", "accelerator") if coord.get(k))
+        return HtmlPage(tab.recipe, "", search_summary(self.model, tab), tags)
+
+
+def render_recipe_pages(model: SiteModel, templates: Path) -> dict[str, HtmlPage]:
+    """Every recipe page, keyed by its page path (`recipes/<recipe>.md`), in catalog order."""
+    pages = RecipePages(model, templates)
+    return {recipe_page(t.recipe): pages.render(t) for t in model.tabs}
+
+
+def search_summary(model: SiteModel, tab: Tab) -> str:
+    """The search index text of a recipe page: its state, coordinates, checks and signers."""
+    doc = tab.doc
+    coord = doc.get("coord") or {}
+    info = model.states.get(str(doc.get("rollup")), {})
+    latest = model.latest_evidence(tab.recipe)
+    grids = [doc.get("combined") or {}, *doc.get("versions", [])]
+    columns = signer_columns(model, grids, latest)
+    checks = list(dict.fromkeys(str(t.get("name")) for t in (doc.get("combined") or {}).get(
+        "tests", [])))
+    axes = " ".join(str(coord[a]) for a in ("service", "accelerator", "os", "intent", "platform")
+                    if coord.get(a))
+    text = (f"Recipe state: {info.get('label', doc.get('rollup'))}. "
+            f"Recipe {tab.recipe} ({axes}). Checks: {', '.join(checks)}. "
+            f"Signers: {', '.join(model.label(s) for s in columns)}.")
+    return f"<p>{escape.html(text)}</p>"
+
+
+def result_counts(results: Mapping[str, Any]) -> dict[str, int]:
+    """How many rows of one build passed, failed and were not run."""
+    values = list(results.values())
+    return {"pass": values.count("pass"), "fail": values.count("fail"),
+            "notRun": values.count("not-run")}
+
+
+def newest_build(builds: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The build marked newest, else the first one."""
+    return next((b for b in builds if b.get("newest")), builds[0] if builds else None)
+
+
+def result_badge(result: str, reason: str | None = None) -> Markup:
+    """A test result as a word and an icon (with the skip reason, if any)."""
+    if result == "none":
+        return Markup('<span class="result result-none" title="no result from this signer">'
+                      '<span aria-hidden="true">–</span> no result</span>')
+    icon, word = RESULT_WORD.get(result, ("?", result))
+    text = (f'<span class="result result-{escape.attr(result)}"><span aria-hidden="true">'
+            f'{icon}</span> {escape.html(word)}</span>')
+    if reason:
+        text += f'<span class="skip-reason">({escape.html(reason)})</span>'
+    return Markup(text)
 
 
 def signer_columns(model: SiteModel, grids: Sequence[Mapping[str, Any]],

@@ -100,6 +100,8 @@ class TreeScan:
 
 def safe_name(name: str) -> str:
     """A file name made printable on one line (control characters and undecodable bytes escaped)."""
+    if name.isascii() and name.isprintable():
+        return name  # the usual case, unchanged by the escaping below
     text = name.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 

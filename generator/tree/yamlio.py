@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml as pyyaml
@@ -61,27 +61,46 @@ _INF = re.compile(r"[-+]?(?:\.inf|\.Inf|\.INF)")
 _NAN = re.compile(r"\.nan|\.NaN|\.NAN")
 
 
+_NOT_PLAIN_START = frozenset("0123456789+-.~nNtTfF")
+"""First characters of every non-string core-schema scalar; anything else stays a string."""
+
+
 def resolve_plain(text: str) -> Any:
     """The YAML 1.2 core-schema value of an untagged plain scalar."""
-    if _NULL.fullmatch(text):
+    if text and text[0] not in _NOT_PLAIN_START:
+        return text  # fast path: no core pattern can match (checked by tests against the rules)
+    return _resolve_by_rules(text)
+
+
+_CORE_PLAIN = re.compile("|".join(f"(?P<{name}>{pattern.pattern})" for name, pattern in (
+    ("null", _NULL), ("true", _TRUE), ("false", _FALSE), ("int10", _INT10), ("int8", _INT8),
+    ("int16", _INT16), ("float", _FLOAT), ("inf", _INF), ("nan", _NAN))))
+"""The patterns above as one alternation, tried in the same order (`lastgroup` names the rule)."""
+
+
+def _resolve_by_rules(text: str) -> Any:
+    """`resolve_plain` by the core-schema patterns, first matching rule wins."""
+    match = _CORE_PLAIN.fullmatch(text)
+    if match is None:
+        return text
+    rule = match.lastgroup
+    if rule == "null":
         return None
-    if _TRUE.fullmatch(text):
+    if rule == "true":
         return True
-    if _FALSE.fullmatch(text):
+    if rule == "false":
         return False
-    if _INT10.fullmatch(text):
+    if rule == "int10":
         return int(text, 10)
-    if _INT8.fullmatch(text):
+    if rule == "int8":
         return int(text[2:], 8)
-    if _INT16.fullmatch(text):
+    if rule == "int16":
         return int(text[2:], 16)
-    if _FLOAT.fullmatch(text):
+    if rule == "float":
         return float(text)
-    if _INF.fullmatch(text):
+    if rule == "inf":
         return -math.inf if text.startswith("-") else math.inf
-    if _NAN.fullmatch(text):
-        return math.nan
-    return text
+    return math.nan
 
 
 def _tagged(tag: str, text: str) -> Any:
@@ -104,16 +123,40 @@ def _tagged(tag: str, text: str) -> Any:
     return float(number) if kind == "float" else number
 
 
-@dataclass
+_SCALAR, _MAPPING_START, _SEQUENCE_START, _COLLECTION_END, _ALIAS, _DOCUMENT_START, _OTHER = (
+    range(1, 8))
+_KIND_BY_NAME = {
+    "ScalarEvent": _SCALAR, "MappingStartEvent": _MAPPING_START,
+    "SequenceStartEvent": _SEQUENCE_START, "MappingEndEvent": _COLLECTION_END,
+    "SequenceEndEvent": _COLLECTION_END, "AliasEvent": _ALIAS,
+    "DocumentStartEvent": _DOCUMENT_START,
+}
+_KIND_BY_CLASS: dict[type, int] = {}
+"""Event class to kind, learnt per process from the class names (both backends share them)."""
+
+_SCALAR_TAGS = frozenset(_ALLOWED_TAGS - {f"{_CORE}map", f"{_CORE}seq"})
+_MAPPING_TAGS = frozenset({"!", f"{_CORE}map"})
+_SEQUENCE_TAGS = frozenset({"!", f"{_CORE}seq"})
+
+
+def _event_kind(event: Event) -> int:
+    cls = type(event)
+    kind = _KIND_BY_CLASS.get(cls)
+    if kind is None:
+        kind = _KIND_BY_CLASS[cls] = _KIND_BY_NAME.get(cls.__name__, _OTHER)
+    return kind
+
+
+@dataclass(slots=True)
 class _Frame:
     """An open mapping or sequence while events are being built into data."""
 
     container: dict[Any, Any] | list[Any]
     anchor: str | None
+    is_list: bool
     size: int = 1
     pending_key: Any = None
     has_key: bool = False
-    seen: set[tuple[type, Any]] = field(default_factory=set)
 
 
 class _Builder:
@@ -138,22 +181,37 @@ class _Builder:
         return YamlError(message, location=Location(self.file, key), expected=expected,
                          found=found, hint=hint)
 
-    def _count(self, n: int, event: Event) -> None:
-        self.nodes += n
-        if self.nodes > MAX_NODES:
-            raise self.fail(
-                "document expands to too many nodes", expected=f"at most {MAX_NODES} nodes",
-                found=f"more than {MAX_NODES} (alias expansion)", event=event,
-                hint="this looks like an alias bomb; do not use nested anchors and aliases",
-            )
+    def _too_many_nodes(self, event: Event) -> YamlError:
+        return self.fail(
+            "document expands to too many nodes", expected=f"at most {MAX_NODES} nodes",
+            found=f"more than {MAX_NODES} (alias expansion)", event=event,
+            hint="this looks like an alias bomb; do not use nested anchors and aliases",
+        )
 
-    def _check_tag(self, tag: str | None, event: Event, allowed: set[str]) -> None:
-        if tag is not None and tag not in allowed:
-            raise self.fail(
-                "unsupported YAML tag", expected="plain scalars, mappings and sequences",
-                found=f"tag {tag.replace(_CORE, '!!', 1)}", event=event,
-                hint="remove the tag; only plain YAML data is accepted",
-            )
+    def _bad_tag(self, tag: str, event: Event) -> YamlError:
+        return self.fail(
+            "unsupported YAML tag", expected="plain scalars, mappings and sequences",
+            found=f"tag {tag.replace(_CORE, '!!', 1)}", event=event,
+            hint="remove the tag; only plain YAML data is accepted",
+        )
+
+    def _duplicate_key(self, value: Any, event: Event) -> YamlError:
+        # Every earlier key is already in the container and equal scalars hash alike, so the
+        # `in` test also refuses keys equal across types (1, 1.0 and true).
+        return self.fail(
+            "duplicate mapping key", expected="each key once per mapping",
+            found=f"key {value!r} repeated", event=event,
+            hint="remove or rename the repeated key",
+        )
+
+    def _plain_value(self, text: str, event: Event) -> Any:
+        """The core-schema value of a plain scalar that may be a non-string."""
+        try:
+            return _resolve_by_rules(text)
+        except ValueError as exc:  # e.g. an integer with too many digits
+            raise self.fail("scalar cannot be read", expected="a usable number",
+                            found=str(exc), event=event,
+                            hint="quote the value to keep it a string") from exc
 
     def _add(self, value: Any, size: int, event: Event) -> None:
         """Place a finished node (of `size` expanded nodes) into its parent or as the result."""
@@ -163,8 +221,9 @@ class _Builder:
             return
         parent = self.stack[-1]
         parent.size += size
-        if isinstance(parent.container, list):
-            parent.container.append(value)
+        container = parent.container
+        if parent.is_list:
+            container.append(value)  # type: ignore[union-attr]
             return
         if not parent.has_key:
             if isinstance(value, (dict, list)):
@@ -173,91 +232,153 @@ class _Builder:
                     found="a mapping or sequence used as a key", event=event,
                     hint="use a plain scalar as the key",
                 )
-            marker = (type(value), value)
-            if marker in parent.seen or value in parent.container:
-                raise self.fail(
-                    "duplicate mapping key", expected="each key once per mapping",
-                    found=f"key {value!r} repeated", event=event,
-                    hint="remove or rename the repeated key",
-                )
-            parent.seen.add(marker)
+            if value in container:
+                raise self._duplicate_key(value, event)
             parent.pending_key = value
             parent.has_key = True
             return
-        assert isinstance(parent.container, dict)
-        parent.container[parent.pending_key] = value
+        container[parent.pending_key] = value
         parent.has_key = False
         parent.pending_key = None
 
-    def _open(self, container: dict[Any, Any] | list[Any], anchor: str | None,
-              event: Event) -> None:
+    def _open(self, container: dict[Any, Any] | list[Any], event: Event) -> None:
         if len(self.stack) >= MAX_DEPTH:
             raise self.fail(
                 "nesting too deep", expected=f"at most {MAX_DEPTH} levels",
                 found=f"more than {MAX_DEPTH} nested mappings/sequences", event=event,
                 hint="flatten the document",
             )
-        self._count(1, event)
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise self._too_many_nodes(event)
+        anchor = event.anchor
         if anchor is not None:
             self.open_anchors.add(anchor)
-        self.stack.append(_Frame(container, anchor))
+        self.stack.append(_Frame(container, anchor, isinstance(container, list)))
 
-    def _close(self, event: Event) -> None:
-        frame = self.stack.pop()
-        if frame.anchor is not None:
-            self.open_anchors.discard(frame.anchor)
-            self.anchors[frame.anchor] = (frame.container, frame.size)
-        self._add(frame.container, frame.size, event)
+    def _scalar(self, event: Event) -> None:
+        tag = event.tag
+        if tag is not None and tag not in _SCALAR_TAGS:
+            raise self._bad_tag(tag, event)
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise self._too_many_nodes(event)
+        text = event.value
+        if tag is not None:
+            try:
+                value = _tagged(tag, text)
+            except ValueError as exc:
+                raise self.fail("scalar does not match its tag", expected="a valid value",
+                                found=str(exc), event=event,
+                                hint="fix the value or drop the tag") from exc
+        elif not event.style:  # plain: None (ruamel) or "" (libyaml)
+            value = text if text and text[0] not in _NOT_PLAIN_START else \
+                self._plain_value(text, event)
+        else:
+            value = text
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (value, 1)
+        self._add(value, 1, event)
 
-    def feed(self, event: Event) -> None:
-        kind = type(event).__name__
-        if kind == "ScalarEvent":
-            self._check_tag(event.tag, event, _ALLOWED_TAGS - {f"{_CORE}map", f"{_CORE}seq"})
-            self._count(1, event)
-            if event.tag is not None:
-                try:
-                    value = _tagged(event.tag, event.value)
-                except ValueError as exc:
-                    raise self.fail("scalar does not match its tag", expected="a valid value",
-                                    found=str(exc), event=event,
-                                    hint="fix the value or drop the tag") from exc
-            elif not event.style:  # plain: None (ruamel) or "" (libyaml)
-                try:
-                    value = resolve_plain(event.value)
-                except ValueError as exc:  # e.g. an integer with too many digits
-                    raise self.fail("scalar cannot be read", expected="a usable number",
-                                    found=str(exc), event=event,
-                                    hint="quote the value to keep it a string") from exc
-            else:
-                value = event.value
-            if event.anchor is not None:
-                self.anchors[event.anchor] = (value, 1)
-            self._add(value, 1, event)
-        elif kind == "MappingStartEvent":
-            self._check_tag(event.tag, event, {"!", f"{_CORE}map"})
-            self._open({}, event.anchor, event)
-        elif kind == "SequenceStartEvent":
-            self._check_tag(event.tag, event, {"!", f"{_CORE}seq"})
-            self._open([], event.anchor, event)
-        elif kind in ("MappingEndEvent", "SequenceEndEvent"):
-            self._close(event)
-        elif kind == "AliasEvent":
-            name = event.anchor
-            if name in self.open_anchors:
-                raise self.fail("recursive alias", expected="aliases to finished nodes only",
-                                found=f"*{name} inside its own anchor", event=event,
-                                hint="remove the self-reference")
-            if name not in self.anchors:
-                raise self.fail("unknown alias", expected="an anchor defined before its alias",
-                                found=f"*{name}", event=event, hint="define the anchor first")
-            self.aliases += 1
-            if self.aliases > MAX_ALIASES:
-                raise self.fail("too many aliases", expected=f"at most {MAX_ALIASES} aliases",
-                                found=f"more than {MAX_ALIASES}", event=event,
-                                hint="this looks like an alias bomb; expand the data instead")
-            value, size = self.anchors[name]
-            self._count(size, event)
-            self._add(value, size, event)
+    def _alias(self, event: Event) -> None:
+        name = event.anchor
+        if name in self.open_anchors:
+            raise self.fail("recursive alias", expected="aliases to finished nodes only",
+                            found=f"*{name} inside its own anchor", event=event,
+                            hint="remove the self-reference")
+        if name not in self.anchors:
+            raise self.fail("unknown alias", expected="an anchor defined before its alias",
+                            found=f"*{name}", event=event, hint="define the anchor first")
+        self.aliases += 1
+        if self.aliases > MAX_ALIASES:
+            raise self.fail("too many aliases", expected=f"at most {MAX_ALIASES} aliases",
+                            found=f"more than {MAX_ALIASES}", event=event,
+                            hint="this looks like an alias bomb; expand the data instead")
+        value, size = self.anchors[name]
+        self.nodes += size
+        if self.nodes > MAX_NODES:
+            raise self._too_many_nodes(event)
+        self._add(value, size, event)
+
+    def feed(self, event: Event, kind: int | None = None) -> None:
+        """Build one event (`kind` from `_event_kind`, computed when not given)."""
+        if kind is None:
+            kind = _event_kind(event)
+        if kind == _SCALAR:
+            self._scalar(event)
+        elif kind == _MAPPING_START:
+            tag = event.tag
+            if tag is not None and tag not in _MAPPING_TAGS:
+                raise self._bad_tag(tag, event)
+            self._open({}, event)
+        elif kind == _SEQUENCE_START:
+            tag = event.tag
+            if tag is not None and tag not in _SEQUENCE_TAGS:
+                raise self._bad_tag(tag, event)
+            self._open([], event)
+        elif kind == _COLLECTION_END:
+            frame = self.stack.pop()
+            if frame.anchor is not None:
+                self.open_anchors.discard(frame.anchor)
+                self.anchors[frame.anchor] = (frame.container, frame.size)
+            self._add(frame.container, frame.size, event)
+        elif kind == _ALIAS:
+            self._alias(event)
+
+
+def _build(events: Iterable[Event], file: str, record: list[Event] | None = None) -> Any:
+    """The one document of `events` as plain data (None for an empty stream).
+
+    The common events (scalars, and keys and values into an open collection) are handled
+    inline here, the rest by `_Builder`; the checks and their order are the builder's. Every
+    event read is appended to `record` when one is given.
+    """
+    kinds = _KIND_BY_CLASS
+    max_nodes = MAX_NODES
+    builder: _Builder | None = None
+    stack: list[_Frame] = []
+    documents = 0
+    for event in events:
+        if record is not None:
+            record.append(event)
+        kind = kinds.get(type(event)) or _event_kind(event)
+        if kind == _DOCUMENT_START:
+            documents += 1
+            if documents > 1:
+                raise YamlError(
+                    "more than one YAML document", location=Location(file),
+                    expected="exactly one document", found="a second '---' document",
+                    hint="keep one document per file",
+                )
+            builder = _Builder(file)
+            stack = builder.stack
+            continue
+        if builder is None or builder.done:
+            continue
+        if kind != _SCALAR or not stack or event.tag is not None or event.anchor is not None:
+            builder.feed(event, kind)
+            continue
+        # an untagged, unanchored scalar inside a collection
+        builder.nodes += 1
+        if builder.nodes > max_nodes:
+            raise builder._too_many_nodes(event)
+        value = event.value
+        if not event.style and (not value or value[0] in _NOT_PLAIN_START):
+            value = builder._plain_value(value, event)
+        parent = stack[-1]
+        parent.size += 1
+        if parent.is_list:
+            parent.container.append(value)  # type: ignore[union-attr]
+        elif parent.has_key:
+            parent.container[parent.pending_key] = value
+            parent.has_key = False
+            parent.pending_key = None
+        else:
+            if value in parent.container:
+                raise builder._duplicate_key(value, event)
+            parent.pending_key = value
+            parent.has_key = True
+    return builder.result if builder is not None else None
 
 
 BACKENDS = ("libyaml", "ruamel") if pyyaml.__with_libyaml__ else ("ruamel",)
@@ -267,7 +388,9 @@ BACKENDS = ("libyaml", "ruamel") if pyyaml.__with_libyaml__ else ("ruamel",)
 def _events(text: str, backend: str) -> Iterable[Event]:
     events: Iterable[Event]
     if backend == "libyaml":
-        events = pyyaml.parse(text, Loader=pyyaml.CSafeLoader)
+        # What `yaml.parse(text, Loader=CSafeLoader)` yields, pulled straight from libyaml's
+        # `get_event` (None after the stream end) without a Python generator frame per event.
+        events = iter(pyyaml.CSafeLoader(text).get_event, None)
     else:
         events = YAML(typ="safe", pure=True).parse(text)
     return events
@@ -279,6 +402,24 @@ def load_yaml(data: bytes, *, file: str, backend: str | None = None) -> Any:
     `file` is the name shown in errors (relative to the recipes root or the bundle). `backend`
     picks an event parser from `BACKENDS` (default: the first, the fastest available).
     """
+    return _load(data, file, backend, None)
+
+
+def load_yaml_with_events(data: bytes, *, file: str) -> tuple[Any, list[Event] | None]:
+    """`load_yaml` with the default backend, plus the PyYAML event stream it read.
+
+    The events are exactly what `yaml.parse(data, Loader=yaml.CSafeLoader)` yields, so a second
+    reader (the canonical recipe digest) can reuse them instead of parsing the bytes again. They
+    are None when that would not hold: without libyaml, or for input starting with a BOM (read
+    here with the BOM removed, by libyaml as bytes with it).
+    """
+    if BACKENDS[0] != "libyaml" or data.startswith(b"\xef\xbb\xbf"):
+        return _load(data, file, None, None), None
+    events: list[Event] = []
+    return _load(data, file, "libyaml", events), events
+
+
+def _load(data: bytes, file: str, backend: str | None, record: list[Event] | None) -> Any:
     chosen = backend if backend is not None else BACKENDS[0]
     if chosen not in BACKENDS:
         raise ValueError(f"unknown or unavailable YAML backend {chosen!r}")
@@ -294,21 +435,8 @@ def load_yaml(data: bytes, *, file: str, backend: str | None = None) -> Any:
                         hint="save the file as UTF-8") from exc
     if text.startswith("\ufeff"):
         text = text[1:]
-    builder: _Builder | None = None
-    documents = 0
     try:
-        for event in _events(text, chosen):
-            if type(event).__name__ == "DocumentStartEvent":
-                documents += 1
-                if documents > 1:
-                    raise YamlError(
-                        "more than one YAML document", location=Location(file),
-                        expected="exactly one document", found="a second '---' document",
-                        hint="keep one document per file",
-                    )
-                builder = _Builder(file)
-            elif builder is not None and not builder.done:
-                builder.feed(event)
+        return _build(_events(text, chosen), file, record)
     except (YAMLError, pyyaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         key = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
@@ -316,6 +444,3 @@ def load_yaml(data: bytes, *, file: str, backend: str | None = None) -> Any:
         raise YamlError("not valid YAML", location=Location(file, key),
                         expected="well-formed YAML", found=str(problem),
                         hint="fix the syntax at the reported position") from exc
-    if builder is None:
-        return None
-    return builder.result

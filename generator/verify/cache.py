@@ -16,6 +16,7 @@ read as misses.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import tempfile
@@ -26,10 +27,16 @@ import sigstore
 
 import generator
 from generator.model import Pointer, PointerLocation, Verdict
-from generator.verify.serialize import VerdictFormatError, verdict_from_json, verdict_to_json
+from generator.verify.serialize import (
+    VerdictFormatError,
+    loads_decoded,
+    verdict_from_json,
+    verdict_to_json,
+)
 from generator.verify.trust import Trust
 
 KEY_VERSION = "verdict-cache/v1"
+_HEX = frozenset("0123456789abcdef")
 
 
 def _claims(pointer: Pointer, location: PointerLocation) -> dict[str, Any]:
@@ -68,7 +75,11 @@ class VerdictCache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._claims_of: dict[str, str] = {}
+        self._root_text = str(root)
+        self._shared: dict[Any, Any] = {}
+        """Equal steps of the verdicts read, shared (`verdict_from_json(shared=...)`)."""
+        self._claims_of: dict[str, tuple[Pointer, PointerLocation]] = {}
+        self._verifier = verifier_version()
 
     def key(
         self, pointer: Pointer, location: PointerLocation, trust: Trust, allowlist_digest: str
@@ -79,9 +90,9 @@ class VerdictCache:
             "claims": _claims(pointer, location),
             "trust": trust.digest,
             "allowlist": allowlist_digest,
-            "verifier": verifier_version(),
+            "verifier": self._verifier,
         })
-        self._claims_of[key] = self.claims_key(pointer, location)
+        self._claims_of[key] = (pointer, location)  # its claims key is computed by `put`
         return key
 
     def claims_key(self, pointer: Pointer, location: PointerLocation) -> str:
@@ -90,7 +101,7 @@ class VerdictCache:
 
     def get(self, key: str) -> tuple[Verdict, str] | None:
         """The cached verdict and the time it was recorded, or None."""
-        return self._read(self._path("verdicts", key))
+        return self._read(self._path("verdicts", key), self._shared)
 
     def put(
         self,
@@ -103,11 +114,15 @@ class VerdictCache:
         """Store a verdict (atomically) and update the "last verified" index of its bundle and
         claims (`claims_key`, by default the one remembered when `key()` made `key`)."""
         doc = {"key": key, "recordedAt": recorded_at, "verdict": verdict_to_json(verdict)}
-        data = (json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
-        self._write(self._path("verdicts", key), data)
-        claims_key = claims_key or self._claims_of.get(key)
+        # Compact: a warm build reads every entry back, and whitespace is a third of the bytes.
+        data = (json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                + "\n").encode()
+        verdict_path = self._path("verdicts", key)
+        self._write(verdict_path, data)
+        if claims_key is None and key in self._claims_of:
+            claims_key = self.claims_key(*self._claims_of[key])
         if claims_key is not None:
-            self._write(self._path("claims", claims_key), data)
+            self._write(self._path("claims", claims_key), data, same_as=verdict_path)
 
     def last_recorded(
         self, pointer: Pointer, location: PointerLocation
@@ -119,31 +134,101 @@ class VerdictCache:
     # ------------------------------------------------------------------ files
 
     def _path(self, kind: str, key: str) -> Path:
-        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+        if len(key) != 64 or not _HEX.issuperset(key):
             raise ValueError(f"not a cache key: {key!r}")
-        return self.root / kind / key[:2] / f"{key}.json"
+        return Path(f"{self._root_text}/{kind}/{key[:2]}/{key}.json")
 
     @staticmethod
-    def _read(path: Path) -> tuple[Verdict, str] | None:
+    def _read(path: Path, shared: dict[Any, Any] | None = None) -> tuple[Verdict, str] | None:
+        """The entry at `path`, or None when it is absent or cannot be read back.
+
+        Tagged values are decoded while parsing (`loads_decoded`); should that fail on some
+        odd entry, the entry is read again the plain way, which decides."""
         try:
-            doc = json.loads(path.read_bytes())
+            data = path.read_bytes()
+        except OSError:
+            return None
+        try:
+            doc = loads_decoded(data)
+            verdict = verdict_from_json(doc["verdict"], plain=True, shared=shared)
+            return verdict, str(doc["recordedAt"])
+        except (ValueError, KeyError, TypeError, VerdictFormatError):
+            pass
+        try:
+            doc = json.loads(data)
             return verdict_from_json(doc["verdict"]), str(doc["recordedAt"])
-        except (OSError, ValueError, KeyError, TypeError, VerdictFormatError):
+        except (ValueError, KeyError, TypeError, VerdictFormatError):
             return None
 
     @staticmethod
-    def _write(path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+    def _write(path: Path, data: bytes, *, same_as: Path | None = None) -> None:
+        """Write to a temporary file and rename it into place: readers see the old entry or
+        the new one, never half of one. No fsync: after a power loss an entry may be empty or
+        missing, which a read treats as a miss (the bundle is verified again), and syncing
+        every entry cost as much as verifying it.
+
+        `same_as` names an entry just written with the same bytes: the temporary file is then
+        a hard link to it (entries are only ever replaced, never rewritten in place, so the
+        two names never diverge by accident), and the bytes are written only where links are
+        not available. The folder is created only when the first attempt finds it missing."""
+        if same_as is not None:
+            tmp = _temp_name(path)
+            try:
+                os.link(same_as, tmp)
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(same_as, tmp)
+                except OSError:
+                    tmp = ""
+            except OSError:
+                tmp = ""
+            if tmp:
+                try:
+                    os.replace(tmp, path)
+                except BaseException:
+                    _unlink(tmp)
+                    raise
+                return
+        fd, tmp = _create_temp(path)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
             os.replace(tmp, path)
         except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            _unlink(tmp)
             raise
+
+
+_TEMP_SERIAL = itertools.count()
+"""Numbers the temporary files of this process (with its pid, so forked workers differ)."""
+
+
+def _temp_name(path: Path) -> str:
+    """A fresh temporary name next to `path` (`.tmp-<pid>-<n>.json`, as cheap as a counter)."""
+    return f"{path.parent}/.tmp-{os.getpid()}-{next(_TEMP_SERIAL)}.json"
+
+
+def _create_temp(path: Path) -> tuple[int, str]:
+    """Create a new temporary file next to `path` (mode 0600, like `tempfile.mkstemp`), making
+    the folder only when it is missing; a name left over by a crashed run is skipped."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for attempt in range(100):
+        tmp = _temp_name(path)
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            if attempt:
+                raise
+            path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+    return fd, tmp
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

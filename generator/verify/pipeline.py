@@ -30,7 +30,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import PurePosixPath
 from typing import Any, Protocol
 
 from generator.ctrf import parse_ctrf
@@ -59,7 +58,7 @@ from generator.model import (
 )
 from generator.recipe.canonical import digest_for_predicate_type
 from generator.recipe.names import profile_selection_for, recipe_name_for
-from generator.tree.yamlio import load_yaml
+from generator.tree.yamlio import load_yaml, load_yaml_with_events
 from generator.verify.signature import SignatureFailure, SignatureOk, verify_signature
 from generator.verify.trust import Trust
 
@@ -527,10 +526,15 @@ def _local_path(path: object) -> str | None:
         return None
     if "\\" in path or "\x00" in path:
         return None
-    parts = [p for p in PurePosixPath(path).parts if p != "."]
+    parts = _posix_parts(path)
     if not parts or ".." in parts:
         return None
     return "/".join(parts)
+
+
+def _posix_parts(path: str) -> list[str]:
+    """`PurePosixPath(path).parts` of a relative path, without building a path object."""
+    return [part for part in path.split("/") if part and part != "."]
 
 
 def _schema_version_ok(value: object) -> bool:
@@ -688,7 +692,7 @@ def _recipe_identity(
         run.fail(4, f"recipe.yaml exceeds {MAX_RECIPE_BYTES} bytes")
         return None
     try:
-        recipe = load_yaml(recipe_bytes, file="recipe.yaml")
+        recipe, recipe_events = load_yaml_with_events(recipe_bytes, file="recipe.yaml")
     except EvidenceDashError as exc:
         run.fail(4, f"recipe.yaml cannot be decoded: {exc.message}")
         return None
@@ -703,7 +707,7 @@ def _recipe_identity(
                     f"{want_name!r}")
         return None
     try:
-        want_digest = digest_for_predicate_type(recipe_bytes, ptype)
+        want_digest = digest_for_predicate_type(recipe_bytes, ptype, events=recipe_events)
     except EvidenceDashError as exc:
         run.fail(4, f"recipe.yaml cannot be canonicalized: {exc.message}")
         return None
@@ -812,7 +816,7 @@ def _beyond_aicr(
         row("pointer file name", "not applicable (flat pointer)", False)
     else:
         want_name = f"{str(pointer.bundle.digest).replace(':', '-')}.yaml"
-        got_name = PurePosixPath(location.path).name
+        got_name = (_posix_parts(location.path) or [""])[-1]  # PurePosixPath(...).name
         row("pointer file name", got_name if got_name == want_name else
             f"mismatch ({got_name}, want {want_name})", got_name != want_name)
 

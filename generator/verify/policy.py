@@ -10,7 +10,7 @@ closed). It implements sigstore's `VerificationPolicy` protocol (`verify(cert)` 
 from __future__ import annotations
 
 from cryptography import x509
-from cryptography.x509.oid import ObjectIdentifier
+from cryptography.x509.oid import ExtensionOID, ObjectIdentifier
 from sigstore.errors import VerificationError
 
 from generator.model import SignerIdentity
@@ -44,10 +44,21 @@ def _der_utf8string(data: bytes) -> str:
         raise VerificationError("OIDC issuer extension (.1.8) is not valid UTF-8") from exc
 
 
-def _extension_bytes(cert: x509.Certificate, oid: ObjectIdentifier) -> bytes | None:
-    try:
-        ext = cert.extensions.get_extension_for_oid(oid)
-    except x509.ExtensionNotFound:
+_Extensions = dict[ObjectIdentifier, x509.Extension[x509.ExtensionType]]
+
+
+def _extensions(cert: x509.Certificate) -> _Extensions:
+    """The certificate's extensions by OID, read in one pass (the first of a repeated OID wins,
+    as `get_extension_for_oid` would return; cryptography refuses duplicates anyway)."""
+    found: _Extensions = {}
+    for ext in cert.extensions:
+        found.setdefault(ext.oid, ext)
+    return found
+
+
+def _extension_bytes(extensions: _Extensions, oid: ObjectIdentifier) -> bytes | None:
+    ext = extensions.get(oid)
+    if ext is None:
         return None
     value = ext.value
     if isinstance(value, x509.UnrecognizedExtension):
@@ -57,8 +68,12 @@ def _extension_bytes(cert: x509.Certificate, oid: ObjectIdentifier) -> bytes | N
 
 def certificate_issuer(cert: x509.Certificate) -> str:
     """The OIDC issuer of a Fulcio certificate: `.1.8`, else `.1.1`. Raises if absent or split."""
-    v2_raw = _extension_bytes(cert, OID_ISSUER_V2)
-    v1_raw = _extension_bytes(cert, OID_ISSUER_V1)
+    return _issuer(_extensions(cert))
+
+
+def _issuer(extensions: _Extensions) -> str:
+    v2_raw = _extension_bytes(extensions, OID_ISSUER_V2)
+    v1_raw = _extension_bytes(extensions, OID_ISSUER_V1)
     v2 = _der_utf8string(v2_raw) if v2_raw is not None else None
     v1: str | None = None
     if v1_raw is not None:
@@ -78,12 +93,15 @@ def certificate_issuer(cert: x509.Certificate) -> str:
 
 def certificate_sans(cert: x509.Certificate) -> tuple[str, ...]:
     """The email and URI SANs of a certificate, in certificate order."""
-    try:
-        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
+    return _sans(_extensions(cert))
+
+
+def _sans(extensions: _Extensions) -> tuple[str, ...]:
+    ext = extensions.get(ExtensionOID.SUBJECT_ALTERNATIVE_NAME)
+    if ext is None or not isinstance(ext.value, x509.SubjectAlternativeName):
         return ()
     return tuple(
-        name.value for name in san
+        name.value for name in ext.value
         if isinstance(name, x509.RFC822Name | x509.UniformResourceIdentifier))
 
 
@@ -95,13 +113,14 @@ def _hygienic(value: str, what: str) -> str:
 
 def certificate_identity(cert: x509.Certificate) -> SignerIdentity:
     """The signer a certificate names: its single email/URI SAN and its OIDC issuer."""
-    sans = certificate_sans(cert)
+    extensions = _extensions(cert)
+    sans = _sans(extensions)
     if len(sans) != 1:
         raise VerificationError(
             f"certificate must carry exactly one email or URI SAN; found {list(sans)}"
         )
     return SignerIdentity(
-        issuer=_hygienic(certificate_issuer(cert), "issuer"),
+        issuer=_hygienic(_issuer(extensions), "issuer"),
         identity=_hygienic(sans[0], "identity"),
     )
 
@@ -116,13 +135,14 @@ class ExactIdentity:
 
     def verify(self, cert: x509.Certificate) -> None:
         """Raise `VerificationError` unless the certificate names exactly this signer."""
-        issuer = certificate_issuer(cert)
+        extensions = _extensions(cert)
+        issuer = _issuer(extensions)
         if issuer != self.signer.issuer:
             raise VerificationError(
                 f"certificate OIDC issuer {issuer!r} does not equal the expected "
                 f"{self.signer.issuer!r}"
             )
-        sans = certificate_sans(cert)
+        sans = _sans(extensions)
         if self.signer.identity not in sans:
             raise VerificationError(
                 f"certificate identity (SAN) {list(sans)} does not include the expected "

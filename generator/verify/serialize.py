@@ -13,8 +13,9 @@ checked beyond aicr carry an additive `beyondAicr: true`.
 from __future__ import annotations
 
 import base64
+import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from generator.model import (
@@ -51,9 +52,30 @@ class VerdictFormatError(ValueError):
 # --------------------------------------------------------------------------- tagged data
 
 
-def encode_data(value: Any) -> Any:
-    """Plain data (as JSON or the YAML loader return it) to JSON that `decode_data` inverts."""
-    if value is None or isinstance(value, bool | str):
+_PROBES = 2
+"""How many levels of `encode_data` look for untouched subtrees (`_untagged`) before the rest of
+a subtree is encoded node by node: each level walks its subtree once more, so the cost stays a
+few walks even for hostile, deeply nested data."""
+_MAX_PROBE_NODES = 4_000_000
+"""A tree larger than this (or a cyclic one) is never taken as is; it is encoded node by node."""
+_INF = math.inf
+
+
+def encode_data(value: Any, _probes: int = _PROBES) -> Any:
+    """Plain data (as JSON or the YAML loader return it) to JSON that `decode_data` inverts.
+
+    A value that needs no tagging (`_untagged`) is returned as it is, not copied: it already
+    is what the node-by-node encoding below would build, and one cheap walk over it costs far
+    less than rebuilding it. Otherwise its children are encoded the same way (for `_PROBES`
+    levels), so one `$schema` key at the top of a document leaves the rest untouched.
+    """
+    kind = type(value)
+    if value is None or kind is str or kind is bool or kind is int:
+        return value
+    if _probes and (kind is dict or kind is list) and _untagged(value):
+        return value
+    probes = _probes - 1 if _probes > 0 else 0
+    if isinstance(value, bool | str):
         return value
     if isinstance(value, int):
         return value
@@ -62,14 +84,47 @@ def encode_data(value: Any) -> Any:
             return {"$float": repr(value)}
         return value
     if isinstance(value, list | tuple):
-        return [encode_data(v) for v in value]
+        return [encode_data(v, probes) for v in value]
     if isinstance(value, Mapping):
         if all(isinstance(k, str) for k in value) and not any(k.startswith("$") for k in value):
-            return {k: encode_data(v) for k, v in value.items()}
-        return {"$map": [[encode_data(k), encode_data(v)] for k, v in value.items()]}
+            return {k: encode_data(v, probes) for k, v in value.items()}
+        return {"$map": [[encode_data(k, 0), encode_data(v, probes)] for k, v in value.items()]}
     if isinstance(value, bytes):
         return {"$bytes": base64.b64encode(value).decode("ascii")}
     raise TypeError(f"cannot serialize {type(value).__name__} in a verdict")
+
+
+def _untagged(value: Any) -> bool:
+    """True when `encode_data` would rebuild `value` unchanged: only exact dicts with `str` keys
+    not starting with `$`, lists, `str`, `int`, `bool`, None and finite floats (no subclasses,
+    tuples or bytes). One loop, no calls per node; False for a tree over `_MAX_PROBE_NODES`."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    budget = _MAX_PROBE_NODES
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is dict:
+            budget -= len(item)
+            if budget < 0:
+                return False
+            for key in item:
+                if type(key) is not str or key[:1] == "$":
+                    return False
+            extend(item.values())
+        elif kind is list:
+            budget -= len(item)
+            if budget < 0:
+                return False
+            extend(item)
+        elif kind is str or kind is int or kind is bool or item is None:
+            continue
+        elif kind is float:
+            if item != item or item == _INF or item == -_INF:
+                return False
+        else:
+            return False
+    return True
 
 
 def decode_data(value: Any) -> Any:
@@ -85,6 +140,34 @@ def decode_data(value: Any) -> Any:
             return {_key(decode_data(k)): decode_data(v) for k, v in value["$map"]}
         return {k: decode_data(v) for k, v in value.items()}
     return value
+
+
+def _as_is(value: Any) -> Any:
+    """`decode_data` for data known to hold no tagged values."""
+    return value
+
+
+def loads_decoded(text: bytes | str) -> Any:
+    """Parse JSON written from `encode_data` output with its tagged values already decoded.
+
+    The parser hands each object to `_untag` as it is built (innermost first), which is much
+    cheaper than walking the parsed tree again with `decode_data`; feed the result to
+    `verdict_from_json(..., plain=True)`. Only the data fields of a verdict document hold
+    objects with a single `$` key, since `encode_data` writes any other mapping with
+    `$`-keys as `$map`. Raises `ValueError` or `TypeError` for malformed input.
+    """
+    return json.loads(text, object_hook=_untag)
+
+
+def _untag(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1:
+        if "$float" in obj:
+            return float(obj["$float"])
+        if "$bytes" in obj:
+            return base64.b64decode(obj["$bytes"])
+        if "$map" in obj:
+            return {_key(k): v for k, v in obj["$map"]}
+    return obj
 
 
 def _key(value: Any) -> Any:
@@ -121,25 +204,35 @@ def verdict_to_json(verdict: Verdict) -> dict[str, Any]:
     return doc
 
 
-def verdict_from_json(doc: Mapping[str, Any]) -> Verdict:
-    """Rebuild a verdict written by `verdict_to_json`. Raises `VerdictFormatError`."""
+def verdict_from_json(doc: Mapping[str, Any], *, plain: bool = False,
+                      shared: dict[Any, Any] | None = None) -> Verdict:
+    """Rebuild a verdict written by `verdict_to_json`. Raises `VerdictFormatError`.
+
+    `plain=True` says the tagged values are already decoded (`loads_decoded`), so parsed data
+    is taken as it is instead of being rebuilt. `shared` (one dict per cache reader) lets equal
+    steps of many verdicts be one immutable object, built once.
+    """
+    decode = _as_is if plain else decode_data
     try:
         if doc.get("format") != FORMAT:
             raise VerdictFormatError(f"not a {FORMAT} document")
-        steps = tuple(_step_from(s) for s in doc["steps"])
+        if shared is None:
+            steps = tuple(_step_from(s) for s in doc["steps"])
+        else:
+            steps = tuple(_shared_step(s, shared) for s in doc["steps"])
         kind = doc["kind"]
         if kind == "Verified":
             return Verified(
                 steps=steps,
                 signer=_signer_from(doc["signer"]),
                 rekor_log_index=doc["rekorLogIndex"],
-                evidence=_evidence_from(doc["evidence"]),
+                evidence=_evidence_from(doc["evidence"], decode),
                 phase_failures=bool(doc["phaseFailures"]),
                 log_url=doc.get("logUrl"),
                 needed_credentials=doc.get("neededCredentials") is True,
             )
         if kind == "Pending":
-            return Pending(steps=steps, evidence=_evidence_from(doc["evidence"]),
+            return Pending(steps=steps, evidence=_evidence_from(doc["evidence"], decode),
                            needed_credentials=doc.get("neededCredentials") is True)
         if kind == "Rejected":
             signer = doc.get("signer")
@@ -163,6 +256,21 @@ def _step_json(step: Step) -> dict[str, Any]:
         "subRows": [{"key": r.key, "value": r.value, "beyondAicr": r.beyond_aicr}
                     for r in step.sub_rows],
     }
+
+
+def _shared_step(doc: Mapping[str, Any], shared: dict[Any, Any]) -> Step:
+    """`_step_from`, answered from `shared` when an equal step document was read before."""
+    rows = doc["subRows"]
+    key = (doc["step"], doc["name"], doc["status"], doc["detail"],
+           tuple((r["key"], r["value"], r["beyondAicr"]) for r in rows))
+    try:
+        found = shared.get(key)
+    except TypeError:  # an unhashable field: a malformed document, let `_step_from` judge
+        return _step_from(doc)
+    if found is None or type(found) is not Step:
+        found = _step_from(doc)
+        shared[key] = found
+    return found
 
 
 def _step_from(doc: Mapping[str, Any]) -> Step:
@@ -209,17 +317,18 @@ def _evidence_json(ev: Evidence) -> dict[str, Any]:
     }
 
 
-def _evidence_from(doc: Mapping[str, Any]) -> Evidence:
+def _evidence_from(doc: Mapping[str, Any], decode: Callable[[Any], Any] = decode_data
+                   ) -> Evidence:
     return Evidence(
         bundle_digest=OciDigest(str(doc["bundleDigest"])),
         evidence_ref=str(doc["evidenceRef"]),
         predicate_type=PredicateType(doc["predicateType"]),
-        predicate=decode_data(doc["predicate"]),
-        recipe=decode_data(doc["recipe"]),
+        predicate=decode(doc["predicate"]),
+        recipe=decode(doc["recipe"]),
         recipe_yaml=base64.b64decode(doc["recipeYaml"]),
-        snapshot=decode_data(doc["snapshot"]),
-        ctrf={Phase(k): _ctrf_from(v) for k, v in doc["ctrf"].items()},
-        bom=decode_data(doc["bom"]),
+        snapshot=decode(doc["snapshot"]),
+        ctrf={Phase(k): _ctrf_from(v, decode) for k, v in doc["ctrf"].items()},
+        bom=decode(doc["bom"]),
     )
 
 
@@ -243,7 +352,8 @@ def _ctrf_json(report: CtrfReport) -> dict[str, Any]:
     }
 
 
-def _ctrf_from(doc: Mapping[str, Any]) -> CtrfReport:
+def _ctrf_from(doc: Mapping[str, Any], decode: Callable[[Any], Any] = decode_data
+               ) -> CtrfReport:
     return CtrfReport(
         phase=Phase(doc["phase"]),
         tests=tuple(
@@ -251,10 +361,10 @@ def _ctrf_from(doc: Mapping[str, Any]) -> CtrfReport:
                 name=str(t["name"]),
                 status=str(t["status"]),
                 result=TestResult(t["result"]),
-                duration_ms=decode_data(t["durationMs"]),
+                duration_ms=decode(t["durationMs"]),
                 message=t["message"],
                 stdout=tuple(t["stdout"]),
-                extra=decode_data(t["extra"]),
+                extra=decode(t["extra"]),
             )
             for t in doc["tests"]
         ),

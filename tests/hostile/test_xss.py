@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,9 +28,6 @@ from tests.hostile.conftest import (
     new_sandbox,
 )
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 PAYLOADS = (
     "<script>alert('s1')</script>",
     '"><img src=x onerror=alert(\'s2\')>',
@@ -151,40 +147,35 @@ def test_static_html_carries_no_raw_payload(xss_site: Site) -> None:
 
 
 @pytest.mark.browser
-def test_no_script_runs_in_chromium(xss_site: Site) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
+def test_no_script_runs_in_chromium(xss_site: Site, browser: Any) -> None:
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        dialogs: list[str] = []
+        def on_dialog(dialog: Any) -> None:
+            dialogs.append(dialog.message)
+            dialog.dismiss()
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            dialogs: list[str] = []
-            def on_dialog(dialog: Any) -> None:
-                dialogs.append(dialog.message)
-                dialog.dismiss()
-
-            page.on("dialog", on_dialog)
-            visited = []
-            for path in _pages(xss_site):
-                page.goto(xss_site.base + path)
-                page.wait_for_load_state("load")
-                # open every <details> so lazily shown content is in the DOM and rendered
-                page.evaluate("() => document.querySelectorAll('details')"
-                              ".forEach(d => d.open = true)")
-                page.wait_for_timeout(50)
-                injected = page.evaluate(INJECTED)
-                assert injected == [], (path, injected)
-                visited.append(path)
-                body = page.inner_text("body")
-                if path.startswith("recipes/x100"):
-                    assert "<script>alert('s1')</script>" in body  # shown as text, not run
-                    assert "{{ 7*7 }}" in body  # no template evaluation of contributor text
-            assert dialogs == [], dialogs
-            assert len(visited) >= 5
-        finally:
-            browser.close()
+        page.on("dialog", on_dialog)
+        visited = []
+        for path in _pages(xss_site):
+            page.goto(xss_site.base + path)
+            page.wait_for_load_state("load")
+            # open every <details> so lazily shown content is in the DOM and rendered
+            page.evaluate("() => document.querySelectorAll('details')"
+                          ".forEach(d => d.open = true)")
+            page.wait_for_timeout(50)
+            injected = page.evaluate(INJECTED)
+            assert injected == [], (path, injected)
+            visited.append(path)
+            body = page.inner_text("body")
+            if path.startswith("recipes/x100"):
+                assert "<script>alert('s1')</script>" in body  # shown as text, not run
+                assert "{{ 7*7 }}" in body  # no template evaluation of contributor text
+        assert dialogs == [], dialogs
+        assert len(visited) >= 5
+    finally:
+        context.close()
 
 
 def test_data_files_are_plain_json(xss_site: Site) -> None:

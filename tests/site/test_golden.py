@@ -1,4 +1,8 @@
-"""Golden Markdown for the sample fixture set (regenerate with UPDATE_GOLDEN=1)."""
+"""Golden pages for the sample fixture set (regenerate with UPDATE_GOLDEN=1).
+
+Markdown pages are golden as `<page>.md`; recipe pages, which are finished HTML bodies placed
+into the page shell, as `recipes/<recipe>.html`.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from generator.site.pages import SiteModel, render_pages
+from generator.site.pages import SiteModel, render_pages, render_recipe_pages
 from generator.site.resources import locate
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -17,20 +21,23 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 def rendered(documents: dict[str, Any]) -> dict[str, str]:
     model = SiteModel(documents["index"], documents["series"], documents["pointers"],
                       documents["build_info"])
-    return render_pages(model, locate().pages)
+    pages = render_pages(model, locate().pages)
+    for path, page in render_recipe_pages(model, locate().pages).items():
+        pages[path[:-3] + ".html"] = page.body
+    return pages
 
 
 def test_golden_markdown(documents: dict[str, Any]) -> None:
     pages = rendered(documents)
     if os.environ.get("UPDATE_GOLDEN") == "1":
-        for old in GOLDEN.rglob("*.md"):
+        for old in [*GOLDEN.rglob("*.md"), *GOLDEN.rglob("*.html")]:
             old.unlink()
         for rel, text in pages.items():
             target = GOLDEN / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", newline="\n")
     expected = {p.relative_to(GOLDEN).as_posix(): p.read_text(encoding="utf-8")
-                for p in GOLDEN.rglob("*.md")}
+                for p in [*GOLDEN.rglob("*.md"), *GOLDEN.rglob("*.html")]}
     if not expected:
         pytest.fail("no golden files; run with UPDATE_GOLDEN=1 once and review them")
     assert sorted(pages) == sorted(expected)
@@ -46,19 +53,19 @@ def test_every_recipe_and_source_has_a_page(documents: dict[str, Any]) -> None:
     pages = rendered(documents)
     recipes = {t["recipe"] for g in documents["index"]["groups"] for d in g["dashboards"]
                for t in d["tabs"]}
-    assert {f"recipes/{r}.md" for r in recipes} <= set(pages)
+    assert {f"recipes/{r}.html" for r in recipes} <= set(pages)
     slugs = {s["slug"] for s in documents["index"]["sources"].values()}
     assert {f"sources/{s}.md" for s in slugs} <= set(pages)
 
 
 def test_recipe_page_facts(documents: dict[str, Any]) -> None:
-    page = rendered(documents)["recipes/gb300-oke-ubuntu-training-gpustack-oci-managed.md"]
+    page = rendered(documents)["recipes/gb300-oke-ubuntu-training-gpustack-oci-managed.html"]
     assert ("aicr recipe --service oke --accelerator gb300 --os ubuntu --intent training "
             "--profile gpuStack=oci-managed") in page
-    assert "*not reported*" in page  # minimal bundle: driver stripped
+    assert "<td><em>not reported</em></td>" in page  # minimal bundle: driver stripped
     assert "minimal bundle" in page
-    kube = rendered(documents)["recipes/h100-eks-ubuntu-training-kubeflow.md"]
-    assert "| NVIDIA CI | 376.4 | 300 | 270 |" in kube
+    kube = rendered(documents)["recipes/h100-eks-ubuntu-training-kubeflow.html"]
+    assert "<tr><td>NVIDIA CI</td><td>376.4</td><td>300</td><td>270</td>" in kube
     assert "909.3" in kube and "700" in kube
     assert "not counted" in kube
 

@@ -80,11 +80,31 @@ def test_cached_verdict_and_registry_policy_are_shown(documents: dict[str, Any])
     pages = rendered(documents)
     cached = [p for p in documents["pointers"]["pointers"] if p["verify"]["verifiedAt"]]
     assert cached
-    page = pages[f"recipes/{cached[0]['recipe']}.md"]
+    page = pages[f"recipes/{cached[0]['recipe']}.html"]
     assert f"verified at <time datetime=\"{cached[0]['verify']['verifiedAt']}\"" in page
     assert "every registry allowed" in pages["about.md"]
 
 
 def test_attestation_age_against_build_time(documents: dict[str, Any]) -> None:
-    page = rendered(documents)["recipes/b200-gke-ubuntu-inference.md"]
+    page = rendered(documents)["recipes/b200-gke-ubuntu-inference.html"]
     assert "days before this build" in page
+
+
+def test_first_party_runs_and_credentialed_bundles_are_explained(
+        documents: dict[str, Any]) -> None:
+    from generator.site.cards import pointer_card
+
+    model = _model(documents)
+    base = next(p for p in documents["pointers"]["pointers"]
+                if p["verify"]["exit"] == 0 and p["bundle"].get("oci"))
+    page = f"recipes/{base['recipe']}.md"
+    plain = str(pointer_card(model, page, base))
+    assert "evidence-dashboard verify recipes/" in plain
+    assert "only with credentials" not in plain
+    first_party = {**base, "path": "bundle-refs/0-sha256-" + "a" * 64,
+                   "verify": {**base["verify"], "anonymous": False}}
+    card = str(pointer_card(model, page, first_party))
+    assert "--bundle-refs" in card and "no pointer file" in card
+    assert "evidence-dashboard verify recipes/" not in card  # there is no file to verify
+    assert "aicr evidence verify" in card
+    assert "only with credentials" in card

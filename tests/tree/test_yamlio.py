@@ -156,3 +156,55 @@ def test_arbitrary_input_only_ever_raises_yaml_error(data: bytes) -> None:
             load_yaml(data, file="f.yaml", backend=name)
         except YamlError:
             pass
+
+
+def _resolve_in_order(text: str) -> Any:
+    """The core-schema rules one pattern at a time, the way the module states them."""
+    rules = [
+        (yamlio._NULL, lambda t: None), (yamlio._TRUE, lambda t: True),
+        (yamlio._FALSE, lambda t: False), (yamlio._INT10, lambda t: int(t, 10)),
+        (yamlio._INT8, lambda t: int(t[2:], 8)), (yamlio._INT16, lambda t: int(t[2:], 16)),
+        (yamlio._FLOAT, float),
+        (yamlio._INF, lambda t: -math.inf if t.startswith("-") else math.inf),
+        (yamlio._NAN, lambda t: math.nan),
+    ]
+    for pattern, value in rules:
+        if pattern.fullmatch(text):
+            return value(text)
+    return text
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="0123456789+-.eExXoOabcfFnNtTlLrRuUsSiIaA~_ :", max_size=8)
+       | st.text(max_size=6))
+def test_resolve_plain_equals_the_rules_in_order(text: str) -> None:
+    got, want = yamlio.resolve_plain(text), _resolve_in_order(text)
+    if isinstance(want, float) and math.isnan(want):
+        assert isinstance(got, float) and math.isnan(got)
+    else:
+        assert type(got) is type(want) and got == want
+
+
+def test_events_are_recorded_as_pyyaml_yields_them() -> None:
+    import yaml
+
+    data = b"b: [1, &x {c: d}]\na: *x\n'q': \"r\"\n"
+    value, events = yamlio.load_yaml_with_events(data, file="f.yaml")
+    assert value == load_yaml(data, file="f.yaml")
+    if "libyaml" not in BACKENDS:
+        assert events is None
+        return
+    assert events is not None
+    expected = list(yaml.parse(data, Loader=yaml.CSafeLoader))
+    assert [repr(e) for e in events] == [repr(e) for e in expected]
+
+
+def test_no_events_are_shared_for_a_bom() -> None:
+    value, events = yamlio.load_yaml_with_events("\ufeffa: 1".encode(), file="f.yaml")
+    assert value == {"a": 1} and events is None
+
+
+def test_duplicate_keys_across_types_are_refused(backend: str) -> None:
+    for doc in (b"1: a\n1.0: b\n", b"1: a\ntrue: b\n", b"a: 1\n'a': 2\n", b".nan: 1\n.nan: 2\n"):
+        assert "duplicate mapping key" in _err(doc, backend).message
+    assert load_yaml(b"1: a\n'1': b\n", file="f", backend=backend) == {1: "a", "1": "b"}

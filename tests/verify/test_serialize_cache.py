@@ -25,6 +25,7 @@ from generator.verify.serialize import (
     aicr_result_json,
     decode_data,
     encode_data,
+    loads_decoded,
     verdict_from_json,
     verdict_to_json,
 )
@@ -163,3 +164,36 @@ def test_corrupt_cache_entries_are_misses(case: EvidenceCase, tmp_path: Path) ->
     assert cache.get(key) is None
     with pytest.raises(ValueError):
         cache.get("../../etc")
+
+
+@pytest.mark.parametrize("value", [
+    {"a": [1, 2.5, None, True, "x"]},
+    {1: "int key", 2.5: "float key", None: "null key"},
+    {"$float": "looks tagged", "$schema": "x"},
+    [math.inf, -math.inf, {"$bytes": b"\x00"}],
+    b"\x00\xffraw",
+    {"nested": {"k": {2: [b"x"]}}, "$map": [[1, 2]]},
+    {(1, 2): "tuple key"},
+], ids=["plain", "non-string-keys", "dollar-keys", "infinities", "bytes", "nested", "tuple-key"])
+def test_decoding_while_parsing_matches_decode_data(value: Any) -> None:
+    text = json.dumps({"data": encode_data(value)})
+    assert loads_decoded(text) == {"data": decode_data(json.loads(text)["data"])}
+
+
+def test_cache_reads_tagged_evidence_back(case: EvidenceCase, tmp_path: Path,
+                                         authority_trust: Any) -> None:
+    import dataclasses
+
+    verified = verdicts(case, authority_trust)["verified"]
+    assert isinstance(verified, Verified)
+    odd = {"$schema": "https://example.invalid/bom", "ratio": math.inf, "raw": b"\x01",
+           3: ["int key"], "note": "\\u0024float"}
+    verdict = dataclasses.replace(verified, evidence=dataclasses.replace(verified.evidence,
+                                                                         bom=odd))
+    cache = VerdictCache(tmp_path)
+    pointer, location = case.pointer(signer=SIGNER)
+    key = cache.key(pointer, location, authority_trust[1], "a" * 64)
+    cache.put(key, verdict, "2026-09-19T03:00:00Z")
+    assert VerdictCache(tmp_path).get(key) == (verdict, "2026-09-19T03:00:00Z")
+    assert VerdictCache(tmp_path).last_recorded(pointer, location) == (
+        verdict, "2026-09-19T03:00:00Z")

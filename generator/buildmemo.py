@@ -1,0 +1,236 @@
+"""The evaluation memo: an unchanged tree is not evaluated again.
+
+A build's data documents are a pure function of its inputs: the files of the evidence tree
+and its overlays, the bundle-refs file, the trust root, the options that reach the
+evaluation, `SOURCE_DATE_EPOCH`, the git commit the freshness history is read at, the aicr
+binary used for digests, and the code and libraries that evaluate. `fingerprint` hashes all
+of them. A build whose evaluation was definite (every pointer got a verdict of its own: no
+registry outage answered by an older verdict, no "no verdict") keeps its documents and the
+data files it wrote under `<cache>/evaluation/`; the next build with the same fingerprint
+reads them back instead of evaluating, so it reads no bundle, verifies nothing, and writes
+data/ by copying. The site is still built from the documents (its own page cache decides what to
+render). `--reevaluate` skips the memo.
+
+Nothing network-dependent is memoized: an online build on the production trust root (whose
+root TUF may refresh) never uses the memo, and neither does a build that reached a registry
+for an answer it did not have in its cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from generator.errors import EvidenceDashError
+
+MEMO_VERSION = "1"
+_LIBRARIES = ("sigstore", "cryptography", "pyyaml", "rfc8785", "google-re2")
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The build summary's counts, kept with the documents."""
+
+    pointers: int
+    verified: int
+    rejected: int
+    pending: int
+    no_verdict: int
+    build_time: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pointers": self.pointers, "verified": self.verified, "rejected": self.rejected,
+                "pending": self.pending, "noVerdict": self.no_verdict,
+                "buildTime": self.build_time}
+
+
+@dataclass(frozen=True)
+class Memo:
+    """A loaded memo: the documents and counts of the evaluation, and its data files."""
+
+    documents: Mapping[str, Any]
+    counts: Counts
+    data_dir: Path
+
+
+def _file_digest(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
+def _walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry under `root` (sorted, not following links), skipping OCI layouts' blobs."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        if any(e.name == "oci-layout" for e in entries):
+            entries = [e for e in entries if e.name != "blobs"]  # immutable, by digest
+        for entry in reversed(entries):
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                stack.append(Path(entry.path))
+            yield entry.path, info
+
+
+def tree_digest(root: Path) -> str:
+    """A digest of every file (name, type, bytes) under `root`, OCI layout blobs excepted."""
+    h = hashlib.sha256()
+    base = len(str(root))
+    for path, info in _walk(root):
+        h.update(path[base:].encode("utf-8", "surrogateescape") + b"\0")
+        if stat.S_ISREG(info.st_mode):
+            h.update(b"f%d\0" % info.st_size)
+            try:
+                with open(path, "rb") as fh:
+                    h.update(hashlib.sha256(fh.read()).digest())
+            except OSError:
+                h.update(b"unreadable")
+        elif stat.S_ISLNK(info.st_mode):
+            h.update(b"l" + os.readlink(path).encode("utf-8", "surrogateescape"))
+        else:
+            h.update(b"o%o" % stat.S_IFMT(info.st_mode))
+    return h.hexdigest()
+
+
+def code_digest() -> str:
+    """The evaluating code (this package's sources) and the libraries it relies on."""
+    h = hashlib.sha256(MEMO_VERSION.encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    for name in _LIBRARIES:
+        try:
+            h.update(f"{name}={metadata.version(name)}\0".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{name}=none\0".encode())
+    return h.hexdigest()
+
+
+def _git_head(folder: Path) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _program(path: Path | None) -> Any:
+    if path is None:
+        return None
+    try:
+        info = path.stat()
+    except OSError:
+        return str(path)
+    return [str(path), info.st_size, info.st_mtime_ns]
+
+
+def fingerprint(options: Any, aicr: Path | None) -> str | None:
+    """The memo key of a build's evaluation, or None when it must not be memoized."""
+    if not options.offline and options.trust_root is None and \
+            options.trust_mode == "production":
+        return None  # the production root may be refreshed by TUF between builds
+    layouts = [[str(p), _file_digest(Path(p) / "index.json")] for p in options.oci_layouts]
+    inputs = {
+        "code": code_digest(),
+        "recipes": str(Path(options.recipes).absolute()),
+        "tree": tree_digest(Path(options.recipes)),
+        "git": _git_head(Path(options.recipes)),
+        "trustMode": options.trust_mode,
+        "trustRoot": _file_digest(options.trust_root),
+        "layouts": layouts,
+        "mirrors": sorted(options.registry_mirrors.items()),
+        "trustedRegistries": list(options.trusted_registries or ()),
+        "registryAuth": _file_digest(options.registry_auth),
+        "offline": options.offline,
+        "preview": options.preview,
+        "sourceUrl": options.source_url,
+        "commit": options.commit,
+        "aicr": _program(aicr),
+        "digests": _file_digest(options.digests),
+        "bundleRefs": _file_digest(options.bundle_refs),
+        "allowPending": options.allow_pending,
+        "epoch": options.source_date_epoch,
+    }
+    text = json.dumps(inputs, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EvaluationMemo:
+    """The memo folder under the cache: one evaluation, replaced atomically.
+
+    It holds the data files the evaluation wrote (`data/`, exactly as published) and
+    `meta.json` (key, counts, which series file is which recipe). A hit reads the documents
+    back from those JSON files: nothing executable is ever loaded from the cache, and JSON
+    parsing shares keys, so the documents take less memory than when first built.
+    """
+
+    def __init__(self, cache_root: Path) -> None:
+        self.root = cache_root / "evaluation"
+
+    def load(self, key: str) -> Memo | None:
+        """The memo of `key`, or None (absent, for another key, or unreadable)."""
+        folder = self.root / key
+        data = folder / "data"
+        try:
+            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+            if meta.get("key") != key:
+                return None
+            c = meta["counts"]
+            counts = Counts(int(c["pointers"]), int(c["verified"]), int(c["rejected"]),
+                            int(c["pending"]), int(c["noVerdict"]), str(c["buildTime"]))
+            documents = {
+                "index": _read_json(data / "index.json"),
+                "pointers": _read_json(data / "pointers.json"),
+                "build_info": _read_json(data / "build-info.json"),
+                "series": {str(recipe): _read_json(data / "series" / str(name))
+                           for recipe, name in meta["series"]},
+            }
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return Memo(documents, counts, data)
+
+    def store(self, key: str, documents: Mapping[str, Any], counts: Counts,
+              data_dir: Path) -> None:
+        """Keep this evaluation (replacing any other); failures only cost the next build."""
+        from generator.data.writers import series_file_name
+
+        try:
+            series = [[recipe, series_file_name(recipe)] for recipe in sorted(documents["series"])]
+            self.root.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=".memo-", dir=self.root))
+            shutil.copytree(data_dir, staging / "data")
+            (staging / "meta.json").write_text(json.dumps(
+                {"key": key, "counts": counts.as_dict(), "series": series}), encoding="utf-8")
+            for old in self.root.iterdir():
+                if old != staging:
+                    shutil.rmtree(old, ignore_errors=True)
+            os.rename(staging, self.root / key)
+        except (OSError, EvidenceDashError):
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_bytes())

@@ -1,0 +1,218 @@
+"""Write every recipe page into the built site, reusing pages cached by earlier builds.
+
+Recipe pages are most of a large site. Each is rendered from the data documents alone
+(`generator.site.pages.RecipePages`) into the page shell. A finished page whose inputs did
+not change since the last build (same recipe documents, pointers, sources, states, build
+info, the same templates and page code, and the same shell) is copied from the page cache
+under `--cache` instead of being rendered again. The cache key is a SHA-256 over all those
+inputs; a missing or unreadable entry is rendered again, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
+from generator.site.shell import PageShell
+
+RENDER_VERSION = "2"
+"""Bump when page output changes in a way the hashed inputs and sources below cannot see."""
+_CODE = ("pages.py", "cards.py", "escape.py", "charts.py", "shell.py", "recipepages.py")
+
+
+def templates_digest(templates: Path) -> str:
+    """A digest of the page templates and the page code: any change renders every page anew."""
+    h = hashlib.sha256(RENDER_VERSION.encode())
+    here = Path(__file__).resolve().parent
+    files = sorted(templates.rglob("*.j2")) + [here / name for name in _CODE]
+    for path in files:
+        h.update(path.name.encode("utf-8") + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _digest(value: Any) -> str:
+    """SHA-256 of a JSON-like value, serialized by content alone.
+
+    Pickle without its memo ("fast" mode) writes every value in full, so equal values give
+    equal bytes however their objects happen to be shared, and it is several times faster
+    than `json` on the data documents (at 10,000 attestations a recipe's inputs are hundreds
+    of KB). Different values never give the same bytes, so a cache hit is always right.
+    """
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True  # no memo: the bytes depend on content only
+    pickler.dump(value)
+    return hashlib.sha256(buffer.getvalue()).hexdigest()
+
+
+def context_digest(model: SiteModel, templates: Path) -> str:
+    """What every page reads besides its own recipe: templates, code, sources, states, build."""
+    return _digest([templates_digest(templates), dict(model.sources), dict(model.states),
+                    list(model.phases), dict(model.build_info), model.build_time])
+
+
+def page_key(model: SiteModel, tab: Tab, context: str) -> str:
+    """The cache key of one recipe page's body: its recipe's documents plus the context."""
+    return _digest([context, tab.recipe, tab.doc, model.series.get(tab.recipe, {}),
+                    model.pointers_for(tab.recipe)])
+
+
+def site_key(model: SiteModel, context: str, keys: Sequence[str]) -> str:
+    """The cache key of the Markdown pages (overview, sources, rejected, about): every recipe
+    key, the pointers naming no catalog recipe, and the index's own fields."""
+    orphans = [p for p in model.pointers if not model.has_recipe(p.get("recipe"))]
+    index = {k: v for k, v in model.index.items() if k != "groups"}
+    return _digest([context, list(keys), orphans, index])
+
+
+class PageCache:
+    """Rendered pages on disk: finished recipe pages (`<key>.html`) and the Markdown pages of
+    one site (`markdown-<key>.json`). Writes are atomic; unreadable entries are misses."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def html_path(self, key: str) -> Path:
+        return self.root / f"{key}.html"
+
+    def has_html(self, key: str) -> bool:
+        return self.html_path(key).is_file()
+
+    def _write(self, name: str, data: bytes) -> None:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".page-", dir=self.root)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, self.root / name)
+        except OSError:
+            pass  # a cache that cannot be written only costs speed
+
+    def put_html(self, key: str, text: str) -> None:
+        self._write(f"{key}.html", text.encode("utf-8"))
+
+    def get_markdown(self, key: str) -> dict[str, str] | None:
+        try:
+            doc = json.loads((self.root / f"markdown-{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
+            return None
+        return {str(k): v for k, v in doc.items()}
+
+    def put_markdown(self, key: str, pages: dict[str, str]) -> None:
+        self._write(f"markdown-{key}.json", json.dumps(pages, ensure_ascii=False).encode())
+
+    def keep_only(self, names: set[str]) -> None:
+        """Delete entries this build did not use, so the cache holds one site's pages."""
+        try:
+            entries = list(os.scandir(self.root))
+        except OSError:
+            return
+        for entry in entries:
+            if entry.name not in names:
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
+
+
+@dataclass(frozen=True)
+class PageMeta:
+    """What the build needs of a written page (the body stays on disk)."""
+
+    recipe: str
+    page: HtmlPage
+    cached: bool
+
+
+@dataclass(frozen=True)
+class _Job:
+    renderer: RecipePages
+    shell: PageShell
+    site: Path
+    cache: PageCache | None
+
+
+def shell_key(key: str, shell: PageShell) -> str:
+    """The key of a finished page: its body's key and the shell around it."""
+    return hashlib.sha256(f"{key}\0".encode() + shell.head.encode("utf-8") + b"\0"
+                          + shell.tail.encode("utf-8")).hexdigest()
+
+
+def _render_page(job: _Job, renderer: RecipePages, tab: Tab, key: str) -> PageMeta:
+    """Render one page, write it into the site and (with a cache) into the page cache."""
+    page = renderer.render(tab)
+    text = job.shell.fill(tab.recipe, page)
+    target = job.site / "recipes" / tab.recipe
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "index.html").write_text(text, encoding="utf-8")
+    if job.cache is not None:
+        job.cache.put_html(key, text)
+    return PageMeta(tab.recipe, HtmlPage(page.title, "", page.search_text, page.tags), False)
+
+
+def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
+    """Place a cached finished page; False when there is none (or it cannot be read)."""
+    if job.cache is None or not job.cache.has_html(key):
+        return False
+    target = job.site / "recipes" / tab.recipe
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(job.cache.html_path(key), target / "index.html")
+    except OSError:
+        return False
+    return True
+
+
+def write_recipe_pages(model: SiteModel, templates: Path, shell: PageShell, site: Path, *,
+                       keys: Sequence[str] = (), cache: PageCache | None = None
+                       ) -> list[PageMeta]:
+    """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
+
+    `keys` are the body keys (`page_key`) in catalog order, needed with a `cache`. Cached
+    pages are copied, the others rendered. This runs in the build process on purpose: forked
+    workers would each copy the pages of the shared documents they read (CPython writes a
+    reference count on every read), which at 10,000 attestations costs more memory than the
+    whole build may use, for a few seconds saved on a cold build only.
+    """
+    renderer = RecipePages(model, templates)
+    full = [shell_key(k, shell) for k in keys] if cache is not None else [""] * len(model.tabs)
+    job = _Job(renderer, shell, site, cache)
+    metas = []
+    for tab, key in zip(model.tabs, full, strict=True):
+        if _copy_cached(job, tab, key):
+            metas.append(PageMeta(tab.recipe, renderer.meta(tab), True))
+        else:
+            metas.append(_render_page(job, renderer, tab, key))
+    return metas
+
+
+def page_names(keys: Sequence[str], shell: PageShell, markdown_key: str | None) -> set[str]:
+    """The cache file names one build uses (everything else is pruned after the build)."""
+    names = {f"{shell_key(k, shell)}.html" for k in keys}
+    if markdown_key is not None:
+        names.add(f"markdown-{markdown_key}.json")
+    return names
+
+
+def meta_pages(metas: Sequence[PageMeta]) -> dict[str, HtmlPage]:
+    """Recipe name -> page metadata, for the search index, sitemap and tags file."""
+    return {m.recipe: m.page for m in metas}
+
+
+def cache_counts(metas: Sequence[PageMeta]) -> dict[str, Any]:
+    """How many pages came from the page cache and how many were rendered."""
+    hits = sum(1 for m in metas if m.cached)
+    return {"hits": hits, "rendered": len(metas) - hits}

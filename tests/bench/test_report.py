@@ -1,0 +1,35 @@
+"""The benchmark's table: every build per size, ratios to the floor, and the target verdicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.run import BUILDS, Measured, report
+
+
+def _row(size: int, cold: float, warm: float, peak: float, misses: int = 0) -> dict[str, Any]:
+    def built(wall: float, hits: int, miss: int, evaluation: str) -> Measured:
+        return Measured(wall, peak, {"hits": hits, "misses": miss, "evaluation": evaluation,
+                                     "phases": {"verify": 1.0, "evaluate": 2.0, "site": 1.5,
+                                                "mkdocs": 0.5}})
+    return {"size": size, "recipes": size // 10, "jobs": 2, "pages": size // 10 + 10,
+            "cold": built(cold, 0, size, "evaluated"), "warm": built(warm, 0, 0, "reused"),
+            "rewarm": built(warm * 2, size, misses, "evaluated"),
+            "floor1": Measured(1.0, 50, {"total": size / 400}),
+            "floorN": Measured(1.0, 50, {"total": size / 800})}
+
+
+def test_every_build_is_reported_with_its_floor_ratio() -> None:
+    text = report([_row(1000, 10.0, 2.0, 300)])
+    for label in BUILDS:
+        assert f"  1000 {label:<6}" in text or f"  1000 {label}" in text
+    assert "4.00" in text  # cold 10 s against a 2.5 s one-process floor
+
+
+def test_targets_are_judged_on_the_10000_row() -> None:
+    good = report([_row(1000, 10.0, 2.0, 300), _row(10_000, 50.0, 8.0, 900)])
+    assert "cold <= 60 s: met" in good and "warm <= 15 s: met" in good
+    assert "peak memory < 1 GiB: met" in good and "warm verifies nothing: met" in good
+    bad = report([_row(10_000, 90.0, 20.0, 1500, misses=3)])
+    assert "cold <= 60 s: MISSED" in bad and "warm <= 15 s: MISSED" in bad
+    assert "peak memory < 1 GiB: MISSED" in bad and "warm verifies nothing: MISSED" in bad

@@ -1,0 +1,113 @@
+"""The evaluation memo: an identical tree is answered from the cache, any change evaluates
+again, and what is reused gives byte for byte the output a full evaluation gives."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.build import BuildOptions, run_build
+from generator.buildmemo import EvaluationMemo, fingerprint, tree_digest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    """A private copy of the embedded demo tree (signed bundles, trust root, overlays)."""
+    root = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes", root)
+    return root
+
+
+def _options(tree: Path, out: Path, cache: Path, **extra: object) -> BuildOptions:
+    return BuildOptions(recipes=tree, out=out, cache=cache, offline=True, quiet=True,
+                        oci_layouts=(tree / "bundles",),
+                        trust_root=tree / "trust" / "trusted_root.json",
+                        source_date_epoch=1_790_000_000, **extra)  # type: ignore[arg-type]
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_an_unchanged_tree_is_not_evaluated_again(tree: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = run_build(_options(tree, tmp_path / "a", cache))
+    second = run_build(_options(tree, tmp_path / "b", cache))
+    full = run_build(_options(tree, tmp_path / "c", tmp_path / "other", reevaluate=True))
+    assert not first.from_memo and second.from_memo and not full.from_memo
+    assert second.as_dict()["evaluation"] == "reused"
+    assert {k: v for k, v in second.as_dict().items() if k not in ("out", "evaluation")} == \
+        {k: v for k, v in first.as_dict().items() if k not in ("out", "evaluation")}
+    assert _files(tmp_path / "b") == _files(tmp_path / "a") == _files(tmp_path / "c")
+
+
+@pytest.mark.parametrize("change", ["pointer", "allowlist", "overlay", "new-file"])
+def test_any_input_change_evaluates_again(tree: Path, tmp_path: Path, change: str) -> None:
+    cache = tmp_path / "cache"
+    run_build(_options(tree, tmp_path / "a", cache))
+    pointer = next((tree / "evidence").rglob("sha256-*.yaml"))
+    if change == "pointer":
+        pointer.write_bytes(pointer.read_bytes() + b"# edited\n")
+    elif change == "allowlist":
+        allow = tree / "evidence" / "allowlist.yaml"
+        allow.write_bytes(allow.read_bytes() + b"\n# edited\n")
+    elif change == "overlay":
+        overlay = next((tree / "overlays").glob("*.yaml"))
+        overlay.write_bytes(overlay.read_bytes() + b"\n# edited\n")
+    else:
+        (pointer.parent / "notes.txt").write_text("x", encoding="utf-8")
+    again = run_build(_options(tree, tmp_path / "b", cache))
+    assert not again.from_memo
+
+
+def test_options_that_reach_the_evaluation_are_in_the_key(tree: Path, tmp_path: Path) -> None:
+    base = _options(tree, tmp_path / "a", tmp_path / "cache")
+    key = fingerprint(base, None)
+    assert key is not None
+    assert fingerprint(_options(tree, tmp_path / "other-out", tmp_path / "c2"), None) == key
+    for changed in (_options(tree, tmp_path / "a", tmp_path / "cache", preview=True),
+                    _options(tree, tmp_path / "a", tmp_path / "cache", commit="abc"),
+                    BuildOptions(**{**base.__dict__, "source_date_epoch": 1})):
+        assert fingerprint(changed, None) != key
+
+
+def test_an_online_production_build_is_never_memoized(tree: Path, tmp_path: Path) -> None:
+    online = BuildOptions(recipes=tree, out=tmp_path / "a", offline=False)
+    assert fingerprint(online, None) is None
+
+
+def test_a_damaged_memo_is_ignored(tree: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    run_build(_options(tree, tmp_path / "a", cache))
+    (folder,) = (cache / "evaluation").iterdir()
+    (folder / "data" / "pointers.json").write_bytes(b"{not json")
+    again = run_build(_options(tree, tmp_path / "b", cache))
+    assert not again.from_memo
+    assert _files(tmp_path / "b") == _files(tmp_path / "a")
+    assert len(list((cache / "evaluation").iterdir())) == 1  # rewritten, one evaluation kept
+
+
+def test_an_evaluation_with_no_verdict_is_not_kept(tree: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    options = _options(tree, tmp_path / "a", cache)
+    key = fingerprint(BuildOptions(**{**options.__dict__, "oci_layouts": ()}), None)
+    summary = run_build(BuildOptions(**{**options.__dict__, "oci_layouts": ()}))
+    assert summary.no_verdict > 0  # offline without the layout: bundles cannot be read
+    assert key is not None
+    assert EvaluationMemo(cache).load(key) is None
+
+
+def test_the_tree_digest_sees_names_bytes_and_links(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f.yaml").write_bytes(b"x")
+    first = tree_digest(tmp_path)
+    (tmp_path / "a" / "f.yaml").write_bytes(b"y")
+    second = tree_digest(tmp_path)
+    (tmp_path / "a" / "link.yaml").symlink_to("f.yaml")
+    third = tree_digest(tmp_path)
+    assert len({first, second, third}) == 3

@@ -1,0 +1,136 @@
+"""Freshness answers remembered across builds (`ContentMemo`) and asked once per build."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import generator.freshness as freshness
+from generator.freshness import (
+    ContentMemo,
+    NativeProvider,
+    OverlayListing,
+    StaleExplainer,
+    listed_overlay,
+)
+from generator.model import Canonicalizer
+from generator.recipe.canonical import recipe_digest
+from tests.freshness.test_explain import CURRENT, NAME, SIGNED, _repo, needs_git
+
+
+def _overlays(tmp_path: Path, data: bytes = CURRENT) -> Path:
+    overlays = tmp_path / "overlays"
+    overlays.mkdir(exist_ok=True)
+    (overlays / f"{NAME}.yaml").write_bytes(data)
+    return overlays
+
+
+def _no_canonicalising(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("canonicalised although the memo knew the answer")
+
+    monkeypatch.setattr("generator.recipe.canonical.recipe_digest", refuse)
+    monkeypatch.setattr(freshness, "canonical_diff", refuse)
+
+
+def test_a_later_build_reuses_digests_and_diffs(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    overlays = _overlays(tmp_path)
+    memo_file = tmp_path / "cache" / "memo.json"
+    memo = ContentMemo(memo_file)
+    digest = NativeProvider(overlays, memo=memo).current(NAME, None, Canonicalizer.V3)
+    assert digest == str(recipe_digest(CURRENT, Canonicalizer.V3))
+    why = StaleExplainer(overlays, memo=memo).explain(NAME, None, SIGNED, Canonicalizer.V3, None)
+    assert why.diff
+    memo.save()
+
+    _no_canonicalising(monkeypatch)
+    later = ContentMemo(memo_file)
+    assert NativeProvider(overlays, memo=later).current(NAME, None, Canonicalizer.V3) == digest
+    again = StaleExplainer(overlays, memo=later).explain(NAME, None, SIGNED, Canonicalizer.V3,
+                                                         None)
+    assert again == why
+
+
+def test_changed_overlay_is_computed_again(tmp_path: Path) -> None:
+    overlays = _overlays(tmp_path)
+    memo_file = tmp_path / "memo.json"
+    memo = ContentMemo(memo_file)
+    NativeProvider(overlays, memo=memo).current(NAME, None, Canonicalizer.V3)
+    memo.save()
+    (overlays / f"{NAME}.yaml").write_bytes(SIGNED)
+    answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
+        NAME, None, Canonicalizer.V3)
+    assert answer == str(recipe_digest(SIGNED, Canonicalizer.V3))
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"format": "other"}'])
+def test_unusable_memo_files_are_ignored(tmp_path: Path, content: bytes) -> None:
+    overlays = _overlays(tmp_path)
+    memo_file = tmp_path / "memo.json"
+    memo_file.write_bytes(content)
+    answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
+        NAME, None, Canonicalizer.V3)
+    assert answer == str(recipe_digest(CURRENT, Canonicalizer.V3))
+
+
+def test_a_memo_from_other_code_is_ignored(tmp_path: Path) -> None:
+    overlays = _overlays(tmp_path)
+    memo_file = tmp_path / "memo.json"
+    memo = ContentMemo(memo_file)
+    NativeProvider(overlays, memo=memo).current(NAME, None, Canonicalizer.V3)
+    memo.save()
+    doc = json.loads(memo_file.read_bytes())
+    doc["entries"] = dict.fromkeys(doc["entries"], "f" * 64)  # wrong answers ...
+    doc["fingerprint"] = "0" * 64                              # ... from other code
+    memo_file.write_text(json.dumps(doc))
+    answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
+        NAME, None, Canonicalizer.V3)
+    assert answer == str(recipe_digest(CURRENT, Canonicalizer.V3))
+
+
+def test_not_a_recipe_result_is_remembered_as_no_answer(tmp_path: Path) -> None:
+    overlays = _overlays(tmp_path, b"kind: RecipeMetadata\n")
+    memo_file = tmp_path / "memo.json"
+    memo = ContentMemo(memo_file)
+    assert NativeProvider(overlays, memo=memo).current(NAME, None, Canonicalizer.V3) is None
+    memo.save()
+    assert NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
+        NAME, None, Canonicalizer.V3) is None
+
+
+@pytest.mark.parametrize("name", [f"{NAME}.yaml", "other.yaml", "link.yaml", "sub.yaml"])
+def test_listing_answers_like_listed_overlay(tmp_path: Path, name: str) -> None:
+    overlays = _overlays(tmp_path)
+    (overlays / "other.yaml").write_text("x: 1\n")
+    (overlays / "link.yaml").symlink_to(overlays / "other.yaml")
+    (overlays / "sub.yaml").mkdir()
+    stem = name[: -len(".yaml")]
+    assert OverlayListing(overlays).get(stem) == listed_overlay(overlays, stem)
+    assert OverlayListing(tmp_path / "missing").get(stem) is None
+
+
+@needs_git
+def test_history_is_asked_once_per_commit_and_overlay(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    recipes, first = _repo(tmp_path)
+    calls: list[list[str]] = []
+    real = subprocess.run
+
+    def counting(args: list[str], **kwargs: Any) -> Any:
+        calls.append(list(args))
+        return real(args, **kwargs)
+
+    explainer = StaleExplainer.for_recipes(recipes)
+    monkeypatch.setattr(freshness.subprocess, "run", counting)
+    answers = [explainer.explain(NAME, None, SIGNED, Canonicalizer.V3, first) for _ in range(3)]
+    assert all(a == answers[0] for a in answers)
+    assert answers[0].commits is not None and len(answers[0].commits) == 1
+    assert len(calls) == 2  # `git cat-file -e` once, `git log` once
+    for _ in range(3):
+        assert explainer.explain(NAME, None, SIGNED, Canonicalizer.V3, "0" * 40).commits is None
+    assert len(calls) == 3  # an unknown commit: one `git cat-file`, no `git log`
