@@ -499,6 +499,7 @@ def _evaluate(options: BuildOptions) -> Evaluation:
 
     records: list[PointerRecord] = []
     entries = []
+    labelled: dict[Any, tuple[Any, str]] = {}  # per signer: a build has few
     for item in (*scan.files, *ref_files):
         path = item.location.path
         if isinstance(item, RejectedPointer):
@@ -510,8 +511,10 @@ def _evaluate(options: BuildOptions) -> Evaluation:
         label = None
         signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
         if signer is not None:
-            classification = allowlist.classify(signer)
-            label = display_label(signer, classification)
+            known = labelled.get(signer)
+            if known is None:
+                known = labelled[signer] = _labelled(allowlist, signer, display_label)
+            classification, label = known
         freshness = _freshness(verdict, item, providers, explainer)
         records.append(PointerRecord(
             pointer=item, verdict=verdict, classification=classification, label=label,
@@ -536,6 +539,12 @@ def _evaluate(options: BuildOptions) -> Evaluation:
     )
     return Evaluation(records=tuple(records), board=board, documents=documents,
                       build_time=build_time, trust=trust, allowlist=allowlist)
+
+
+def _labelled(allowlist: Any, signer: Any, display_label: Any) -> tuple[Any, str]:
+    """A verified signer's classification and display label (asked once per signer)."""
+    classification = allowlist.classify(signer)
+    return classification, display_label(signer, classification)
 
 
 def _remembered(organisation_of: Any) -> Any:
@@ -587,7 +596,8 @@ def _run_build(options: BuildOptions) -> BuildSummary:
     memo = memos.load(key) if key is not None else None
     if memo is not None:
         _check_unverified(options, memo.counts.no_verdict, memo.counts.pointers)
-        _write_output(options, memo.documents, data_from=memo.data_dir)
+        _write_output(options, memo.documents, data_from=memo.data_dir,
+                      page_digests=memo.page_digests)
         return _summary(options, memo.counts, len(memo.documents["series"]), from_memo=True)
     evaluation = evaluate(options)
     records = evaluation.records
@@ -607,11 +617,15 @@ def _run_build(options: BuildOptions) -> BuildSummary:
     # only the documents, so let the rest go (reference counting frees them) before the data
     # and the site are written.
     del evaluation, records
-    keep = None
-    if key is not None and definite:
-        def keep(data_dir: Path) -> None:
-            memos.store(key, documents, counts, data_dir)
-    _write_output(options, documents, keep_data=keep)
+    memo_key = key if definite else None
+
+    def keep(data_dir: Path) -> None:
+        if memo_key is not None:
+            memos.store(memo_key, documents, counts, data_dir)
+
+    digests = _write_output(options, documents, keep_data=keep)
+    if memo_key is not None and digests is not None:
+        memos.add_page_digests(memo_key, digests)
     return _summary(options, counts, len(documents["series"]), from_memo=False)
 
 
@@ -729,12 +743,14 @@ def _process_alive(pid: int) -> bool:
 
 def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
                   data_from: Path | None = None,
-                  keep_data: Callable[[Path], None] | None = None) -> None:
+                  keep_data: Callable[[Path], None] | None = None,
+                  page_digests: Any = None) -> dict[str, Any] | None:
     """Write data/ and the site into a staging folder, then swap it in atomically.
 
     data/ is written from `documents`, or copied from `data_from` (the evaluation memo's
     copy of the same files); `keep_data` is handed the written data folder before the site
-    is built (to memoize it).
+    is built (to memoize it). `page_digests` are the site's document digests stored with the
+    memo; the digests the site used are returned (for the memo), None without a site.
     """
     from generator.data import write_documents
     from generator.site.swap import publish_atomically
@@ -757,7 +773,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
             staging.mkdir()
             shutil.copytree(data_dir, staging / "data")
             publish_atomically(staging, out)
-            return
+            return None
         from generator.site.build import SiteInputs, build_site
 
         inputs = SiteInputs(
@@ -769,10 +785,13 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
         if config is None and Path("mkdocs.yml").is_file():
             config = Path("mkdocs.yml")
         from generator.bundle.cache import default_cache_dir
+        from generator.site.recipepages import InputDigests
 
         pages = (options.cache or default_cache_dir()) / "pages"
-        build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir,
-                   move_data=True, page_cache=pages)
+        used = build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir,
+                          move_data=True, page_cache=pages,
+                          digests=InputDigests.from_dict(page_digests) if page_digests else None)
+        return None if used is None else used.as_dict()
     except EvidenceDashError:
         raise
     except Exception as exc:

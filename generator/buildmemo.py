@@ -61,6 +61,8 @@ class Memo:
     documents: Mapping[str, Any]
     counts: Counts
     data_dir: Path
+    page_digests: Any = None
+    """What the site hashed of these documents when they were first built (or None)."""
 
 
 def _file_digest(path: Path | None) -> str | None:
@@ -210,7 +212,21 @@ class EvaluationMemo:
             }
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return Memo(documents, counts, data)
+        return Memo(documents, counts, data, meta.get("pageDigests"))
+
+    def add_page_digests(self, key: str, digests: Mapping[str, Any]) -> None:
+        """Keep the site's document digests with the memo of `key` (rewritten atomically)."""
+        folder = self.root / key
+        try:
+            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+            if meta.get("key") != key:
+                return
+            meta["pageDigests"] = dict(digests)
+            tmp = folder / ".meta.json.tmp"
+            tmp.write_text(json.dumps(meta), encoding="utf-8")
+            os.replace(tmp, folder / "meta.json")
+        except (OSError, ValueError):
+            pass
 
     def store(self, key: str, documents: Mapping[str, Any], counts: Counts,
               data_dir: Path) -> None:

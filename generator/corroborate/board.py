@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from generator.corroborate.grid import Grid, OrganisationOf, combined_grid, version_grids
+from generator.corroborate.grid import (
+    Grid,
+    OrganisationOf,
+    combined_grid,
+    signer_source_id,
+    version_grids,
+)
 from generator.corroborate.runs import countable, parse_rfc3339, run_from_verified
 from generator.corroborate.series import Series, build_series
 from generator.facts import Criteria, criteria
@@ -286,7 +292,7 @@ def build_board(
                             f"kept the first name {bucket.recipe!r}")
         bucket.selections.add(run.profile)
         bucket.runs.append(run)
-        src = run.signer.source_id
+        src = signer_source_id(run.signer)
         if src not in sources:
             sources[src] = SourceRecord(
                 src=src,

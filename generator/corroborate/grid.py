@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from generator.corroborate.runs import latest_per_signer, newest_first
 from generator.corroborate.semver import order_versions_newest_first
-from generator.corroborate.states import Vote, compute_consensus, rollup, tally
+from generator.corroborate.states import consensus_of, rollup, tally
 from generator.model import (
     PHASE_ORDER,
     Classification,
@@ -89,31 +89,42 @@ def row_order(key: RowKey) -> tuple[int, str]:
     return (PHASE_ORDER.index(key[0]), key[1])
 
 
-def _row(
-    key: RowKey, selected: list[Run], organisation_of: OrganisationOf
-) -> GridRow:
-    votes: list[Vote] = []
+@dataclass(frozen=True)
+class _Column:
+    """What every row of a grid asks of one selected run, worked out once per grid."""
+
+    run: Run
+    key: str
+    allowlisted: bool
+    src: SourceId
+    digest: str
+
+
+def _row(key: RowKey, columns: list[_Column], org_of: Callable[[int], str]) -> GridRow:
+    votes: list[tuple[str, bool, TestResult]] = []
     cells: list[SignerCell] = []
     passed = failed = not_run = 0
     counted_digests: set[str] = set()
     orgs: set[str] = set()
-    for run in selected:
-        result = run.results.get(key, TestResult.NOT_RUN)
-        votes.append(Vote(run.signer.consensus_key, run.allowlisted, result))
-        if result is not TestResult.NOT_RUN:
-            cells.append(SignerCell(signer_source_id(run.signer), result, run))
-        if not run.allowlisted:
+    not_run_result = TestResult.NOT_RUN
+    for at, column in enumerate(columns):
+        run = column.run
+        result = run.results.get(key, not_run_result)
+        votes.append((column.key, column.allowlisted, result))
+        if result is not not_run_result:
+            cells.append(SignerCell(column.src, result, run))
+        if not column.allowlisted:
             continue
-        if result is TestResult.NOT_RUN:
+        if result is not_run_result:
             not_run += 1
             continue
-        counted_digests.add(str(run.recipe_digest))
+        counted_digests.add(column.digest)
         if result is TestResult.PASS:
             passed += 1
-            orgs.add(organisation_of(run.signer, run.classification))
+            orgs.add(org_of(at))
         else:
             failed += 1
-    state = compute_consensus(votes)
+    state = consensus_of(votes)
     return GridRow(
         phase=key[0],
         name=key[1],
@@ -133,7 +144,18 @@ def grid_over(
     """The grid over already-selected runs (one per signer, in any order)."""
     chosen = sorted(selected, key=lambda r: signer_source_id(r.signer))
     keys = sorted({k for run in chosen for k in run.results}, key=row_order)
-    rows = tuple(_row(k, chosen, organisation_of) for k in keys)
+    columns = [_Column(run, run.signer.consensus_key, run.allowlisted,
+                       signer_source_id(run.signer), str(run.recipe_digest)) for run in chosen]
+    known: dict[int, str] = {}
+
+    def org_of(at: int) -> str:
+        """The organisation of the run in column `at`, asked only when a row needs it."""
+        if at not in known:
+            run = chosen[at]
+            known[at] = organisation_of(run.signer, run.classification)
+        return known[at]
+
+    rows = tuple(_row(k, columns, org_of) for k in keys)
     phase_rollup = {
         phase: rollup(r.consensus for r in rows if r.phase is phase) for phase in PHASE_ORDER
     }

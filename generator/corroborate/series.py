@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from generator.corroborate.grid import Grid, row_order
+from generator.corroborate.grid import Grid, row_order, signer_source_id
 from generator.corroborate.runs import countable, newest_first
 from generator.model import Phase, RowKey, Run, SourceId, TestResult
 
@@ -84,8 +84,9 @@ def build_series(recipe: str, runs: Iterable[Run], versions: Iterable[Grid]) -> 
     keep = grid_signers(versions)
     by_src: dict[SourceId, list[Run]] = {}
     for run in runs:
-        if countable(run) and run.signer.source_id in keep:
-            by_src.setdefault(run.signer.source_id, []).append(run)
+        src = signer_source_id(run.signer) if countable(run) else None
+        if src is not None and src in keep:
+            by_src.setdefault(src, []).append(run)
     row_keys = tuple(sorted({k for rs in by_src.values() for r in rs for k in r.results},
                             key=row_order))
     first_phase: dict[str, Phase] = {}

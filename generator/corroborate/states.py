@@ -74,17 +74,23 @@ class RowConsensus:
 
 def compute_consensus(votes: Iterable[Vote]) -> RowConsensus:
     """aicr `ComputeConsensus`: dedupe on key (first wins), count allowlisted pass/fail only."""
+    return consensus_of((vote.key, vote.allowlisted, vote.result) for vote in votes)
+
+
+def consensus_of(votes: Iterable[tuple[str, bool, TestResult]]) -> RowConsensus:
+    """`compute_consensus` over (key, allowlisted, result) triples: a grid asks it per row and
+    signer, and a `Vote` object each time cost more than the counting."""
     seen: set[str] = set()
     reported = passes = fails = 0
-    for vote in votes:
-        if vote.key in seen:
+    for key, allowlisted, result in votes:
+        if key in seen:
             continue
-        seen.add(vote.key)
-        if vote.result is TestResult.NOT_RUN:
+        seen.add(key)
+        if result is TestResult.NOT_RUN:
             continue
-        if not vote.allowlisted:
+        if not allowlisted:
             reported += 1
-        elif vote.result is TestResult.PASS:
+        elif result is TestResult.PASS:
             passes += 1
         else:
             fails += 1

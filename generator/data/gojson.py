@@ -84,7 +84,7 @@ def _go_escape(text: str) -> str:
     return text
 
 
-class _Sink(list):  # type: ignore[type-arg]  # a list of text parts, appended to in C
+class _Sink(list[str]):
     """An `out` list for `_Indenter` that is written to a file (Go-escaped) whenever it holds
     `LIMIT` parts or so (about a MiB), so a document of hundreds of MB is never held as one
     string (nor as its copies). Its `append` is the list's own: the writer appends millions

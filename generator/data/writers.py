@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.resources
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,10 @@ def _grid(grid: Grid) -> dict[str, Any]:
     }
 
 
+_grid_when = lru_cache(maxsize=1 << 14)(grid_when)
+"""`grid_when`, remembered: index.json asks it per signer cell of every row, for few runs."""
+
+
 def _row(row: GridRow) -> dict[str, Any]:
     signers = []
     for cell in row.signers:
@@ -84,7 +89,7 @@ def _row(row: GridRow) -> dict[str, Any]:
             "result": str(cell.result),
             "aicrVer": run.aicr_version,
             "k8sVer": run.k8s_version,
-            "when": grid_when(run.attested_at),
+            "when": _grid_when(run.attested_at),
             "build": run.run_id,
             "evidenceRef": run.evidence_ref,
             "allowlisted": run.allowlisted,

@@ -18,6 +18,8 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 def _text(value: Any) -> str | None:
     """A scalar as display text; empty strings, zero-free None and containers are absent."""
+    if type(value) is str:  # the common case, first
+        return value.strip() or None
     if value is None or isinstance(value, Mapping | list | tuple):
         return None
     if isinstance(value, bool):
@@ -65,6 +67,31 @@ def snapshot_data(snapshot: Mapping[str, Any] | None, mtype: str, subtype: str) 
     return {}
 
 
+def _snapshot_index(snapshot: Mapping[str, Any] | None) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """Every `snapshot_data(snapshot, type, subtype)` answer at once, keyed (type, subtype).
+
+    One pass over the measurements instead of one per fact; the first match wins, as there.
+    """
+    index: dict[tuple[str, str], Mapping[str, Any]] = {}
+    measurements = snapshot.get("measurements") if isinstance(snapshot, Mapping) else None
+    if not isinstance(measurements, list):
+        return index
+    for measurement in measurements:
+        if not isinstance(measurement, Mapping):
+            continue
+        mtype = measurement.get("type")
+        subtypes = measurement.get("subtypes")
+        if not isinstance(mtype, str) or not isinstance(subtypes, list):
+            continue
+        for sub in subtypes:
+            if isinstance(sub, Mapping):
+                name = sub.get("subtype")
+                if isinstance(name, str) and (mtype, name) not in index:
+                    data = sub.get("data")
+                    index[(mtype, name)] = data if isinstance(data, Mapping) else {}
+    return index
+
+
 def _fp_detail(entry: Mapping[str, Any], fallback: str) -> str:
     parts = [str(entry.get("source") or fallback)]
     if entry.get("note"):
@@ -92,13 +119,12 @@ def _from_fingerprint_or(
     return HardwareFact(key, label, None, None, f"note: {note}" if note else None)
 
 
-def _instance_types(snapshot: Mapping[str, Any] | None) -> HardwareFact:
-    """Instance types from `NodeTopology/label` (full bundles only).
+def _instance_types(labels: Mapping[str, Any]) -> HardwareFact:
+    """Instance types from `NodeTopology/label` (its `data`; full bundles only).
 
     Values are encoded `"<value>|<node1,node2>"`; a label with differing values appears as
     keys `<label>.<value>`.
     """
-    labels = snapshot_data(snapshot, "NodeTopology", "label")
     found: dict[str, int] = {}
     for key, raw in labels.items():
         key_text = str(key)
@@ -130,12 +156,14 @@ def _joined(*parts: str | None) -> str | None:
 def hardware_facts(evidence: Evidence) -> tuple[HardwareFact, ...]:
     """Every hardware fact the pages show, in display order, with its source."""
     snap = evidence.snapshot
-    node = snapshot_data(snap, "K8s", "node")
-    server = snapshot_data(snap, "K8s", "server")
-    gpu_hw = snapshot_data(snap, "GPU", "hardware")
-    smi = snapshot_data(snap, "GPU", "smi")
-    release = snapshot_data(snap, "OS", "release")
-    topo = snapshot_data(snap, "NodeTopology", "summary")
+    index = _snapshot_index(snap)
+    empty: Mapping[str, Any] = {}
+    node = index.get(("K8s", "node"), empty)
+    server = index.get(("K8s", "server"), empty)
+    gpu_hw = index.get(("GPU", "hardware"), empty)
+    smi = index.get(("GPU", "smi"), empty)
+    release = index.get(("OS", "release"), empty)
+    topo = index.get(("NodeTopology", "summary"), empty)
 
     facts: list[HardwareFact] = [
         _from_fingerprint_or(evidence, "service", "Service", "service", [
@@ -175,7 +203,7 @@ def hardware_facts(evidence: Evidence) -> tuple[HardwareFact, ...]:
         else:
             facts.append(HardwareFact(key, label, None, None, None))
 
-    facts.append(_instance_types(snap))
+    facts.append(_instance_types(index.get(("NodeTopology", "label"), empty)))
 
     k8s_entry = _fingerprint(evidence, "k8sVersion")
     k8s = _text(k8s_entry.get("value"))

@@ -19,6 +19,8 @@ DIMENSION_ORDER: tuple[str, ...] = ("service", "accelerator", "os", "intent", "p
 
 
 def _opt_text(value: Any) -> str | None:
+    if type(value) is str:  # the common case, first: asked some 40 times per bundle
+        return value or None
     if value is None or isinstance(value, bool | Mapping | list):
         return None
     if isinstance(value, float) and value.is_integer():

@@ -29,12 +29,12 @@ import yaml
 from generator.errors import BuildError, Location
 from generator.site.pages import SiteModel, join_fragments, render_pages, split_fragments
 from generator.site.recipepages import (
+    InputDigests,
     PageCache,
-    context_digest,
+    input_digests,
     meta_pages,
-    page_key,
+    page_keys,
     page_names,
-    site_key,
     write_recipe_pages,
 )
 from generator.site.resources import SiteResources, locate
@@ -292,12 +292,15 @@ def _place_data(data_dir: Path, target: Path, *, move: bool) -> None:
 
 def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: Path,
                data_dir: Path | None = None, move_data: bool = False,
-               page_cache: Path | None = None) -> None:
+               page_cache: Path | None = None,
+               digests: InputDigests | None = None) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
     `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with
     it). `page_cache` (a folder) keeps finished recipe pages, the Markdown pages and the
     theme's compiled templates between builds, so unchanged pages are not rendered again.
+    Its keys come from `digests` when given (those the documents had when first built),
+    else from hashing the documents; the digests used are returned (None without a cache).
     """
     res = locate()
     config = config if config is not None else res.default_config
@@ -309,9 +312,9 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
     markdown_key: str | None = None
     markdown: dict[str, str] | None = None
     if cache is not None:
-        context = context_digest(model, res.pages)
-        keys = [page_key(model, tab, context) for tab in model.tabs]
-        markdown_key = site_key(model, context, keys)
+        if digests is None or len(digests.recipes) != len(model.tabs):
+            digests = input_digests(model)
+        keys, markdown_key = page_keys(digests, res.pages)
         markdown = cache.get_markdown(markdown_key)
     if markdown is None:
         markdown = render_pages(model, res.pages)
@@ -342,3 +345,4 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
         publish_atomically(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return digests if cache is not None else None

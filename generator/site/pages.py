@@ -7,6 +7,7 @@ in the templates (the Jinja environment autoescapes as a safety net).
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -516,8 +517,10 @@ def newest_build(builds: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | Non
     return next((b for b in builds if b.get("newest")), builds[0] if builds else None)
 
 
+@functools.lru_cache(maxsize=4096)
 def result_badge(result: str, reason: str | None = None) -> Markup:
-    """A test result as a word and an icon (with the skip reason, if any)."""
+    """A test result as a word and an icon (with the skip reason, if any); memoised, as a
+    site shows the same few results hundreds of thousands of times."""
     if result == "none":
         return Markup('<span class="result result-none" title="no result from this signer">'
                       '<span aria-hidden="true">–</span> no result</span>')

@@ -56,24 +56,56 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(buffer.getvalue()).hexdigest()
 
 
-def context_digest(model: SiteModel, templates: Path) -> str:
-    """What every page reads besides its own recipe: templates, code, sources, states, build."""
-    return _digest([templates_digest(templates), dict(model.sources), dict(model.states),
-                    list(model.phases), dict(model.build_info), model.build_time])
+@dataclass(frozen=True)
+class InputDigests:
+    """Digests of what the pages read from the documents (never of templates or code).
+
+    `context` covers what every page reads (sources, states, phases, build info and time),
+    `recipes` each catalog entry's own documents (in catalog order), `site` what only the
+    Markdown pages read (pointers naming no catalog recipe, the index's own fields). They are
+    the expensive part of the page keys (hundreds of MB hashed at 10,000 attestations), so a
+    build answered by the evaluation memo reuses the digests stored with it: the same
+    documents, read back from JSON, differ in Python types (lists for tuples) but not in
+    content.
+    """
+
+    context: str
+    recipes: tuple[str, ...]
+    site: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"context": self.context, "recipes": list(self.recipes), "site": self.site}
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> InputDigests | None:
+        """The digests stored by `as_dict`, or None when `doc` is not such a document."""
+        try:
+            recipes = tuple(str(r) for r in doc["recipes"])
+            return cls(str(doc["context"]), recipes, str(doc["site"]))
+        except (KeyError, TypeError):
+            return None
 
 
-def page_key(model: SiteModel, tab: Tab, context: str) -> str:
-    """The cache key of one recipe page's body: its recipe's documents plus the context."""
-    return _digest([context, tab.recipe, tab.doc, model.series.get(tab.recipe, {}),
-                    model.pointers_for(tab.recipe)])
-
-
-def site_key(model: SiteModel, context: str, keys: Sequence[str]) -> str:
-    """The cache key of the Markdown pages (overview, sources, rejected, about): every recipe
-    key, the pointers naming no catalog recipe, and the index's own fields."""
+def input_digests(model: SiteModel) -> InputDigests:
+    """Hash every document part the pages read."""
+    context = _digest([dict(model.sources), dict(model.states), list(model.phases),
+                       dict(model.build_info), model.build_time])
+    recipes = tuple(_digest([tab.recipe, tab.doc, model.series.get(tab.recipe, {}),
+                             model.pointers_for(tab.recipe)]) for tab in model.tabs)
     orphans = [p for p in model.pointers if not model.has_recipe(p.get("recipe"))]
     index = {k: v for k, v in model.index.items() if k != "groups"}
-    return _digest([context, list(keys), orphans, index])
+    return InputDigests(context, recipes, _digest([orphans, index]))
+
+
+def page_keys(digests: InputDigests, templates: Path) -> tuple[list[str], str]:
+    """The cache keys of the recipe pages (catalog order) and of the Markdown pages: the
+    document digests with the templates and page code."""
+    code = templates_digest(templates)
+
+    def key(*parts: str) -> str:
+        return hashlib.sha256("\0".join((code, digests.context, *parts)).encode()).hexdigest()
+
+    return [key(r) for r in digests.recipes], key(digests.site, *digests.recipes)
 
 
 class PageCache:

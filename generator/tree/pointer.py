@@ -73,9 +73,15 @@ def normalise_rfc3339(value: str) -> str | None:
     m = _RFC3339.fullmatch(value)
     if m is None:
         return None
-    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    year, month, day, hour, minute, second = map(int, m.groups()[:6])
     zone = m.group(8)
     if zone in ("Z", "z"):
+        if year >= 1000:  # already UTC: checked by datetime, written without converting
+            try:
+                datetime(year, month, day, hour, minute, second)
+            except ValueError:
+                return None
+            return f"{year}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}Z"
         tz: timezone = UTC
     else:
         sign = -1 if zone[0] == "-" else 1

@@ -31,11 +31,13 @@ from types import MappingProxyType
 
 from generator.errors import InputError, Location, PointerError
 from generator.model import (
+    Classification,
     ParsedPointer,
     PointerFile,
     PointerLocation,
     RejectedPointer,
     SignerClass,
+    SignerIdentity,
 )
 from generator.tree.allowlist import Allowlist, load_allowlist
 from generator.tree.pointer import parse_pointer
@@ -199,7 +201,22 @@ def _read(cand: _Candidate, guess: str | None) -> bytes | RejectedPointer:
                        exc.hint or "replace the entry with a regular pointer file", guess)
 
 
-def _examine(cand: _Candidate, allowlist: Allowlist, allow_pending: bool) -> PointerFile:
+@dataclass(frozen=True)
+class _Signers:
+    """Slug and classification of each claimed signer, worked out once per scan: a tree has
+    thousands of pointers but few signers, and each costs a sha256 and the allowlist's rules."""
+
+    allowlist: Allowlist
+    _known: dict[SignerIdentity, tuple[str, Classification]] = field(default_factory=dict)
+
+    def slug_and_class(self, signer: SignerIdentity) -> tuple[str, Classification]:
+        found = self._known.get(signer)
+        if found is None:
+            found = self._known[signer] = (str(signer.slug), self.allowlist.classify(signer))
+        return found
+
+
+def _examine(cand: _Candidate, signers: _Signers, allow_pending: bool) -> PointerFile:
     """Read and check one candidate; the first failed rule wins."""
     loc = cand.location
     if cand.kind == "symlink":
@@ -257,8 +274,7 @@ def _examine(cand: _Candidate, allowlist: Allowlist, allow_pending: bool) -> Poi
     if pointer.signer is None:
         return _reject(loc, "unsigned-nested", "committed pointer must be signed",
                        "sign the bundle; unsigned pointers are flat pending pointers", recipe)
-    signer = pointer.signer.identity
-    slug = str(signer.slug)
+    slug, classification = signers.slug_and_class(pointer.signer.identity)
     if slug != loc.folder_source:
         return _reject(loc, "source-folder",
                        f"path ownership: the claimed signer hashes to {slug}, not "
@@ -273,7 +289,7 @@ def _examine(cand: _Candidate, allowlist: Allowlist, allow_pending: bool) -> Poi
         return _reject(loc, "file-name",
                        f"file name does not match bundle.digest (expected {expected_name})",
                        f"rename the file to {expected_name}", recipe)
-    if allowlist.classify(signer).signer_class is SignerClass.FIRST_PARTY:
+    if classification.signer_class is SignerClass.FIRST_PARTY:
         return _reject(loc, "first-party",
                        "first-party signer must ingest directly, not commit per-run pointers",
                        "drop the pointer; first-party CI evidence is ingested directly", recipe)
@@ -302,7 +318,8 @@ def scan_tree(recipes_root: Path, *, allowlist: Allowlist,
     Unlisted signers are *not* rejected here (the build verifies them and reports them);
     first-party pointers are. Raises `InputError` only when the evidence root cannot be read.
     """
-    files = [_examine(c, allowlist, allow_pending) for c in _walk(recipes_root)]
+    signers = _Signers(allowlist)
+    files = [_examine(c, signers, allow_pending) for c in _walk(recipes_root)]
     return TreeScan(files=tuple(files), duplicate_of=MappingProxyType(_duplicates(files)))
 
 

@@ -706,6 +706,8 @@ def _recipe_identity(
         run.fail(4, f"predicate recipe.name {got_name!r} does not match the recipe's name "
                     f"{want_name!r}")
         return None
+    # Canonicalized for every bundle, never memoized across bundles by content: the digest
+    # check is part of what verifying a bundle costs.
     try:
         want_digest = digest_for_predicate_type(recipe_bytes, ptype, events=recipe_events)
     except EvidenceDashError as exc:

@@ -33,3 +33,23 @@ def test_targets_are_judged_on_the_10000_row() -> None:
     bad = report([_row(10_000, 90.0, 20.0, 1500, misses=3)])
     assert "cold <= 60 s: MISSED" in bad and "warm <= 15 s: MISSED" in bad
     assert "peak memory < 1 GiB: MISSED" in bad and "warm verifies nothing: MISSED" in bad
+
+
+def test_the_sampler_sees_a_grandchild_s_memory() -> None:
+    import subprocess
+    import sys
+    import time
+
+    from bench.run import PeakSampler
+
+    child = ("x = bytearray(120 * 2**20)\nfor i in range(0, len(x), 4096):\n    x[i] = 1\n"
+             "import time\ntime.sleep(1.5)")
+    parent = (f"import subprocess, sys, time\np = subprocess.Popen([sys.executable, '-c', "
+              f"{child!r}])\np.wait()")
+    proc = subprocess.Popen([sys.executable, "-c", parent])
+    sampler = PeakSampler(proc.pid)
+    while proc.poll() is None:
+        sampler.sample()
+        time.sleep(0.05)
+    assert proc.returncode == 0
+    assert sampler.peak >= 120 * 1024  # KiB: the grandchild's buffer is counted

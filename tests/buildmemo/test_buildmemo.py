@@ -111,3 +111,21 @@ def test_the_tree_digest_sees_names_bytes_and_links(tmp_path: Path) -> None:
     (tmp_path / "a" / "link.yaml").symlink_to("f.yaml")
     third = tree_digest(tmp_path)
     assert len({first, second, third}) == 3
+
+
+def test_reused_and_reevaluated_builds_render_no_page_again(tree: Path, tmp_path: Path) -> None:
+    """The documents read back from the memo differ in Python types from those first built
+    (lists for tuples); the page cache must still answer every page, and so must a
+    re-evaluation of the same tree."""
+    cache = tmp_path / "cache"
+
+    def pages() -> dict[str, int]:
+        return {p.name: p.stat().st_mtime_ns for p in (cache / "pages").iterdir()}
+
+    run_build(_options(tree, tmp_path / "a", cache))
+    first = pages()
+    assert run_build(_options(tree, tmp_path / "b", cache)).from_memo
+    assert pages() == first
+    assert not run_build(_options(tree, tmp_path / "c", cache, reevaluate=True)).from_memo
+    assert pages() == first
+    assert _files(tmp_path / "c") == _files(tmp_path / "b") == _files(tmp_path / "a")

@@ -15,6 +15,7 @@ from generator.corroborate import (
     round_half_up_pct,
     tally,
 )
+from generator.corroborate.states import consensus_of
 from generator.model import ConsensusState as S
 from generator.model import TestResult as R
 
@@ -51,6 +52,8 @@ P, F, N = R.PASS, R.FAIL, R.NOT_RUN
 def test_compute_consensus(votes: list[tuple[str, bool, R]], state: S, reported: int) -> None:
     got = compute_consensus(Vote(k, a, r) for k, a, r in votes)
     assert (got.state, got.reported) == (state, reported)
+    # the triple form the grids use answers the same, counts included
+    assert consensus_of(votes) == got
 
 
 @pytest.mark.parametrize(
