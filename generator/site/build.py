@@ -3,9 +3,9 @@
 `build_site` is a thin shell around pure rendering (generator.site.pages): it writes the
 rendered Markdown pages, the recipe page shell and our assets into a build docs folder, writes
 an effective mkdocs.yml, runs MkDocs + Material programmatically in strict mode into a staging
-folder next to `out`, fills the shell with every recipe page (generator.site.shell and
-generator.site.recipepages: all cores, page cache), adds the data/ folder, and publishes with
-`publish_atomically`. A failed build leaves `out` alone.
+folder (inside the build's work folder), fills the shell with every recipe page
+(generator.site.shell, generator.site.recipepages, reusing the page cache), adds the data/
+folder, and publishes with `publish_atomically`. A failed build leaves `out` alone.
 
 Speed: the big finished-HTML blocks of a page (grids, evidence cards, the catalog) are cut out
 before MkDocs sees the Markdown and spliced back by a small in-process plugin after the search

@@ -452,18 +452,13 @@ class HtmlPage:
 
 
 class RecipePages:
-    """Renders recipe pages one at a time (so a build can spread them over processes)."""
+    """Renders recipe pages one at a time (each is written, or taken from the page cache, on
+    its own)."""
 
-    def __init__(self, model: SiteModel, templates: Path,
-                 template: jinja2.Template | None = None) -> None:
+    def __init__(self, model: SiteModel, templates: Path) -> None:
         self.model = model
-        self._template = template or _environment(templates).get_template("recipe.html.j2")
-        self._templates = templates
+        self._template = _environment(templates).get_template("recipe.html.j2")
         self._common = _common(model)
-
-    def for_model(self, model: SiteModel) -> RecipePages:
-        """The same (already compiled) template over another model."""
-        return RecipePages(model, self._templates, self._template)
 
     def render(self, tab: Tab) -> HtmlPage:
         """The page of one catalog entry."""

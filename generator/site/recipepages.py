@@ -166,11 +166,12 @@ class PageMeta:
 
     recipe: str
     page: HtmlPage
-    cached: bool
 
 
 @dataclass(frozen=True)
 class _Job:
+    """What writing one page needs besides the page itself."""
+
     renderer: RecipePages
     shell: PageShell
     site: Path
@@ -183,16 +184,16 @@ def shell_key(key: str, shell: PageShell) -> str:
                           + shell.tail.encode("utf-8")).hexdigest()
 
 
-def _render_page(job: _Job, renderer: RecipePages, tab: Tab, key: str) -> PageMeta:
+def _render_page(job: _Job, tab: Tab, key: str) -> PageMeta:
     """Render one page, write it into the site and (with a cache) into the page cache."""
-    page = renderer.render(tab)
+    page = job.renderer.render(tab)
     text = job.shell.fill(tab.recipe, page)
     target = job.site / "recipes" / tab.recipe
     target.mkdir(parents=True, exist_ok=True)
     (target / "index.html").write_text(text, encoding="utf-8")
     if job.cache is not None:
         job.cache.put_html(key, text)
-    return PageMeta(tab.recipe, HtmlPage(page.title, "", page.search_text, page.tags), False)
+    return PageMeta(tab.recipe, HtmlPage(page.title, "", page.search_text, page.tags))
 
 
 def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
@@ -213,7 +214,7 @@ def write_recipe_pages(model: SiteModel, templates: Path, shell: PageShell, site
                        ) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
 
-    `keys` are the body keys (`page_key`) in catalog order, needed with a `cache`. Cached
+    `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached
     pages are copied, the others rendered. This runs in the build process on purpose: forked
     workers would each copy the pages of the shared documents they read (CPython writes a
     reference count on every read), which at 10,000 attestations costs more memory than the
@@ -225,9 +226,9 @@ def write_recipe_pages(model: SiteModel, templates: Path, shell: PageShell, site
     metas = []
     for tab, key in zip(model.tabs, full, strict=True):
         if _copy_cached(job, tab, key):
-            metas.append(PageMeta(tab.recipe, renderer.meta(tab), True))
+            metas.append(PageMeta(tab.recipe, renderer.meta(tab)))
         else:
-            metas.append(_render_page(job, renderer, tab, key))
+            metas.append(_render_page(job, tab, key))
     return metas
 
 
@@ -242,9 +243,3 @@ def page_names(keys: Sequence[str], shell: PageShell, markdown_key: str | None) 
 def meta_pages(metas: Sequence[PageMeta]) -> dict[str, HtmlPage]:
     """Recipe name -> page metadata, for the search index, sitemap and tags file."""
     return {m.recipe: m.page for m in metas}
-
-
-def cache_counts(metas: Sequence[PageMeta]) -> dict[str, Any]:
-    """How many pages came from the page cache and how many were rendered."""
-    hits = sum(1 for m in metas if m.cached)
-    return {"hits": hits, "rendered": len(metas) - hits}
