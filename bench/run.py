@@ -218,9 +218,11 @@ def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
     runs = work / f"run-{size}"
     shutil.rmtree(runs, ignore_errors=True)
     runs.mkdir(parents=True)
+    os.sync()  # start each size with the last run's deletions and writes on disk, not pending
     cache, out = runs / "cache", runs / "site"
     figures: dict[str, Any] = {"size": size, "recipes": shape.recipes, "jobs": jobs}
     for label in BUILDS:
+        os.sync()  # the previous build's writes must not be flushed during this one
         result = runs / f"{label}.json"
         argv = build_argv(info, out, cache, jobs, result)
         if label == "rewarm":
@@ -232,6 +234,7 @@ def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
               f"{m.result.get('evaluation', '?')}", flush=True)
     figures["pages"] = _pages(out)
     for label, n in (("floor1", 1), ("floorN", jobs)):
+        os.sync()
         result = runs / f"{label}.json"
         m = measure(floor_argv(info, n, result), result)
         figures[label] = m
