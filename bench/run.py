@@ -129,11 +129,6 @@ def tree_pids(root: int) -> list[int]:
     return out
 
 
-def tree_rss_kib(root: int) -> int:
-    """Memory of `root` and all its descendants (sum of proportional set sizes), in KiB."""
-    return sum(_pss_kib(pid) for pid in tree_pids(root))
-
-
 class PeakSampler:
     """The peak memory of a process tree (sum of proportional set sizes), cheaply.
 

@@ -232,8 +232,8 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     Cache hits are answered here without touching a bundle: the cached verdict carries the
     Evidence. Misses are verified in-process for `--jobs 1` (or a handful of misses), else in
     `--jobs` worker processes (sigstore verification is CPU-bound Python: threads would share
-    one GIL). Each worker builds its own trust, bundle source and verdict cache once, verifies
-    chunks of pointers, stores each new verdict in the cache and sends it back as cache JSON.
+    one GIL). Forked workers inherit this process's trust, bundle source and verdict cache,
+    verify chunks of pointers, store each new verdict in the cache and send it back pickled.
     Results are keyed by path and returned in path order, whatever the workers' timing.
 
     `refs` (`--bundle-refs` entries) are verified after the pointers, in-process, with the same
@@ -245,29 +245,29 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     todo = [f for f in files if isinstance(f, ParsedPointer) and f.location.path not in duplicate_of]
     verdicts: dict[str, Verdict] = {}
     verified_at: dict[str, str] = {}
-    misses: list[ParsedPointer] = []
+    misses: list[tuple[ParsedPointer, str]] = []
     for item in todo:
-        cached = verdicts_cache.get(
-            verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest))
+        key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest)
+        cached = verdicts_cache.get(key)
         if cached is not None:
             verdicts[item.location.path] = cached[0]
         else:
-            misses.append(item)
+            misses.append((item, key))
     progress = _Progress(len(misses), "verifying", options.quiet)
     try:
         jobs = max(1, min(options.jobs, len(misses) // _MIN_PER_WORKER))
         if jobs == 1:
-            for item in misses:
-                path, verdict, when = _verify_miss(item, trust, source, verdicts_cache,
-                                                   allowlist_digest, options.source_date_epoch)
+            for item, key in misses:
+                path, verdict, when = _verify_miss(item, key, trust, source, verdicts_cache,
+                                                   options.source_date_epoch)
                 verdicts[path] = verdict
                 if when:
                     verified_at[path] = when
                 progress.advance()
         else:
             engine = (trust, source, verdicts_cache)
-            for path, verdict, when in _verify_in_processes(options, misses, allowlist_digest,
-                                                            jobs, progress, engine):
+            for path, verdict, when in _verify_in_processes(options, misses, jobs, progress,
+                                                            engine):
                 verdicts[path] = verdict
                 if when:
                     verified_at[path] = when
@@ -313,12 +313,12 @@ keep both workers busy until the end."""
 _WORKER_STATE: dict[str, Any] = {}
 
 
-def _verify_miss(item: ParsedPointer, trust: Any, source: Any, verdicts_cache: Any,
-                 allowlist_digest: str, epoch: int | None) -> tuple[str, Verdict, str | None]:
-    """Verify one pointer the cache did not answer, record the verdict, fall back when none."""
+def _verify_miss(item: ParsedPointer, key: str, trust: Any, source: Any, verdicts_cache: Any,
+                 epoch: int | None) -> tuple[str, Verdict, str | None]:
+    """Verify one pointer the cache did not answer (under its cache `key`), record the
+    verdict, fall back when none."""
     from generator.verify.pipeline import verify_pointer
 
-    key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest)
     verdict = verify_pointer(item.pointer, item.location, source, trust)
     if isinstance(verdict, NoVerdict):
         fallback = verdicts_cache.last_recorded(item.pointer, item.location)
@@ -326,25 +326,27 @@ def _verify_miss(item: ParsedPointer, trust: Any, source: Any, verdicts_cache: A
             return item.location.path, fallback[0], fallback[1]
         return item.location.path, verdict, None
     recorded = build_time_for(epoch, [verdict_attested(verdict)])
-    verdicts_cache.put(key, verdict, recorded)
+    verdicts_cache.put(key, verdict, recorded,
+                       claims_key=verdicts_cache.claims_key(item.pointer, item.location))
     return item.location.path, verdict, None
 
 
-def _worker_init(options: BuildOptions, allowlist_digest: str) -> None:
+def _worker_init(options: BuildOptions) -> None:
     """Runs once in each worker process: its own trust, bundle source and verdict cache."""
     trust, source, verdicts_cache = _engine(options)
     _WORKER_STATE.update(trust=trust, source=source, cache=verdicts_cache,
-                         allowlist=allowlist_digest, epoch=options.source_date_epoch)
+                         epoch=options.source_date_epoch)
 
 
-def _worker_chunk(items: Sequence[ParsedPointer]) -> list[tuple[str, Verdict, str | None]]:
+def _worker_chunk(items: Sequence[tuple[ParsedPointer, str]]
+                  ) -> list[tuple[str, Verdict, str | None]]:
     """Verify a chunk in a worker; verdicts travel back pickled (frozen dataclasses of plain
     data: far cheaper than the cache's JSON form both ways), their strings shared."""
     s = _WORKER_STATE
     out = []
-    for item in items:
-        path, verdict, when = _verify_miss(item, s["trust"], s["source"], s["cache"],
-                                           s["allowlist"], s["epoch"])
+    for item, key in items:
+        path, verdict, when = _verify_miss(item, key, s["trust"], s["source"], s["cache"],
+                                           s["epoch"])
         out.append((path, _shared_strings(verdict), when))
     return out
 
@@ -381,11 +383,11 @@ def _interned(value: Any) -> Any:
     return value
 
 
-def _verify_in_processes(options: BuildOptions, misses: Sequence[ParsedPointer],
-                         allowlist_digest: str, jobs: int, progress: _Progress,
+def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPointer, str]],
+                         jobs: int, progress: _Progress,
                          engine: tuple[Any, Any, Any] | None = None
                          ) -> Iterable[tuple[str, Verdict, str | None]]:
-    """Verify `misses` in `jobs` worker processes.
+    """Verify `misses` (pointers with their cache keys) in `jobs` worker processes.
 
     With fork, the workers inherit the parent's `engine` (trust root, indexed bundle source,
     verdict cache) instead of loading and indexing their own; elsewhere each builds one.
@@ -400,12 +402,11 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[ParsedPointer],
     if fork and engine is not None:
         trust, source, cache = engine
         _WORKER_STATE.update(trust=trust, source=source, cache=cache,
-                             allowlist=allowlist_digest, epoch=options.source_date_epoch)
+                             epoch=options.source_date_epoch)
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     else:
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
-                                   initializer=_worker_init,
-                                   initargs=(options, allowlist_digest))
+                                   initializer=_worker_init, initargs=(options,))
     try:
         with pool:
             futures = [pool.submit(_worker_chunk, chunk) for chunk in chunks]
@@ -447,23 +448,11 @@ class Evaluation:
 def evaluate(options: BuildOptions) -> Evaluation:
     """Read, verify and corroborate the tree at `options.recipes`; write nothing but caches.
 
-    Raises `InputError` (exit 2) when the tree or allowlist cannot be used at all.
-
-    The cyclic garbage collector is paused meanwhile: an evaluation builds hundreds of
-    thousands of long-lived objects (verdicts, records, documents) and hardly any cycles, and
-    the collector's repeated passes over the growing heap cost more than the rest of a warm
-    build. What the evaluation leaves alive is then frozen out of later passes (`gc.freeze`).
+    Raises `InputError` (exit 2) when the tree or allowlist cannot be used at all. Runs
+    under `bulk_allocation` (a build already does; the PR report calls this directly).
     """
-    import gc
-
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with bulk_allocation():
         return _evaluate(options)
-    finally:
-        if paused:
-            gc.freeze()
-            gc.enable()
 
 
 def _evaluate(options: BuildOptions) -> Evaluation:
@@ -566,11 +555,12 @@ def _remembered(organisation_of: Any) -> Any:
 
 @contextmanager
 def bulk_allocation() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while the build allocates millions of objects.
+    """Pause Python's cyclic garbage collector while a build allocates millions of objects.
 
     A build's objects (documents, verdicts, pages) form trees, which reference counting frees
     on its own; the collector would only re-scan them over and over (about a quarter of a
-    10,000-attestation build). It runs once at the end instead.
+    10,000-attestation build). When the outermost pause ends, what is still alive is frozen
+    out of later passes (`gc.freeze`) and collection resumes. Nested pauses do nothing.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -578,8 +568,8 @@ def bulk_allocation() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            gc.freeze()
             gc.enable()
-        gc.collect()
 
 
 def run_build(options: BuildOptions) -> BuildSummary:

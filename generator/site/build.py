@@ -83,16 +83,14 @@ def site_model(inputs: SiteInputs) -> SiteModel:
     return SiteModel(inputs.index, inputs.series, inputs.pointers, inputs.build_info)
 
 
-def write_docs(model: SiteModel, docs: Path, res: SiteResources,
-               pages: dict[str, str] | None = None) -> WrittenDocs:
-    """Write the Markdown pages (rendered now unless given), the recipe page shell and the
-    assets into `docs`.
+def write_docs(docs: Path, res: SiteResources, pages: Mapping[str, str]) -> WrittenDocs:
+    """Write the Markdown pages (`render_pages` output), the recipe page shell and the assets
+    into `docs`.
 
     Each page's marked raw HTML blocks are cut out (`split_fragments`) and kept in memory, so
     neither Python-Markdown nor the search plugin parse them; `run_mkdocs` puts them back.
     """
-    pages = dict(render_pages(model, res.pages) if pages is None else pages)
-    pages[SHELL_PAGE] = shell_markdown()
+    pages = {**pages, SHELL_PAGE: shell_markdown()}
     if docs.exists():
         shutil.rmtree(docs)
     fragments: dict[str, tuple[str, ...]] = {}
@@ -320,7 +318,7 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
         markdown = render_pages(model, res.pages)
         if cache is not None and markdown_key is not None:
             cache.put_markdown(markdown_key, markdown)
-    written = write_docs(model, docs, res, markdown)
+    written = write_docs(docs, res, markdown)
     out = out.absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=_staging_parent(
