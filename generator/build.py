@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator import __version__
 from generator.errors import BuildError, EvidenceDashError, InputError, Location, UsageError
@@ -226,14 +226,18 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
                 duplicate_of: Mapping[str, str], allowlist_digest: str,
                 refs: Sequence[Any] = (), ref_files: list[ParsedPointer] | None = None,
                 ref_duplicates: dict[str, str] | None = None,
-                ) -> tuple[dict[str, Verdict], dict[str, str], Any]:
-    """Verify every usable, non-duplicate pointer (cached, in parallel). Returns verdicts by path.
+                assessor: Assessor | None = None,
+                ) -> tuple[dict[str, Verdict], dict[str, str], Any, dict[str, Made]]:
+    """Verify every usable, non-duplicate pointer (cached, in parallel). Returns verdicts by path,
+    the verification times of reused verdicts, the trust root, and what workers `Made`.
 
     Cache hits are answered here without touching a bundle: the cached verdict carries the
     Evidence. Misses are verified in-process for `--jobs 1` (or a handful of misses), else in
     `--jobs` worker processes (sigstore verification is CPU-bound Python: threads would share
     one GIL). Forked workers inherit this process's trust, bundle source and verdict cache,
     verify chunks of pointers, store each new verdict in the cache and send it back pickled.
+    Given an `assessor`, each worker also assesses its verdicts (freshness, pointers.json entry,
+    board entry: the rest of the per-pointer work, spread over the workers with the rest).
     Results are keyed by path and returned in path order, whatever the workers' timing.
 
     `refs` (`--bundle-refs` entries) are verified after the pointers, in-process, with the same
@@ -245,6 +249,7 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     todo = [f for f in files if isinstance(f, ParsedPointer) and f.location.path not in duplicate_of]
     verdicts: dict[str, Verdict] = {}
     verified_at: dict[str, str] = {}
+    made: dict[str, Made] = {}
     misses: list[tuple[ParsedPointer, str]] = []
     for item in todo:
         key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest)
@@ -266,18 +271,20 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
                 progress.advance()
         else:
             engine = (trust, source, verdicts_cache)
-            for path, verdict, when in _verify_in_processes(options, misses, jobs, progress,
-                                                            engine):
+            for path, verdict, when, done in _verify_in_processes(options, misses, jobs,
+                                                                  progress, engine, assessor):
                 verdicts[path] = verdict
                 if when:
                     verified_at[path] = when
+                if done is not None:
+                    made[path] = done
     finally:
         progress.close()
     order = {item.location.path: n for n, item in enumerate(todo)}
     ordered = dict(sorted(verdicts.items(), key=lambda kv: order[kv[0]]))
     if refs:
         ordered.update(_verify_refs(refs, todo, source, trust, ref_files, ref_duplicates))
-    return ordered, verified_at, trust
+    return ordered, verified_at, trust, made
 
 
 def _verify_refs(refs: Sequence[Any], todo: Sequence[ParsedPointer], source: Any, trust: Any,
@@ -339,16 +346,25 @@ def _worker_init(options: BuildOptions) -> None:
 
 
 def _worker_chunk(items: Sequence[tuple[ParsedPointer, str]]
-                  ) -> list[tuple[str, Verdict, str | None]]:
-    """Verify a chunk in a worker; verdicts travel back pickled (frozen dataclasses of plain
-    data: far cheaper than the cache's JSON form both ways), their strings shared."""
+                  ) -> tuple[list[tuple[str, Verdict, str | None, Made | None]], dict[str, Any]]:
+    """Verify (and, given an assessor, assess) a chunk in a worker; verdicts travel back
+    pickled (frozen dataclasses of plain data: far cheaper than the cache's JSON form both
+    ways), their strings shared, with the freshness memo answers the chunk used."""
+    from generator.data import pointer_document
+
     s = _WORKER_STATE
+    assessor: Assessor | None = s.get("assessor")
     out = []
     for item, key in items:
         path, verdict, when = _verify_miss(item, key, s["trust"], s["source"], s["cache"],
                                            s["epoch"])
-        out.append((path, _shared_strings(verdict), when))
-    return out
+        done = None
+        if assessor is not None:
+            record, entry = assessor.assess(item, verdict, verified_at=when)
+            done = Made(record.classification, record.label, record.freshness,
+                        pointer_document(record), entry)
+        out.append((path, _shared_strings(verdict), when, done))
+    return out, assessor.memo.drain() if assessor is not None and assessor.memo else {}
 
 
 def _shared_strings(verdict: Verdict) -> Verdict:
@@ -385,12 +401,15 @@ def _interned(value: Any) -> Any:
 
 def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPointer, str]],
                          jobs: int, progress: _Progress,
-                         engine: tuple[Any, Any, Any] | None = None
-                         ) -> Iterable[tuple[str, Verdict, str | None]]:
+                         engine: tuple[Any, Any, Any] | None = None,
+                         assessor: Assessor | None = None,
+                         ) -> Iterable[tuple[str, Verdict, str | None, Made | None]]:
     """Verify `misses` (pointers with their cache keys) in `jobs` worker processes.
 
     With fork, the workers inherit the parent's `engine` (trust root, indexed bundle source,
-    verdict cache) instead of loading and indexing their own; elsewhere each builds one.
+    verdict cache) and `assessor` instead of loading and indexing their own; elsewhere each
+    builds an engine and leaves assessing to this process. The memo answers the workers'
+    assessments used are adopted into the assessor's memo, so the build saves them.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -402,7 +421,7 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
     if fork and engine is not None:
         trust, source, cache = engine
         _WORKER_STATE.update(trust=trust, source=source, cache=cache,
-                             epoch=options.source_date_epoch)
+                             epoch=options.source_date_epoch, assessor=assessor)
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     else:
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
@@ -411,8 +430,11 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
         with pool:
             futures = [pool.submit(_worker_chunk, chunk) for chunk in chunks]
             for future in as_completed(futures):
-                for path, verdict, when in future.result():
-                    yield path, verdict, when
+                results, memo_answers = future.result()
+                if assessor is not None and assessor.memo is not None:
+                    assessor.memo.adopt(memo_answers)
+                for path, verdict, when, done in results:
+                    yield path, verdict, when, done
                     progress.advance()
     finally:
         _WORKER_STATE.clear()
@@ -457,9 +479,9 @@ def evaluate(options: BuildOptions) -> Evaluation:
 
 def _evaluate(options: BuildOptions) -> Evaluation:
     """`evaluate` itself."""
-    from generator.corroborate import board_entry, build_board
+    from generator.corroborate import build_board
     from generator.data import PointerRecord, build_info_document, data_documents
-    from generator.tree import display_label, load_allowlist, organisation_of, scan_tree
+    from generator.tree import load_allowlist, organisation_of, scan_tree
 
     evidence_root = options.recipes / "evidence"
     if not evidence_root.is_dir():
@@ -479,16 +501,17 @@ def _evaluate(options: BuildOptions) -> Evaluation:
         refs = load_bundle_refs(options.bundle_refs)
     ref_files: list[ParsedPointer] = []
     duplicate_of: dict[str, str] = dict(scan.duplicate_of)
-    verdicts, verified_at, trust = _verify_all(options, scan.files, scan.duplicate_of,
-                                               allowlist.digest, refs, ref_files, duplicate_of)
     from generator.freshness import ContentMemo, StaleExplainer
     memo = ContentMemo(_cache_root(options) / "freshness" / "memo.json")
-    providers = _freshness_providers(options, memo)
-    explainer = StaleExplainer.for_recipes(options.recipes, memo)
+    assessor = Assessor(allowlist, _freshness_providers(options, memo),
+                        StaleExplainer.for_recipes(options.recipes, memo), memo)
+    verdicts, verified_at, trust, made = _verify_all(
+        options, scan.files, scan.duplicate_of, allowlist.digest, refs, ref_files,
+        duplicate_of, assessor)
 
     records: list[PointerRecord] = []
     entries = []
-    labelled: dict[Any, tuple[Any, str]] = {}  # per signer: a build has few
+    made_documents: dict[str, dict[str, Any]] = {}
     for item in (*scan.files, *ref_files):
         path = item.location.path
         if isinstance(item, RejectedPointer):
@@ -496,23 +519,19 @@ def _evaluate(options: BuildOptions) -> Evaluation:
             continue
         duplicate = duplicate_of.get(path)
         verdict = verdicts.get(duplicate or path)
-        classification = None
-        label = None
-        signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
-        if signer is not None:
-            known = labelled.get(signer)
-            if known is None:
-                known = labelled[signer] = _labelled(allowlist, signer, display_label)
-            classification, label = known
-        freshness = _freshness(verdict, item, providers, explainer)
-        records.append(PointerRecord(
-            pointer=item, verdict=verdict, classification=classification, label=label,
-            duplicate_of=duplicate, freshness=freshness, verified_at=verified_at.get(path)))
-        if duplicate is None and isinstance(verdict, Verified) and classification is not None:
-            try:
-                entries.append(board_entry(verdict, classification, item.pointer, origin=path))
-            except InputError:
-                continue
+        done = made.get(path) if duplicate is None else None
+        if done is None:
+            record, entry = assessor.assess(item, verdict, verified_at=verified_at.get(path),
+                                            duplicate_of=duplicate)
+        else:
+            record = PointerRecord(
+                pointer=item, verdict=verdict, classification=done.classification,
+                label=done.label, freshness=done.freshness, verified_at=verified_at.get(path))
+            entry = done.entry
+            made_documents[path] = done.document
+        records.append(record)
+        if entry is not None:
+            entries.append(entry)
 
     memo.save()
     board = build_board(entries, organisation_of=_remembered(organisation_of))
@@ -525,9 +544,69 @@ def _evaluate(options: BuildOptions) -> Evaluation:
             trust_name=trust.name, trust_production=trust.production,
             trust_refreshed="TUF" if trust.refreshed else None,
             trusted_registries=options.trusted_registries, preview=options.preview),
+        pointer_documents=made_documents,
     )
     return Evaluation(records=tuple(records), board=board, documents=documents,
                       build_time=build_time, trust=trust, allowlist=allowlist)
+
+
+class Made(NamedTuple):
+    """What a verification worker made of one verdict besides the verdict (see `Assessor`)."""
+
+    classification: Any
+    label: str | None
+    freshness: Any
+    document: dict[str, Any]
+    """The pointer's data/pointers.json entry (`generator.data.pointer_document`)."""
+    entry: Any
+    """Its board entry, or None when the board does not count it."""
+
+
+class Assessor:
+    """Turns one pointer's verdict into its record and board entry: the signer's
+    classification and display label, and the freshness of the signed recipe (with why it is
+    stale). Runs where the verdict is: in a verification worker for a cache miss, so this
+    per-pointer work is spread over the workers, else in the build process.
+    """
+
+    def __init__(self, allowlist: Any, providers: Sequence[Any], explainer: Any,
+                 memo: Any = None) -> None:
+        self.allowlist = allowlist
+        self.providers = providers
+        self.explainer = explainer
+        self.memo = memo
+        """The freshness `ContentMemo` the providers and explainer share, if any."""
+        self._labelled: dict[Any, tuple[Any, str]] = {}  # per signer: a build has few
+
+    def assess(self, item: ParsedPointer, verdict: Verdict | None, *,
+               verified_at: str | None = None, duplicate_of: str | None = None
+               ) -> tuple[Any, Any]:
+        """(PointerRecord, BoardEntry or None) for `item` and its `verdict`."""
+        from generator.corroborate import board_entry
+        from generator.data import PointerRecord
+        from generator.tree import display_label
+
+        classification = None
+        label = None
+        signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
+        if signer is not None:
+            known = self._labelled.get(signer)
+            if known is None:
+                known = self._labelled[signer] = _labelled(self.allowlist, signer,
+                                                           display_label)
+            classification, label = known
+        record = PointerRecord(
+            pointer=item, verdict=verdict, classification=classification, label=label,
+            duplicate_of=duplicate_of, verified_at=verified_at,
+            freshness=_freshness(verdict, item, self.providers, self.explainer))
+        entry = None
+        if duplicate_of is None and isinstance(verdict, Verified) and classification is not None:
+            try:
+                entry = board_entry(verdict, classification, item.pointer,
+                                    origin=item.location.path)
+            except InputError:
+                entry = None
+        return record, entry
 
 
 def _labelled(allowlist: Any, signer: Any, display_label: Any) -> tuple[Any, str]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -34,6 +33,7 @@ from typing import Any
 
 import re2
 
+from generator import strictjson
 from generator.errors import BundleError, EvidenceDashError, InputError, Location
 from generator.model import (
     BundleRef,
@@ -132,7 +132,7 @@ def parse_bundle_refs(data: bytes, *, file: str) -> tuple[BundleRefEntry, ...]:
     from generator.tree.yamlio import load_yaml
 
     try:
-        doc = json.loads(data) if data.lstrip().startswith(b"[") else load_yaml(data, file=file)
+        doc = strictjson.loads(data) if data.lstrip().startswith(b"[") else load_yaml(data, file=file)
     except (ValueError, UnicodeDecodeError) as exc:
         raise _bad(file, None, None, "not valid JSON", expected="a JSON or YAML list",
                    found=type(exc).__name__) from exc
@@ -221,9 +221,9 @@ def _unverified_statement(bundle_json: bytes) -> Mapping[str, Any]:
     every one of them against the verified payload, so a lie here fails verification.
     """
     try:
-        envelope = json.loads(bundle_json).get("dsseEnvelope") or {}
+        envelope = strictjson.loads(bundle_json).get("dsseEnvelope") or {}
         payload = base64.b64decode(str(envelope.get("payload", "")), validate=True)
-        statement = json.loads(payload)
+        statement = strictjson.loads(payload)
     except (ValueError, AttributeError, binascii.Error, UnicodeDecodeError):
         return {}
     return statement if isinstance(statement, dict) else {}

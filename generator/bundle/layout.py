@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import stat
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator import strictjson
 from generator.errors import InputError, Location
 from generator.model import BundleRef, FailureClass, OciDigest
 
@@ -265,7 +265,7 @@ class LayoutReader:
 
 def _json_object(data: bytes, where: str) -> dict[str, Any]:
     try:
-        value = json.loads(data)
+        value = strictjson.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
         raise integrity_error("index is not valid JSON", where=where, expected="a JSON object",
                               found=f"{type(exc).__name__}: {exc}") from exc

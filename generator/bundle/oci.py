@@ -8,11 +8,11 @@ then validates the shapes and unpacks the layer, the same way for every source.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from generator import strictjson
 from generator.model import OciDigest
 
 from .extract import extract_layer
@@ -100,7 +100,7 @@ class RawBundle:
 def load_json(data: bytes, what: str, where: str) -> dict[str, Any]:
     """Parse a JSON object or raise `integrity`."""
     try:
-        value = json.loads(data)
+        value = strictjson.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
         raise integrity_error(f"{what} is not valid JSON", where=where, expected="a JSON object",
                               found=f"{type(exc).__name__}: {exc}") from exc

@@ -7,10 +7,10 @@ too, which the corroboration seam applies. Duplicate test names: the last entry 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from generator import strictjson
 from generator.errors import InputError, Location
 from generator.model import CtrfReport, CtrfTest, Phase, TestResult
 
@@ -36,7 +36,7 @@ def bucket_status(status: str) -> TestResult:
 def parse_ctrf(data: bytes, phase: Phase, *, file: str) -> CtrfReport:
     """Parse one CTRF report. Raises `InputError` naming `file` when it is not CTRF JSON."""
     try:
-        doc = json.loads(data)
+        doc = strictjson.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(
             "CTRF report is not valid JSON",

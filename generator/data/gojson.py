@@ -4,22 +4,34 @@ Sorted keys, 2-space indent, trailing newline, raw UTF-8, and Go's HTML escaping
 `&` plus U+2028 and U+2029, so two builds from the same inputs are byte-identical and aicr's
 own output can be compared byte for byte.
 
-Python's `json.dumps(..., indent=2)` is the reference output, but with an indent it runs the
-pure-Python encoder, which dominated big builds. `go_json` gives the same text faster: a
-container holding only scalars is written by the C encoder in one call, with the item separator
-carrying the newline and indentation of its depth; so is a list of such containers (a table)
-and the scalar part of a mixed dict. Only containers holding containers are walked here. All
-of this rests on one fact: an encoded string never holds a raw newline, so every newline in the
-text is a separator. Anything unusual (non-string keys, a Mapping or sequence that is not a plain dict,
-list or tuple) falls back to the reference encoder, so the output never differs.
+Python's `json.dumps(..., indent=2)` is the reference output (before the escaping). Three ways
+give exactly its text, fastest first:
+
+1. orjson (Rust), for every subtree it writes identically: it refuses what it cannot write
+   (integers beyond 64 bits, non-string keys, lone surrogates) and the one number form it
+   writes differently, a float below 1e-4 (`0.00001` where Python writes `1e-05`), is spotted
+   in its output, so either way that subtree is written by the next path instead;
+2. `_Indenter`, which writes each container holding only scalars with one C-encoder call;
+3. the reference encoder itself, for anything `_Indenter` does not handle exactly.
+
+All three rest on one fact: an encoded string never holds a raw newline, so every newline in
+the text is a separator, and a subtree written at depth 0 is moved to its depth by indenting
+after each newline. Big documents are written as a stream of subtrees, never as one string.
+
+A NaN or infinity, which JSON cannot express, is written as `null` (as JavaScript's
+`JSON.stringify` does) instead of failing a whole build; contributor JSON is parsed strictly
+(`generator.tree.load_json`), so none comes from a bundle.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable
+import math
+import re
+from collections.abc import Iterator
 from typing import IO, Any
+
+import orjson
 
 _GO_ESCAPES = {
     "<": "\\u003c",
@@ -28,6 +40,8 @@ _GO_ESCAPES = {
     "\u2028": "\\u2028",
     "\u2029": "\\u2029",
 }
+_GO_ESCAPES_UTF8 = tuple((raw.encode("utf-8"), escaped.encode("ascii"))
+                         for raw, escaped in _GO_ESCAPES.items())
 _INDENT = "  "
 _CONTAINERS = (dict, list, tuple)
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -37,6 +51,109 @@ _SCALAR = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False)
 _PAIRS = (("}", "{"), ("}", "["), ("]", "{"), ("]", "["))
 _encode_str = json.encoder.encode_basestring
 """Python's own string encoder (its C version where available), as `ensure_ascii=False` uses."""
+_ORJSON = (orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
+           | orjson.OPT_PASSTHROUGH_DATETIME)
+"""orjson's form of `json.dumps(sort_keys=True, indent=2)`. Dataclasses and datetimes, which
+the reference refuses, are passed through to no `default`, so orjson refuses them too."""
+_EXPONENT = re.compile(rb"e-[0-9]")
+_DIGITS = frozenset(b"0123456789")
+_WALKED_DEPTH = 2
+"""Containers above this depth are written item by item, deeper subtrees in one piece: a
+pointer or a recipe tab is one piece of tens of KB, the documents hundreds of MB."""
+
+
+def _escape_utf8(data: bytes) -> bytes:
+    """Go's HTML escaping on UTF-8 JSON text: exact, as these characters only occur in strings
+    and UTF-8 never holds one character's bytes inside another's."""
+    for raw, escaped in _GO_ESCAPES_UTF8:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    return data
+
+
+def _small_float(data: bytes) -> bool:
+    """Whether orjson output may hold a float below 1e-4, which orjson writes as `0.00001` or
+    `1.5e-7` and Python as `1e-05` or `1.5e-07`. A string that happens to hold such text only
+    costs the slower path. (Plain searches: a regex scanning every byte took seconds.)"""
+    if b"0.0000" in data:
+        return True
+    return any(m.start() and data[m.start() - 1] in _DIGITS for m in _EXPONENT.finditer(data))
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every NaN and infinity replaced by None (the slow paths' form of orjson's
+    `null`); anything else is returned as it is."""
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {k: _finite(v) for k, v in value.items()}
+    if kind is list:
+        return [_finite(v) for v in value]
+    if kind is tuple:
+        return tuple(_finite(v) for v in value)
+    return value
+
+
+def _piece(value: Any, pad: str) -> bytes:
+    """`value` as the reference writes it at the depth of `pad`, before Go's escaping."""
+    try:
+        data: bytes | None = orjson.dumps(value, option=_ORJSON)
+    except TypeError:  # orjson.JSONEncodeError: something orjson does not write
+        data = None
+    if data is None or _small_float(data):
+        value = _finite(value)
+        try:
+            text = _Indenter().encode(value, "")
+        except (_Unusual, RecursionError):
+            text = reference_json(value)
+        data = text.encode("utf-8")
+    return data.replace(b"\n", b"\n" + pad.encode("ascii")) if pad else data
+
+
+def _pieces(value: Any, pad: str, depth: int) -> Iterator[bytes]:
+    """The text of `value` at `pad` (escaped), its top levels walked, as a stream of parts."""
+    kind = type(value)
+    if depth < _WALKED_DEPTH and value and (
+            kind is list or kind is tuple
+            or (kind is dict and all(type(k) is str for k in value))):
+        inner = pad + _INDENT
+        between = (",\n" + inner).encode("ascii")
+        if kind is dict:
+            yield b"{\n" + inner.encode("ascii")
+            for n, key in enumerate(sorted(value)):
+                if n:
+                    yield between
+                yield _escape_utf8(_encode_str(key).encode("utf-8")) + b": "
+                yield from _pieces(value[key], inner, depth + 1)
+            yield b"\n" + pad.encode("ascii") + b"}"
+        else:
+            yield b"[\n" + inner.encode("ascii")
+            for n, item in enumerate(value):
+                if n:
+                    yield between
+                yield from _pieces(item, inner, depth + 1)
+            yield b"\n" + pad.encode("ascii") + b"]"
+        return
+    yield _escape_utf8(_piece(value, pad))
+
+
+def go_json_bytes(obj: Any) -> bytes:
+    """Serialise `obj` like Go `json.MarshalIndent(obj, "", "  ")` plus a newline, as UTF-8."""
+    return b"".join(_pieces(obj, "", 0)) + b"\n"
+
+
+def go_json(obj: Any) -> str:
+    """`go_json_bytes` as text."""
+    return go_json_bytes(obj).decode("utf-8")
+
+
+def write_go_json(obj: Any, fh: IO[bytes]) -> None:
+    """Write `go_json_bytes(obj)` to the binary file `fh`, streamed: the text of a document of
+    hundreds of MB is never held whole, only one subtree of it at a time."""
+    for part in _pieces(obj, "", 0):
+        fh.write(part)
+    fh.write(b"\n")
 
 
 def _scalar_text(value: Any) -> str:
@@ -59,64 +176,8 @@ def _scalar_text(value: Any) -> str:
     return _SCALAR.encode(value)  # enums and other subclasses, as the C encoder writes them
 
 
-def _nothing() -> None:
-    """The `spill` of an in-memory encoding: keep every part."""
-
-
 class _Unusual(Exception):
-    """Raised by the fast path for input it does not handle exactly; the reference path runs."""
-
-
-def go_json(obj: Any) -> str:
-    """Serialise `obj` like Go `json.MarshalIndent(obj, "", "  ")` plus a newline."""
-    try:
-        text = _Indenter().encode(obj, "")
-    except (_Unusual, RecursionError):
-        text = reference_json(obj)
-    return _go_escape(text) + "\n"
-
-
-def _go_escape(text: str) -> str:
-    # These characters only ever occur inside JSON strings, so a plain replacement is exact.
-    for raw, escaped in _GO_ESCAPES.items():
-        if raw in text:
-            text = text.replace(raw, escaped)
-    return text
-
-
-class _Sink(list[str]):
-    """An `out` list for `_Indenter` that is written to a file (Go-escaped) whenever it holds
-    `LIMIT` parts or so (about a MiB), so a document of hundreds of MB is never held as one
-    string (nor as its copies). Its `append` is the list's own: the writer appends millions
-    of parts, and a Python-level method per part cost more than the encoding."""
-
-    LIMIT = 1 << 14
-
-    def __init__(self, fh: IO[str]) -> None:
-        super().__init__()
-        self._fh = fh
-
-    def flush(self) -> None:
-        if self:
-            self._fh.write(_go_escape("".join(self)))
-            self.clear()
-
-
-def write_go_json(obj: Any, fh: IO[str]) -> None:
-    """Write `go_json(obj)` to the text file `fh` (opened for writing at its start), streamed.
-
-    The fast path writes as it goes; if it meets input it does not handle exactly, the file
-    is rewritten from the start by the reference encoder, so the bytes equal `go_json(obj)`.
-    """
-    sink = _Sink(fh)
-    try:
-        _Indenter(sink.flush, _Sink.LIMIT)._emit(obj, "", sink)
-        sink.flush()
-    except (_Unusual, RecursionError):
-        fh.seek(0)
-        fh.truncate()
-        fh.write(_go_escape(reference_json(obj)))
-    fh.write("\n")
+    """Raised by `_Indenter` for input it does not handle exactly; the reference path runs."""
 
 
 def reference_json(obj: Any) -> str:
@@ -125,13 +186,10 @@ def reference_json(obj: Any) -> str:
 
 
 class _Indenter:
-    """The fast path of `go_json`: one C encoder per depth for the scalar-only containers."""
+    """The second path: one C encoder per depth for the scalar-only containers."""
 
-    def __init__(self, spill: Callable[[], None] | None = None, spill_at: int = 0) -> None:
+    def __init__(self) -> None:
         self._flat: dict[str, Any] = {}
-        self._spill = spill or _nothing
-        self._spill_at = spill_at if spill is not None else sys.maxsize
-        """After a container is written, `spill()` runs once `out` holds `spill_at` parts."""
 
     def _flat_encoder(self, inner: str) -> Any:
         """The compact C encoder whose item separator is the newline and indent of `inner`."""
@@ -193,8 +251,6 @@ class _Indenter:
                     out.append(between)
                 self._emit(item, inner, out)
             out.append("\n" + pad + "]")
-            if len(out) >= self._spill_at:
-                self._spill()
             return
         out.append(_scalar_text(value))
 
@@ -246,8 +302,6 @@ class _Indenter:
                 put(between)
             put(between.join(texts[at:]))
         put("\n" + pad + "}")
-        if len(out) >= self._spill_at:
-            self._spill()
 
     def _flat_text(self, value: Any, pad: str, out: list[str]) -> None:
         """A non-empty container of scalars, its brackets on their own lines."""

@@ -366,9 +366,15 @@ def _freshness(info: FreshnessInfo) -> dict[str, Any]:
                 "commits": None if why.commits is None else list(why.commits)}}
 
 
-def pointers_document(records: Iterable[PointerRecord]) -> dict[str, Any]:
-    """`data/pointers.json`: every pointer file, sorted by path."""
-    return {"pointers": [pointer_document(r) for r in sorted(records, key=lambda r: r.path)]}
+def pointers_document(records: Iterable[PointerRecord],
+                      made: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """`data/pointers.json`: every pointer file, sorted by path.
+
+    `made` holds entries already made by `pointer_document` (by path), where the verdicts
+    were (a build's verification workers); the other records are made here."""
+    known = made or {}
+    return {"pointers": [known.get(r.path) or pointer_document(r)
+                         for r in sorted(records, key=lambda r: r.path)]}
 
 
 # --------------------------------------------------------------------------- build-info.json
@@ -435,12 +441,14 @@ def data_documents(
     records: Iterable[PointerRecord],
     build_time: str,
     build_info: Mapping[str, Any],
+    pointer_documents: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """All data documents of one build: index, series (by recipe), pointers and build-info."""
+    """All data documents of one build: index, series (by recipe), pointers and build-info
+    (`pointer_documents`: pointers.json entries already made, see `pointers_document`)."""
     return {
         "index": index_document(board, build_time=build_time),
         "series": series_documents(board),
-        "pointers": pointers_document(records),
+        "pointers": pointers_document(records, pointer_documents),
         "build_info": dict(build_info),
     }
 
@@ -465,7 +473,7 @@ def write_documents(out_dir: Path, documents: Mapping[str, Any]) -> list[Path]:
         if path.parent not in folders:
             path.parent.mkdir(parents=True, exist_ok=True)
             folders.add(path.parent)
-        with path.open("w", encoding="utf-8", newline="\n") as fh:
+        with path.open("wb") as fh:
             write_go_json(doc, fh)  # streamed: the big documents are never one string
         written.append(path)
     for name in SCHEMA_FILES:

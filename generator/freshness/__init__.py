@@ -170,6 +170,7 @@ class OverlayListing:
 
 
 MEMO_FORMAT = "evidence-dashboard/freshness-memo/v1"
+_ABSENT = object()
 
 
 class ContentMemo:
@@ -189,6 +190,7 @@ class ContentMemo:
         self._loaded: dict[str, Any] = self._load() if path is not None else {}
         self._used: dict[str, Any] = {}
         self._added = False
+        self._touched: set[str] = set()
 
     @staticmethod
     def key(kind: str, parameter: str, *parts: bytes) -> str:
@@ -201,9 +203,11 @@ class ContentMemo:
     def get(self, key: str) -> tuple[bool, Any]:
         """(True, answer) when remembered, else (False, None)."""
         if key in self._used:
+            self._touched.add(key)
             return True, self._used[key]
         if key in self._loaded:
             self._used[key] = self._loaded[key]
+            self._touched.add(key)
             return True, self._loaded[key]
         return False, None
 
@@ -212,6 +216,21 @@ class ContentMemo:
         if key not in self._used or self._used[key] != value:
             self._added = True
         self._used[key] = value
+        self._touched.add(key)
+
+    def drain(self) -> dict[str, Any]:
+        """The answers used or added since the last drain, for `adopt` by another copy of this
+        memo (a forked verification worker's, sent back to the build's)."""
+        touched, self._touched = self._touched, set()
+        return {key: self._used[key] for key in touched}
+
+    def adopt(self, entries: Mapping[str, Any]) -> None:
+        """Take in what another copy's `drain` returned, as if this memo had been asked."""
+        for key, value in entries.items():
+            if key not in self._used and self._loaded.get(key, _ABSENT) == value:
+                self._used[key] = value  # a remembered answer, used: kept, nothing new
+            else:
+                self.put(key, value)
 
     def save(self) -> None:
         """Write the answers used or added by this build, when there is something new."""

@@ -25,13 +25,13 @@ Decisions:
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from generator import strictjson
 from generator.ctrf import parse_ctrf
 from generator.errors import BundleError, EvidenceDashError
 from generator.model import (
@@ -475,7 +475,7 @@ def _step3(
             run.fail(3, f"statement.intoto.json exceeds {MAX_STATEMENT_BYTES} bytes")
             return None
         try:
-            doc = json.loads(raw)
+            doc = strictjson.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             run.fail(3, f"statement.intoto.json is not JSON: {exc}")
             return None
@@ -568,7 +568,7 @@ def _step4(
             "manifest.json", f"manifest.json: sha256 mismatch (got {got}, want {manifest_claim})")])
         return None
     try:
-        manifest = json.loads(raw_manifest)
+        manifest = strictjson.loads(raw_manifest)
     except (ValueError, UnicodeDecodeError) as exc:
         run.fail(4, f"manifest.json is not JSON: {exc}")
         return None
@@ -773,7 +773,7 @@ def _beyond_aicr(
     bom: Mapping[str, Any] | None = None
     if bom_bytes is not None:
         try:
-            doc = json.loads(bom_bytes)
+            doc = strictjson.loads(bom_bytes)
             bom = doc if isinstance(doc, dict) else None
         except (ValueError, UnicodeDecodeError):
             bom = None

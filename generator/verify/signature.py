@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from sigstore.errors import Error as SigstoreError
 from sigstore.models import Bundle
 from sigstore.verify import Verifier
 
+from generator import strictjson
 from generator.model import SignerIdentity
 from generator.verify.policy import ExactIdentity, certificate_identity
 from generator.verify.trust import Trust
@@ -175,7 +175,7 @@ def parse_statement(payload: bytes) -> Mapping[str, Any]:
         except (binascii.Error, ValueError) as exc:
             raise SignatureFailure("DSSE payload is neither JSON nor base64 of JSON") from exc
     try:
-        doc = json.loads(body)
+        doc = strictjson.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise SignatureFailure(f"DSSE payload is not JSON: {exc}") from exc
     if not isinstance(doc, dict):
@@ -231,7 +231,7 @@ def _int64(value: object, what: str) -> int:
 
 def _json_object(data: bytes) -> Mapping[str, Any]:
     try:
-        doc = json.loads(data)
+        doc = strictjson.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise SignatureFailure(f"sigstore bundle is not JSON: {exc}") from exc
     if not isinstance(doc, dict):

@@ -1,8 +1,9 @@
-"""`go_json`'s fast path writes exactly what the reference `json.dumps(indent=2)` path writes."""
+"""`go_json`'s fast paths write exactly what the reference `json.dumps(indent=2)` path writes."""
 
 from __future__ import annotations
 
 import enum
+import json
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.data.gojson import _GO_ESCAPES, go_json, reference_json
+from generator.data import gojson
+from generator.data.gojson import _GO_ESCAPES, go_json, go_json_bytes, reference_json
 
 
 def reference(obj: Any) -> str:
@@ -64,34 +66,53 @@ def test_unusual_inputs_match_reference(obj: Any) -> None:
     assert go_json(obj) == reference(obj)
 
 
-def test_infinity_still_refused() -> None:
-    with pytest.raises(ValueError):
-        go_json([{"x": float("inf")}])
+@pytest.mark.parametrize("obj", [
+    [{"x": float("inf")}, {"y": float("nan")}],                # orjson's own path
+    {"x": [float("-inf"), 1e-7], "y": float("nan")},           # a small float: the slow paths
+    {"x": float("nan"), "k": {1: "non-string key"}},           # the reference path
+])
+def test_non_finite_numbers_are_null_on_every_path(obj: Any) -> None:
+    """JSON has no NaN or infinity: every path writes them as null (as JSON.stringify does)
+    instead of failing the build."""
+    written = json.loads(go_json(obj))
+    assert "null" in go_json(obj)
+    assert written == json.loads(reference(gojson._finite(obj)))
+
+
+@pytest.mark.parametrize("obj", [
+    {"tiny": 1e-05, "neg": -3.5e-7, "list": [0.00001234, 1e-300]},   # Python's 1e-05 form
+    {"big": 2 ** 70, "n": [-(2 ** 64)]},                            # beyond 64 bits
+    {"s": "0.00001 in a string", "t": "1e-5"},                      # look-alikes in strings
+    {"when": __import__("datetime").date(2026, 1, 1)},              # refused by both
+])
+def test_what_orjson_writes_differently_goes_the_slow_way(obj: Any) -> None:
+    try:
+        expected = reference(obj)
+    except TypeError:
+        with pytest.raises(TypeError):
+            go_json(obj)
+        return
+    assert go_json(obj) == expected
+
+
+def test_deep_and_wide_documents_are_streamed_in_pieces() -> None:
+    doc = {"pointers": [{"path": f"p{n}", "tests": [{"n": n, "s": "<&>"}] * 3} for n in range(50)],
+           "b": {"c": {"d": {"e": [1, {"f": "\u2029"}]}}}}
+    parts = list(gojson._pieces(doc, "", 0))
+    assert len(parts) > 50  # the top levels are walked
+    assert b"".join(parts) + b"\n" == go_json_bytes(doc) == reference(doc).encode()
 
 
 
 def test_the_streamed_writer_gives_the_same_bytes(tmp_path: Path) -> None:
-    from generator.data import gojson
-
     docs: list[Any] = [
         {"b": [1, 2, {"x": "<&>\u2028"}], "a": {"n": None, "t": True}},
-        [{"k": "v" * 300, "j": [1.5, -2]}] * 400,  # many MiB-size flushes: chunk seams
-        {"bad": float("nan")},  # the reference path after a partial write
+        [{"k": "v" * 300, "j": [1.5, -2]}] * 400,
+        {"bad": float("nan"), "small": [1e-9]},
         {1: "non-string key"},
     ]
-    old = gojson._Sink.LIMIT
-    gojson._Sink.LIMIT = 64  # flush often so every seam is exercised
-    try:
-        for n, doc in enumerate(docs):
-            path = tmp_path / f"{n}.json"
-            try:
-                expected = go_json(doc)
-            except ValueError:
-                with pytest.raises(ValueError), path.open("w", encoding="utf-8") as fh:
-                    gojson.write_go_json(doc, fh)
-                continue
-            with path.open("w", encoding="utf-8", newline="\n") as fh:
-                gojson.write_go_json(doc, fh)
-            assert path.read_text(encoding="utf-8") == expected, n
-    finally:
-        gojson._Sink.LIMIT = old
+    for n, doc in enumerate(docs):
+        path = tmp_path / f"{n}.json"
+        with path.open("wb") as fh:
+            gojson.write_go_json(doc, fh)
+        assert path.read_bytes() == go_json(doc).encode("utf-8"), n

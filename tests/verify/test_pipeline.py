@@ -742,3 +742,32 @@ def test_signature_tamper(case: EvidenceCase, authority_trust: Any, tmp_path: An
     assert_failed_at(verdict, 2, FailureClass.SIGNATURE)
     assert verdict.steps[1].status is StepStatus.FAILED
     assert EXPECTED_DETAIL[name] in verdict.cause.detail, verdict.cause.detail
+
+
+# --------------------------------------------------------------------------- non-finite numbers
+
+NON_FINITE_CTRF = [
+    b'{"results": {"tool": {"name": "x"}, "summary": {"tests": NaN}, "tests": []}}',
+    b'{"results": {"tool": {"name": "x"}, "summary": {"tests": 1},'
+    b' "tests": [{"name": "a", "status": "passed", "duration": Infinity}]}}',
+    b'{"results": {"tool": {"name": "x"}, "summary": {"passed": 1e400}, "tests": []}}',
+]
+
+
+@pytest.mark.parametrize("report", NON_FINITE_CTRF, ids=["nan", "infinity", "overflow"])
+def test_a_ctrf_report_with_non_finite_numbers_is_rejected_not_a_crash(report: bytes) -> None:
+    """Python's json takes NaN, Infinity and 1e400 (as infinity); JSON and Go do not, and
+    `int(nan)` used to raise out of the verifier. The run is rejected, naming the file."""
+    case = EvidenceCase(ctrf={"deployment": report}).seal()
+    verdict = run(case)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    assert "ctrf/deployment.json" in verdict.cause.detail
+    assert "JSON" in verdict.cause.detail
+
+
+def test_a_statement_with_a_nan_count_is_rejected_not_a_crash(case: EvidenceCase) -> None:
+    case.files["statement.intoto.json"] = case.statement_bytes().replace(
+        b'"passed": 1', b'"passed": NaN', 1)
+    verdict = run(case)
+    assert_failed_at(verdict, 3, FailureClass.SCHEMA)
+    assert "not JSON" in verdict.cause.detail
