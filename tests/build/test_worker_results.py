@@ -1,9 +1,14 @@
-"""What verification workers send back: equal verdicts, with their parsed strings shared."""
+"""What verification workers send back: equal verdicts with their parsed strings shared, and
+assessments equal to the build process's own."""
 
 from __future__ import annotations
 
+import json
 import pickle
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from generator.build import _interned, _shared_strings
 
@@ -31,3 +36,47 @@ def test_a_verdict_without_evidence_is_returned_as_is() -> None:
 
     verdict: Any = NoEvidence()
     assert _shared_strings(verdict) is verdict
+
+
+def test_workers_assess_exactly_as_the_build_process(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cache misses are verified and assessed (freshness, pointers.json entry, board entry) in
+    worker processes; the documents equal those of a one-process evaluation."""
+    import generator.build as build
+    from generator.build import BuildOptions, evaluate
+
+    recipes = Path(__file__).resolve().parents[2] / "recipes"
+    if not (recipes / "evidence").is_dir() or not (recipes / "bundles").is_dir():
+        pytest.skip("the demo tree (recipes/) is absent")
+
+    def options(name: str, jobs: int) -> BuildOptions:
+        return BuildOptions(recipes=recipes, out=tmp_path / name / "site",
+                            trust_root=recipes / "trust" / "trusted_root.json",
+                            oci_layouts=(recipes / "bundles",), offline=True,
+                            cache=tmp_path / name / "cache", jobs=jobs, quiet=True,
+                            source_date_epoch=1_790_000_000)
+
+    made: list[int] = []
+    real = build._verify_all
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        made.append(len(out[3]))
+        return out
+
+    monkeypatch.setattr(build, "_MIN_PER_WORKER", 1)
+    monkeypatch.setattr(build, "_verify_all", counting)
+    alone = evaluate(options("one", 1))
+    spread = evaluate(options("two", 2))
+    assert made[0] == 0 and made[1] == sum(
+        1 for r in spread.records if r.verdict is not None and r.duplicate_of is None
+        and not isinstance(r.pointer, build.RejectedPointer)), made
+    assert spread.documents == alone.documents
+    assert [(r.path, r.classification, r.label, r.freshness) for r in spread.records] == \
+        [(r.path, r.classification, r.label, r.freshness) for r in alone.records]
+
+    def memo_entries(name: str) -> Any:
+        memo = tmp_path / name / "cache" / "freshness" / "memo.json"
+        return json.loads(memo.read_bytes())["entries"]
+
+    assert memo_entries("two") == memo_entries("one")

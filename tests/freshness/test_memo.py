@@ -134,3 +134,49 @@ def test_history_is_asked_once_per_commit_and_overlay(tmp_path: Path,
     for _ in range(3):
         assert explainer.explain(NAME, None, SIGNED, Canonicalizer.V3, "0" * 40).commits is None
     assert len(calls) == 3  # an unknown commit: one `git cat-file`, no `git log`
+
+
+def test_answers_a_worker_copy_used_are_saved_by_the_build(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """A forked verification worker asks its own copy of the memo; `drain` sends back what it
+    used or added and `adopt` takes it in, so the build's `save` keeps every answer."""
+    overlays = _overlays(tmp_path)
+    memo_file = tmp_path / "memo.json"
+    first = ContentMemo(memo_file)
+    NativeProvider(overlays, memo=first).current(NAME, None, Canonicalizer.V3)
+    first.save()
+    remembered = json.loads(memo_file.read_bytes())["entries"]
+
+    build = ContentMemo(memo_file)   # the build's memo ...
+    worker = ContentMemo(memo_file)  # ... and a worker's copy of it
+    assert worker.drain() == {}
+    NativeProvider(overlays, memo=worker).current(NAME, None, Canonicalizer.V3)   # a used answer
+    StaleExplainer(overlays, memo=worker).explain(NAME, None, SIGNED, Canonicalizer.V3, None)
+    sent = worker.drain()
+    assert set(remembered) < set(sent) and worker.drain() == {}
+    build.adopt(sent)
+    build.save()
+    saved = json.loads(memo_file.read_bytes())["entries"]
+    assert saved == sent
+
+    _no_canonicalising(monkeypatch)  # the diff is remembered now
+    StaleExplainer(overlays, memo=ContentMemo(memo_file)).explain(
+        NAME, None, SIGNED, Canonicalizer.V3, None)
+
+
+def test_adopting_only_remembered_answers_writes_nothing(tmp_path: Path) -> None:
+    overlays = _overlays(tmp_path)
+    memo_file = tmp_path / "memo.json"
+    memo = ContentMemo(memo_file)
+    NativeProvider(overlays, memo=memo).current(NAME, None, Canonicalizer.V3)
+    memo.save()
+    before = memo_file.stat().st_mtime_ns
+    worker = ContentMemo(memo_file)
+    NativeProvider(overlays, memo=worker).current(NAME, None, Canonicalizer.V3)
+    build = ContentMemo(memo_file)
+    build.adopt(worker.drain())
+    memo_file.unlink()
+    build.save()
+    assert not memo_file.exists(), "nothing new: no write"
+    assert before
