@@ -131,6 +131,13 @@ def _bundle_cases(box: Sandbox, authority: TestAuthority) -> dict[str, tuple[str
     cases["ctrf-100000-compact"] = (with_ctrf(small, "conformance",
                                               compact_ctrf("conformance", names), authority),
                                     ("too many tests",))
+    # numbers JSON cannot carry (Python's json takes them; `int(nan)` used to crash the build)
+    odd = build_bundle(hostile_spec("t12", tests={Phase.CONFORMANCE: [TestSpec("seed")]}),
+                       authority)
+    cases["ctrf-nan"] = (with_ctrf(odd, "conformance", (
+        b'{"results": {"tool": {"name": "x"}, "summary": {"tests": NaN, "passed": 1e400},'
+        b' "tests": [{"name": "seed", "status": "passed", "duration": Infinity}]}}'),
+        authority), ("ctrf/conformance.json", "not valid JSON"))
     out: dict[str, tuple[str, tuple[str, ...]]] = {}
     for name, (built, words) in cases.items():
         out[name] = (box.add_bundle(built), words)
@@ -255,7 +262,7 @@ def test_special_files_are_refused_not_followed(built: Built, name: str, rule: s
 @pytest.mark.parametrize("name", ["tar-traversal", "tar-absolute", "tar-symlink",
                                   "tar-hardlink", "tar-device", "tar-fifo", "gzip-bomb",
                                   "manifest-10000-files", "ctrf-100000-indented",
-                                  "ctrf-100000-compact", "gigantic-layer"])
+                                  "ctrf-100000-compact", "ctrf-nan", "gigantic-layer"])
 def test_hostile_bundle_is_rejected_with_a_reason(built: Built, name: str) -> None:
     path, words = built.bundles[name]
     record = built.box.pointers()[path]
