@@ -4,13 +4,22 @@ Python's `json.loads` also takes `NaN`, `Infinity` and `-Infinity`, and turns a 
 for a float (`1e400`) into infinity. None of these is JSON, and a non-finite number in a signed
 CTRF report or predicate would reach code that counts with it (`int(nan)` raises). Here each
 is a `ValueError`, which every reader of bundle files already reports as "not JSON".
+
+An escaped lone surrogate (`"\\ud800"`) is valid JSON but no character: Python would keep it
+in the string, and writing that string as UTF-8 (the verdict cache, data/) raises. As Go does,
+each becomes U+FFFD, the replacement character.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""The escape of a surrogate code point; only input holding one is walked for lone ones."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class NotJsonNumberError(ValueError):
@@ -29,5 +38,21 @@ def _float(text: str) -> float:
 
 
 def loads(data: bytes | str) -> Any:
-    """`json.loads` refusing non-finite numbers (`NotJsonNumberError`, a `ValueError`)."""
-    return json.loads(data, parse_constant=_constant, parse_float=_float)
+    """`json.loads` refusing non-finite numbers (`NotJsonNumberError`, a `ValueError`), with
+    lone surrogates replaced by U+FFFD."""
+    value = json.loads(data, parse_constant=_constant, parse_float=_float)
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return _replace_surrogates(value) if _SURROGATE_ESCAPE.search(raw) else value
+
+
+def _replace_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (keys included) replaced by U+FFFD.
+    (`json.loads` joins a valid pair into one character, so any surrogate left is lone.)"""
+    kind = type(value)
+    if kind is str:
+        return _SURROGATE.sub("\ufffd", value)
+    if kind is list:
+        return [_replace_surrogates(v) for v in value]
+    if kind is dict:
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value

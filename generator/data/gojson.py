@@ -20,7 +20,7 @@ after each newline. Big documents are written as a stream of subtrees, never as 
 
 A NaN or infinity, which JSON cannot express, is written as `null` (as JavaScript's
 `JSON.stringify` does) instead of failing a whole build; contributor JSON is parsed strictly
-(`generator.tree.load_json`), so none comes from a bundle.
+(`generator.strictjson`), so none comes from a bundle.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
 import sigstore
 
 import generator
@@ -115,8 +116,11 @@ class VerdictCache:
         claims (`claims_key`, by default the one remembered when `key()` made `key`)."""
         doc = {"key": key, "recordedAt": recorded_at, "verdict": verdict_to_json(verdict)}
         # Compact: a warm build reads every entry back, and whitespace is a third of the bytes.
-        data = (json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-                + "\n").encode()
+        try:
+            data = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+        except TypeError:  # what orjson does not write (an integer beyond 64 bits, ...)
+            data = (json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                    + "\n").encode()
         verdict_path = self._path("verdicts", key)
         self._write(verdict_path, data)
         if claims_key is None and key in self._claims_of:

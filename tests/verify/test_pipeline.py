@@ -771,3 +771,21 @@ def test_a_statement_with_a_nan_count_is_rejected_not_a_crash(case: EvidenceCase
     verdict = run(case)
     assert_failed_at(verdict, 3, FailureClass.SCHEMA)
     assert "not JSON" in verdict.cause.detail
+
+
+def test_a_lone_surrogate_in_a_ctrf_report_is_replaced_and_the_verdict_caches(
+        tmp_path: Any) -> None:
+    """`"\\ud800"` is valid JSON but no character: kept, it made the verdict cache (and data/)
+    unwritable as UTF-8. As in Go, it reads as U+FFFD."""
+    from generator.verify.cache import VerdictCache
+
+    report = (b'{"results": {"tool": {"name": "x"}, "summary": {"tests": 1},'
+              b' "tests": [{"name": "bad\\ud800name", "status": "passed"}]}}')
+    case = EvidenceCase(ctrf={"deployment": report}).seal()
+    verdict = run(case)
+    assert isinstance(verdict, Pending)
+    assert [t.name for t in verdict.evidence.ctrf[Phase.DEPLOYMENT].tests] == ["bad\ufffdname"]
+    cache = VerdictCache(tmp_path / "verify")
+    cache.put("a" * 64, verdict, "2026-01-01T00:00:00Z")
+    got = cache.get("a" * 64)
+    assert got is not None and got[0] == verdict
