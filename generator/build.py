@@ -195,8 +195,9 @@ class _Progress:
             self._bar.close()
 
 
-def _engine(options: BuildOptions) -> tuple[Any, Any, Any]:
-    """Trust, bundle source and verdict cache for these options."""
+def _engine(options: BuildOptions, indexes: Any = None) -> tuple[Any, Any, Any]:
+    """Trust, bundle source and verdict cache for these options (`indexes`: an
+    `IndexPrefetch` of the layouts, when one was started)."""
     from generator.bundle.cache import BundleCache, default_cache_dir
     from generator.bundle.chain import ChainSource
     from generator.bundle.layout import OciLayoutSource
@@ -210,7 +211,8 @@ def _engine(options: BuildOptions) -> tuple[Any, Any, Any]:
     limits = Limits()
     cache_root = options.cache or default_cache_dir()
     bundle_cache = BundleCache(cache_root / "bundles", limits)
-    layouts = [OciLayoutSource(path, limits) for path in options.oci_layouts]
+    layouts = [OciLayoutSource(path, limits, None if indexes is None else indexes.get(path))
+               for path in options.oci_layouts]
     registry = None if options.offline else RegistryClient(
         mirrors=dict(options.registry_mirrors),
         trusted_prefixes=options.trusted_registries,
@@ -226,7 +228,7 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
                 duplicate_of: Mapping[str, str], allowlist_digest: str,
                 refs: Sequence[Any] = (), ref_files: list[ParsedPointer] | None = None,
                 ref_duplicates: dict[str, str] | None = None,
-                assessor: Assessor | None = None,
+                assessor: Assessor | None = None, indexes: Any = None,
                 ) -> tuple[dict[str, Verdict], dict[str, str], Any, dict[str, Made]]:
     """Verify every usable, non-duplicate pointer (cached, in parallel). Returns verdicts by path,
     the verification times of reused verdicts, the trust root, and what workers `Made`.
@@ -245,7 +247,7 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     verdicts keyed by their synthetic paths. A ref naming a bundle a pointer (or an earlier ref)
     already names is recorded in `ref_duplicates` instead of being verified twice.
     """
-    trust, source, verdicts_cache = _engine(options)
+    trust, source, verdicts_cache = _engine(options, indexes)
     todo = [f for f in files if isinstance(f, ParsedPointer) and f.location.path not in duplicate_of]
     verdicts: dict[str, Verdict] = {}
     verified_at: dict[str, str] = {}
@@ -467,17 +469,18 @@ class Evaluation:
         return sum(1 for r in self.records if _record_exit(r) == exit_code)
 
 
-def evaluate(options: BuildOptions) -> Evaluation:
+def evaluate(options: BuildOptions, indexes: Any = None) -> Evaluation:
     """Read, verify and corroborate the tree at `options.recipes`; write nothing but caches.
 
     Raises `InputError` (exit 2) when the tree or allowlist cannot be used at all. Runs
     under `bulk_allocation` (a build already does; the PR report calls this directly).
+    `indexes` is an `IndexPrefetch` of the OCI layouts, when the caller started one.
     """
     with bulk_allocation():
-        return _evaluate(options)
+        return _evaluate(options, indexes)
 
 
-def _evaluate(options: BuildOptions) -> Evaluation:
+def _evaluate(options: BuildOptions, indexes: Any = None) -> Evaluation:
     """`evaluate` itself."""
     from generator.corroborate import build_board
     from generator.data import PointerRecord, build_info_document, data_documents
@@ -507,7 +510,7 @@ def _evaluate(options: BuildOptions) -> Evaluation:
                         StaleExplainer.for_recipes(options.recipes, memo), memo)
     verdicts, verified_at, trust, made = _verify_all(
         options, scan.files, scan.duplicate_of, allowlist.digest, refs, ref_files,
-        duplicate_of, assessor)
+        duplicate_of, assessor, indexes)
 
     records: list[PointerRecord] = []
     entries = []
@@ -658,17 +661,30 @@ def run_build(options: BuildOptions) -> BuildSummary:
 
 
 def _run_build(options: BuildOptions) -> BuildSummary:
+    from generator.bundle.layout import IndexPrefetch
+    from generator.bundle.types import Limits
+
+    # The layouts are indexed on the other core while the tree is hashed and read.
+    indexes = IndexPrefetch(options.oci_layouts, Limits())
+    try:
+        return _run_build_with(options, indexes)
+    finally:
+        indexes.close()
+
+
+def _run_build_with(options: BuildOptions, indexes: Any) -> BuildSummary:
     from generator.buildmemo import Counts, EvaluationMemo, fingerprint
 
     key = None if options.reevaluate else fingerprint(options, _aicr_program(options))
     memos = EvaluationMemo(_cache_root(options))
     memo = memos.load(key) if key is not None else None
     if memo is not None:
+        indexes.close()  # not needed: nothing is verified
         _check_unverified(options, memo.counts.no_verdict, memo.counts.pointers)
         _write_output(options, memo.documents, data_from=memo.data_dir,
                       page_digests=memo.page_digests)
         return _summary(options, memo.counts, len(memo.documents["series"]), from_memo=True)
-    evaluation = evaluate(options)
+    evaluation = evaluate(options, indexes)
     records = evaluation.records
     counts = Counts(
         pointers=len(records),

@@ -11,7 +11,7 @@ import errno
 import hashlib
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -281,11 +281,13 @@ class OciLayoutSource:
     Raises `InputError` when `root` is not a readable, well-formed layout.
     """
 
-    def __init__(self, root: Path, limits: Limits | None = None) -> None:
+    def __init__(self, root: Path, limits: Limits | None = None,
+                 index: LayoutIndex | None = None) -> None:
+        """`index`: this layout's index made already (by an `IndexPrefetch`), else made here."""
         self.root = root
         self._reader = LayoutReader(root, limits or Limits())
         try:
-            self._index = self._reader.index()
+            self._index = index if index is not None else self._reader.index()
         except BundleFetchError as exc:
             raise InputError(
                 f"--oci-layout {root} cannot be used: {exc.message}",
@@ -312,3 +314,71 @@ class OciLayoutSource:
                 expected=f"a manifest blob {ref.digest}", found="no such blob",
                 hint="add the bundle to the layout, or let it be fetched from the registry")
         return found
+
+
+class IndexPrefetch:
+    """Index layouts in a forked process while this one does other work.
+
+    Indexing reads every listed manifest (ten thousand small files for as many bundles) and
+    takes seconds; a build needs the index only once it starts verifying, after hashing and
+    reading the tree, which need no index. `get` waits for the child's answer; any failure
+    there (an unusable layout included) answers None, and the layout is then indexed in this
+    process, which reports the error as usual. `close` stops a child that is not needed (an
+    evaluation reused from the memo). Without fork it does nothing.
+    """
+
+    def __init__(self, roots: Sequence[Path], limits: Limits) -> None:
+        import multiprocessing
+
+        self._roots = [str(root) for root in roots]
+        self._answers: dict[str, LayoutIndex | None] | None = None
+        self._process: Any = None
+        self._conn: Any = None
+        if not self._roots or "fork" not in multiprocessing.get_all_start_methods():
+            self._answers = {}
+            return
+        context = multiprocessing.get_context("fork")
+        receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(target=_index_in_child, args=(roots, limits, send),
+                                        daemon=True)
+        self._process.start()
+        send.close()
+        self._conn = receive
+
+    def get(self, root: Path) -> LayoutIndex | None:
+        """The index of `root` as the child made it, or None (then index it yourself)."""
+        if self._answers is None:
+            try:
+                answers = self._conn.recv()
+            except (EOFError, OSError):
+                answers = {}
+            self._answers = answers if isinstance(answers, dict) else {}
+            self.close()
+        return self._answers.get(str(root))
+
+    def close(self) -> None:
+        """Stop the child (when still running) and let its pipe go."""
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process.join()
+            self._process = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._answers is None:
+            self._answers = {}
+
+
+def _index_in_child(roots: Sequence[Path], limits: Limits, send: Any) -> None:
+    """The child of `IndexPrefetch`: each layout's index, None where indexing failed."""
+    answers: dict[str, LayoutIndex | None] = {}
+    for root in roots:
+        try:
+            answers[str(root)] = LayoutReader(root, limits).index()
+        except Exception:  # noqa: BLE001 - the parent indexes it again and reports the error
+            answers[str(root)] = None
+    try:
+        send.send(answers)
+    finally:
+        send.close()

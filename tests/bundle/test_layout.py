@@ -164,3 +164,44 @@ def test_the_tag_schema_index_is_what_links_unlisted_referrers(tmp_path: Path,
     assert sha256_digest(got.signatures[0].bundle_json) == \
         json.loads(sample.signatures[0].manifest)["layers"][0]["digest"]
     assert LAYER_TYPE in sample.bundle.manifest.decode()
+
+
+# --------------------------------------------------------------------------- index prefetch
+
+
+def test_a_prefetched_index_equals_one_made_here(tmp_path: Path, sample: Any) -> None:
+    from generator.bundle.layout import IndexPrefetch, LayoutReader
+
+    layout(tmp_path, sample, tag_schema=True)
+    prefetch = IndexPrefetch([tmp_path], Limits())
+    try:
+        got = prefetch.get(tmp_path)
+    finally:
+        prefetch.close()
+    assert got is not None
+    assert got == LayoutReader(tmp_path, Limits()).index()
+    source = OciLayoutSource(tmp_path, Limits(), index=got)
+    assert source.fetch(sample.ref()).digest == sample.digest
+    assert prefetch.get(tmp_path) is got  # asked again: the same answer, no second child
+
+
+def test_an_unusable_layout_is_left_to_the_build_process(tmp_path: Path) -> None:
+    """The child answers None; indexing here then raises the usual, clear error."""
+    from generator.bundle.layout import IndexPrefetch
+
+    prefetch = IndexPrefetch([tmp_path / "nothing"], Limits())
+    assert prefetch.get(tmp_path / "nothing") is None
+    with pytest.raises(InputError, match="cannot be used"):
+        OciLayoutSource(tmp_path / "nothing", Limits(),
+                        index=prefetch.get(tmp_path / "nothing"))
+
+
+def test_a_prefetch_not_needed_is_stopped(tmp_path: Path, sample: Any) -> None:
+    from generator.bundle.layout import IndexPrefetch
+
+    layout(tmp_path, sample)
+    prefetch = IndexPrefetch([tmp_path], Limits())
+    child = prefetch._process
+    prefetch.close()
+    assert child is None or not child.is_alive()
+    assert prefetch.get(tmp_path) is None  # closed first: index it yourself
