@@ -833,9 +833,11 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
     """Write data/ and the site into a staging folder, then swap it in atomically.
 
     data/ is written from `documents`, or copied from `data_from` (the evaluation memo's
-    copy of the same files); `keep_data` is handed the written data folder before the site
-    is built (to memoize it). `page_digests` are the site's document digests stored with the
-    memo; the digests the site used are returned (for the memo), None without a site.
+    copy of the same files); `keep_data` is handed the written data folder (to memoize it)
+    on a thread of its own, while the site is built (copying is file-system work, which lets
+    go of the interpreter), and is waited for before the folder moves into the site.
+    `page_digests` are the site's document digests stored with the memo; the digests the
+    site used are returned (for the memo), None without a site.
     """
     from generator.data import write_documents
     from generator.site.swap import publish_atomically
@@ -845,6 +847,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
     sweep_dead_staging(out.parent)
     work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-",
                                  dir=out.parent))
+    keeper = _Background(None)
     try:
         data_dir = work / "data"
         if data_from is not None:
@@ -852,11 +855,12 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
         else:
             write_documents(work, documents)
             if keep_data is not None:
-                keep_data(data_dir)
+                keeper = _Background(lambda: keep_data(data_dir))
         if options.data_only:
             staging = work / "site"
             staging.mkdir()
             shutil.copytree(data_dir, staging / "data")
+            keeper.wait()
             publish_atomically(staging, out)
             return None
         from generator.site.build import SiteInputs, build_site
@@ -875,7 +879,9 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
         pages = (options.cache or default_cache_dir()) / "pages"
         used = build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir,
                           move_data=True, page_cache=pages,
-                          digests=InputDigests.from_dict(page_digests) if page_digests else None)
+                          digests=InputDigests.from_dict(page_digests) if page_digests else None,
+                          data_ready=keeper.wait)
+        keeper.wait()
         return None if used is None else used.as_dict()
     except EvidenceDashError:
         raise
@@ -884,7 +890,37 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
                          hint="the previous output was left in place; rerun with the same "
                               "inputs to reproduce") from exc
     finally:
+        keeper.wait(quietly=True)  # never delete a folder a thread still reads
         shutil.rmtree(work, ignore_errors=True)
+
+
+class _Background:
+    """Run `task` on a thread (None: nothing to run); `wait` joins it and raises what the task
+    raised, once. The build's own threads only ever do file-system work."""
+
+    def __init__(self, task: Callable[[], None] | None) -> None:
+        import threading
+
+        self._error: BaseException | None = None
+        self._thread: Any = None
+        if task is not None:
+            def run() -> None:
+                try:
+                    task()
+                except BaseException as exc:  # noqa: BLE001 - handed to `wait`
+                    self._error = exc
+
+            self._thread = threading.Thread(target=run, name="evidence-dashboard-keep",
+                                            daemon=True)
+            self._thread.start()
+
+    def wait(self, *, quietly: bool = False) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        error, self._error = self._error, None
+        if error is not None and not quietly:
+            raise error
 
 
 def verify_one(options: BuildOptions, pointer_path: Path) -> tuple[dict[str, Any], str]:

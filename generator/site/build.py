@@ -18,7 +18,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -291,7 +291,8 @@ def _place_data(data_dir: Path, target: Path, *, move: bool) -> None:
 def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: Path,
                data_dir: Path | None = None, move_data: bool = False,
                page_cache: Path | None = None,
-               digests: InputDigests | None = None) -> InputDigests | None:
+               digests: InputDigests | None = None,
+               data_ready: Callable[[], None] | None = None) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
     `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with
@@ -299,6 +300,7 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
     theme's compiled templates between builds, so unchanged pages are not rendered again.
     Its keys come from `digests` when given (those the documents had when first built),
     else from hashing the documents; the digests used are returned (None without a cache).
+    `data_ready` is called before `data_dir` is placed (the caller may still be reading it).
     """
     res = locate()
     config = config if config is not None else res.default_config
@@ -336,6 +338,8 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
         expand(staging, meta_pages(metas), [m.recipe for m in metas])
         if cache is not None:
             cache.keep_only(page_names(keys, shell, markdown_key))
+        if data_ready is not None:
+            data_ready()
         if data_dir is not None and data_dir.is_dir():
             _place_data(data_dir, staging / "data", move=move_data)
         if cfg["extra"]["evidence"]["preview"]:

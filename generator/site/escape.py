@@ -8,6 +8,7 @@ only; anything else is rendered as text.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -83,15 +84,21 @@ def md(value: object) -> Markup:
 
 def safe_url(value: object) -> str | None:
     """The URL when it is an absolute http(s) URL with a host, else None."""
-    if not isinstance(value, str) or not value or _SPACE.search(value):
+    if not isinstance(value, str) or not value:
         return None
+    return value if _is_web_url(str(value)) else None
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _is_web_url(value: str) -> bool:
+    """`safe_url`'s test, remembered (pages repeat the same few URLs)."""
+    if _SPACE.search(value):
+        return False
     try:
         parts = urlsplit(value)
     except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        return None
-    return value
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
 
 
 def link(text: object, url: object, *, cls: str = "") -> Markup:

@@ -39,8 +39,11 @@ def page_url(path: str) -> str:
     return stem + "/"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def rel(from_page: str, to_page: str) -> str:
-    """A relative link from one Markdown page's URL to another's (works under any base path)."""
+    """A relative link from one Markdown page's URL to another's (works under any base path).
+
+    Remembered: every recipe page links the same few pages, and `relpath` is slow."""
     base = page_url(from_page) or "."
     target = page_url(to_page) or "."
     out = posixpath.relpath(target, base.rstrip("/") or ".")
