@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from generator import __version__
 from generator.errors import BuildError, EvidenceDashError, InputError, Location, UsageError
@@ -36,6 +36,9 @@ from generator.model import (
     Verdict,
     Verified,
 )
+
+if TYPE_CHECKING:
+    from generator.bundle.layout import IndexPrefetch
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,8 @@ class _Progress:
             self._bar.close()
 
 
-def _engine(options: BuildOptions, indexes: Any = None) -> tuple[Any, Any, Any]:
+def _engine(options: BuildOptions, indexes: IndexPrefetch | None = None
+            ) -> tuple[Any, Any, Any]:
     """Trust, bundle source and verdict cache for these options (`indexes`: an
     `IndexPrefetch` of the layouts, when one was started)."""
     from generator.bundle.cache import BundleCache, default_cache_dir
@@ -228,7 +232,7 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
                 duplicate_of: Mapping[str, str], allowlist_digest: str,
                 refs: Sequence[Any] = (), ref_files: list[ParsedPointer] | None = None,
                 ref_duplicates: dict[str, str] | None = None,
-                assessor: Assessor | None = None, indexes: Any = None,
+                assessor: Assessor | None = None, indexes: IndexPrefetch | None = None,
                 ) -> tuple[dict[str, Verdict], dict[str, str], Any, dict[str, Made]]:
     """Verify every usable, non-duplicate pointer (cached, in parallel). Returns verdicts by path,
     the verification times of reused verdicts, the trust root, and what workers `Made`.
@@ -469,7 +473,7 @@ class Evaluation:
         return sum(1 for r in self.records if _record_exit(r) == exit_code)
 
 
-def evaluate(options: BuildOptions, indexes: Any = None) -> Evaluation:
+def evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Evaluation:
     """Read, verify and corroborate the tree at `options.recipes`; write nothing but caches.
 
     Raises `InputError` (exit 2) when the tree or allowlist cannot be used at all. Runs
@@ -480,7 +484,7 @@ def evaluate(options: BuildOptions, indexes: Any = None) -> Evaluation:
         return _evaluate(options, indexes)
 
 
-def _evaluate(options: BuildOptions, indexes: Any = None) -> Evaluation:
+def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Evaluation:
     """`evaluate` itself."""
     from generator.corroborate import build_board
     from generator.data import PointerRecord, build_info_document, data_documents
@@ -672,7 +676,7 @@ def _run_build(options: BuildOptions) -> BuildSummary:
         indexes.close()
 
 
-def _run_build_with(options: BuildOptions, indexes: Any) -> BuildSummary:
+def _run_build_with(options: BuildOptions, indexes: IndexPrefetch) -> BuildSummary:
     from generator.buildmemo import Counts, EvaluationMemo, fingerprint
 
     key = None if options.reevaluate else fingerprint(options, _aicr_program(options))

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from generator.errors import InputError, Location
+from generator.errors import EvidenceDashError, InputError, Location
 from generator.model import Canonicalizer, Freshness, PredicateType
 
 HEX64 = frozenset("0123456789abcdef")
@@ -308,7 +308,6 @@ class NativeProvider:
         return self._memo[key]
 
     def _current(self, recipe: str, canonicalizer: Canonicalizer) -> str | None:
-        from generator.recipe.canonical import recipe_digest
         from generator.tree import load_yaml, read_bounded
 
         path = self._listing.get(recipe)
@@ -330,7 +329,10 @@ class NativeProvider:
             doc = None
         answer = None
         if isinstance(doc, dict) and doc.get("kind") == "RecipeResult":
-            answer = str(recipe_digest(data, canonicalizer))
+            try:
+                answer = hashlib.sha256(_current_canonical(data, canonicalizer)).hexdigest()
+            except EvidenceDashError:
+                answer = None  # YAML the canonicalizer refuses: no current digest
         if key is not None and self.memo is not None:
             self.memo.put(key, answer)
         return answer
@@ -408,9 +410,19 @@ def _canonical_diff(signed_yaml: bytes, current_yaml: bytes, canonicalizer: Cano
     from generator.recipe.canonical import canonicalize
 
     left = canonicalize(signed_yaml, canonicalizer).decode("utf-8").splitlines()
-    right = canonicalize(current_yaml, canonicalizer).decode("utf-8").splitlines()
+    right = _current_canonical(current_yaml, canonicalizer).decode("utf-8").splitlines()
     lines = list(difflib.unified_diff(left, right, "signed", "current", n=context, lineterm=""))
     return tuple(lines[:limit])
+
+
+@lru_cache(maxsize=64)
+def _current_canonical(current_yaml: bytes, canonicalizer: Canonicalizer) -> bytes:
+    """The canonical bytes of a current overlay, remembered: its digest and the diff of every
+    stale run of that recipe start from them, and the runs of a recipe come one after another.
+    (Signed recipes are canonicalised for each bundle; this is the tree's own overlay.)"""
+    from generator.recipe.canonical import canonicalize
+
+    return canonicalize(current_yaml, canonicalizer)
 
 
 def _usable_commit(commit: str) -> bool:
@@ -554,8 +566,6 @@ class StaleExplainer:
     def _diff(self, path: Path, signed_yaml: bytes, canonicalizer: Canonicalizer
               ) -> list[str]:
         """The canonical diff (limit + 1 lines, to tell truncation), remembered by content."""
-        from generator.errors import EvidenceDashError
-
         try:
             current = path.read_bytes()
         except OSError:

@@ -33,7 +33,9 @@ def _no_canonicalising(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("canonicalised although the memo knew the answer")
 
+    freshness._current_canonical.cache_clear()
     monkeypatch.setattr("generator.recipe.canonical.recipe_digest", refuse)
+    monkeypatch.setattr("generator.recipe.canonical.canonicalize", refuse)
     monkeypatch.setattr(freshness, "canonical_diff", refuse)
 
 
@@ -180,3 +182,45 @@ def test_adopting_only_remembered_answers_writes_nothing(tmp_path: Path) -> None
     build.save()
     assert not memo_file.exists(), "nothing new: no write"
     assert before
+
+
+def test_an_overlay_the_canonicalizer_refuses_has_no_current_digest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """YAML the loader takes but the canonicalizer refuses reads `unknown`, not a crash."""
+    from generator.recipe.canonical import CanonicalizationError
+
+    def refuse(*args: Any, **kwargs: Any) -> bytes:
+        raise CanonicalizationError("refused", hint="test")
+
+    freshness._current_canonical.cache_clear()
+    monkeypatch.setattr("generator.recipe.canonical.canonicalize", refuse)
+    overlays = _overlays(tmp_path)
+    assert NativeProvider(overlays).current(NAME, None, Canonicalizer.V3) is None
+    freshness._current_canonical.cache_clear()
+
+
+def test_the_current_overlay_is_canonicalised_once_for_digest_and_diffs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import generator.recipe.canonical as canonical
+
+    freshness._current_canonical.cache_clear()
+    freshness._canonical_diff.cache_clear()
+    seen: list[bytes] = []
+    real = canonical.canonicalize
+
+    def counting(data: bytes, *args: Any, **kwargs: Any) -> bytes:
+        seen.append(data)
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(canonical, "canonicalize", counting)
+    overlays = _overlays(tmp_path)
+    digest = NativeProvider(overlays).current(NAME, None, Canonicalizer.V3)
+    assert digest == str(recipe_digest(CURRENT, Canonicalizer.V3))
+    seen.clear()
+    explainer = StaleExplainer(overlays)
+    explainer.explain(NAME, None, SIGNED, Canonicalizer.V3, None)
+    explainer.explain(NAME, None, SIGNED + b"\n# another signed recipe\n", Canonicalizer.V3,
+                      None)
+    assert seen.count(CURRENT) == 0  # the overlay's canonical form was remembered
+    assert len(seen) == 2             # each signed recipe was canonicalised
+    freshness._current_canonical.cache_clear()
