@@ -330,11 +330,10 @@ class IndexPrefetch:
     def __init__(self, roots: Sequence[Path], limits: Limits) -> None:
         import multiprocessing
 
-        self._roots = [str(root) for root in roots]
         self._answers: dict[str, LayoutIndex | None] | None = None
         self._process: Any = None
         self._conn: Any = None
-        if not self._roots or "fork" not in multiprocessing.get_all_start_methods():
+        if not roots or "fork" not in multiprocessing.get_all_start_methods():
             self._answers = {}
             return
         context = multiprocessing.get_context("fork")

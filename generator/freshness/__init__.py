@@ -308,6 +308,7 @@ class NativeProvider:
         return self._memo[key]
 
     def _current(self, recipe: str, canonicalizer: Canonicalizer) -> str | None:
+        from generator.recipe.canonical import canonical_digest
         from generator.tree import load_yaml, read_bounded
 
         path = self._listing.get(recipe)
@@ -330,7 +331,7 @@ class NativeProvider:
         answer = None
         if isinstance(doc, dict) and doc.get("kind") == "RecipeResult":
             try:
-                answer = hashlib.sha256(_current_canonical(data, canonicalizer)).hexdigest()
+                answer = str(canonical_digest(_current_canonical(data, canonicalizer)))
             except EvidenceDashError:
                 answer = None  # YAML the canonicalizer refuses: no current digest
         if key is not None and self.memo is not None:

@@ -887,8 +887,12 @@ def recipe_digest(data: bytes, canonicalizer: Canonicalizer | str, *,
                   source: str = "recipe.yaml", max_bytes: int = DEFAULT_MAX_BYTES,
                   events: Sequence[yaml.Event] | None = None) -> Sha256Hex:
     """Bare lowercase hex sha256 of the canonical bytes (`predicate.recipe.digest`)."""
-    canonical = canonicalize(data, canonicalizer, source=source, max_bytes=max_bytes,
-                             events=events)
+    return canonical_digest(canonicalize(data, canonicalizer, source=source,
+                                         max_bytes=max_bytes, events=events))
+
+
+def canonical_digest(canonical: bytes) -> Sha256Hex:
+    """The recipe digest of bytes already canonical (what `recipe_digest` hashes)."""
     return Sha256Hex(hashlib.sha256(canonical).hexdigest())
 
 

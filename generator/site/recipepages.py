@@ -131,8 +131,9 @@ class PageCache:
         except OSError:
             pass  # a cache that cannot be written only costs speed
 
-    def put_html(self, key: str, text: str) -> None:
-        self._write(f"{key}.html", text.encode("utf-8"))
+    def put_html(self, key: str, data: bytes) -> None:
+        """Keep a finished page (its UTF-8 bytes, as written into the site)."""
+        self._write(f"{key}.html", data)
 
     def get_markdown(self, key: str) -> dict[str, str] | None:
         try:
@@ -178,21 +179,23 @@ class _Job:
     cache: PageCache | None
 
 
-def shell_key(key: str, shell: PageShell) -> str:
-    """The key of a finished page: its body's key and the shell around it."""
-    return hashlib.sha256(f"{key}\0".encode() + shell.head.encode("utf-8") + b"\0"
-                          + shell.tail.encode("utf-8")).hexdigest()
+def shell_keys(keys: Sequence[str], shell: PageShell) -> list[str]:
+    """The keys of finished pages: each body's key with the shell around it (the shell, tens
+    of KB, is hashed once, not once per page)."""
+    around = hashlib.sha256(shell.head.encode("utf-8") + b"\0"
+                            + shell.tail.encode("utf-8")).digest()
+    return [hashlib.sha256(f"{key}\0".encode() + around).hexdigest() for key in keys]
 
 
 def _render_page(job: _Job, tab: Tab, key: str) -> PageMeta:
     """Render one page, write it into the site and (with a cache) into the page cache."""
     page = job.renderer.render(tab)
-    text = job.shell.fill(tab.recipe, page)
+    data = job.shell.fill(tab.recipe, page).encode("utf-8")
     target = job.site / "recipes" / tab.recipe
     target.mkdir(parents=True, exist_ok=True)
-    (target / "index.html").write_text(text, encoding="utf-8")
+    (target / "index.html").write_bytes(data)
     if job.cache is not None:
-        job.cache.put_html(key, text)
+        job.cache.put_html(key, data)
     return PageMeta(tab.recipe, HtmlPage(page.title, "", page.search_text, page.tags))
 
 
@@ -221,7 +224,7 @@ def write_recipe_pages(model: SiteModel, templates: Path, shell: PageShell, site
     whole build may use, for a few seconds saved on a cold build only.
     """
     renderer = RecipePages(model, templates)
-    full = [shell_key(k, shell) for k in keys] if cache is not None else [""] * len(model.tabs)
+    full = shell_keys(keys, shell) if cache is not None else [""] * len(model.tabs)
     job = _Job(renderer, shell, site, cache)
     metas = []
     for tab, key in zip(model.tabs, full, strict=True):
@@ -234,7 +237,7 @@ def write_recipe_pages(model: SiteModel, templates: Path, shell: PageShell, site
 
 def page_names(keys: Sequence[str], shell: PageShell, markdown_key: str | None) -> set[str]:
     """The cache file names one build uses (everything else is pruned after the build)."""
-    names = {f"{shell_key(k, shell)}.html" for k in keys}
+    names = {f"{k}.html" for k in shell_keys(keys, shell)}
     if markdown_key is not None:
         names.add(f"markdown-{markdown_key}.json")
     return names
