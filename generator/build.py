@@ -268,13 +268,14 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     try:
         jobs = max(1, min(options.jobs, len(misses) // _MIN_PER_WORKER))
         if jobs == 1:
-            for item, key in misses:
-                path, verdict, when = _verify_miss(item, key, trust, source, verdicts_cache,
-                                                   options.source_date_epoch)
-                verdicts[path] = verdict
-                if when:
-                    verified_at[path] = when
-                progress.advance()
+            with verdicts_cache.batched():
+                for item, key in misses:
+                    path, verdict, when = _verify_miss(item, key, trust, source, verdicts_cache,
+                                                       options.source_date_epoch)
+                    verdicts[path] = verdict
+                    if when:
+                        verified_at[path] = when
+                    progress.advance()
         else:
             engine = (trust, source, verdicts_cache)
             for path, verdict, when, done in _verify_in_processes(options, misses, jobs,
@@ -361,15 +362,16 @@ def _worker_chunk(items: Sequence[tuple[ParsedPointer, str]]
     s = _WORKER_STATE
     assessor: Assessor | None = s.get("assessor")
     out = []
-    for item, key in items:
-        path, verdict, when = _verify_miss(item, key, s["trust"], s["source"], s["cache"],
-                                           s["epoch"])
-        done = None
-        if assessor is not None:
-            record, entry = assessor.assess(item, verdict, verified_at=when)
-            done = Made(record.classification, record.label, record.freshness,
-                        pointer_document(record), entry)
-        out.append((path, _shared_strings(verdict), when, done))
+    with s["cache"].batched():  # the chunk's verdicts in one pack: one file, not one each
+        for item, key in items:
+            path, verdict, when = _verify_miss(item, key, s["trust"], s["source"], s["cache"],
+                                               s["epoch"])
+            done = None
+            if assessor is not None:
+                record, entry = assessor.assess(item, verdict, verified_at=when)
+                done = Made(record.classification, record.label, record.freshness,
+                            pointer_document(record), entry)
+            out.append((path, _shared_strings(verdict), when, done))
     return out, assessor.memo.drain() if assessor is not None and assessor.memo else {}
 
 

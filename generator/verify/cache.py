@@ -9,8 +9,13 @@ A second index, keyed by the bundle digest and the claims only, answers "when wa
 verified?" for the "verified at <time>" fallback when a registry is down; it ignores trust,
 allowlist and version on purpose, and the caller must show its age.
 
-Writes are atomic (a temporary file in the same folder, then `os.replace`); unreadable entries
-read as misses.
+Entries are stored in packs (`packs/<time>-<pid>-<n>.jsonl`): a header line listing each
+entry's key and claims key, then one compact JSON line per entry. Creating a file costs more
+here than anything else a cache write does (hundreds of microseconds of kernel time on a
+journalling file system), so a build writes one pack per batch of verdicts, not one file per
+verdict. A pack is written whole (a temporary file, then `os.replace`), never changed, and a
+later pack answers for a key before an earlier one. The headers are read on the first lookup;
+an unreadable pack or entry reads as a miss.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ import itertools
 import json
 import os
 import tempfile
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +46,11 @@ from generator.verify.serialize import (
 from generator.verify.trust import Trust
 
 KEY_VERSION = "verdict-cache/v1"
+PACK_VERSION = "verdict-pack/v1"
+PACK_ENTRIES = 256
+"""A batch writes a pack when it holds this many entries (and at its end)."""
+_PACKS_READ = 4
+"""Packs whose lines are kept after a lookup (lookups come in about the order of writing)."""
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -72,7 +86,7 @@ def verifier_version() -> str:
 
 
 class VerdictCache:
-    """Verdicts on disk under `root`, one JSON file per key."""
+    """Verdicts on disk under `root`, in packs (see the module docstring)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -81,6 +95,12 @@ class VerdictCache:
         """Equal steps of the verdicts read, shared (`verdict_from_json(shared=...)`)."""
         self._claims_of: dict[str, tuple[Pointer, PointerLocation]] = {}
         self._verifier = verifier_version()
+        self._by_key: dict[str, tuple[str, int]] | None = None
+        """Where each key's latest entry is: (pack path, entry number); read on first use."""
+        self._by_claims: dict[str, tuple[str, int]] = {}
+        self._lines: OrderedDict[str, list[bytes]] = OrderedDict()
+        self._pending: list[tuple[str, str | None, bytes]] | None = None
+        """Entries of the open batch (`batched`), written as one pack."""
 
     def key(
         self, pointer: Pointer, location: PointerLocation, trust: Trust, allowlist_digest: str
@@ -102,7 +122,9 @@ class VerdictCache:
 
     def get(self, key: str) -> tuple[Verdict, str] | None:
         """The cached verdict and the time it was recorded, or None."""
-        return self._read(self._path("verdicts", key), self._shared)
+        _check_key(key)
+        where = self._index().get(key)
+        return self._entry(where, key=key, shared=self._shared) if where else None
 
     def put(
         self,
@@ -112,88 +134,123 @@ class VerdictCache:
         *,
         claims_key: str | None = None,
     ) -> None:
-        """Store a verdict (atomically) and update the "last verified" index of its bundle and
-        claims (`claims_key`, by default the one remembered when `key()` made `key`)."""
-        doc = {"key": key, "recordedAt": recorded_at, "verdict": verdict_to_json(verdict)}
-        # Compact: a warm build reads every entry back, and whitespace is a third of the bytes.
-        try:
-            data = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
-        except TypeError:  # what orjson does not write (an integer beyond 64 bits, ...)
-            data = (json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-                    + "\n").encode()
-        verdict_path = self._path("verdicts", key)
-        self._write(verdict_path, data)
+        """Store a verdict, and index it under its bundle and claims (`claims_key`, by default
+        the one remembered when `key()` made `key`). Within `batched()` it is written with the
+        batch; otherwise at once, as a pack of one."""
+        _check_key(key)
         if claims_key is None and key in self._claims_of:
             claims_key = self.claims_key(*self._claims_of[key])
         if claims_key is not None:
-            self._write(self._path("claims", claims_key), data, same_as=verdict_path)
+            _check_key(claims_key)
+        doc = {"key": key, "recordedAt": recorded_at, "verdict": verdict_to_json(verdict)}
+        # Compact: a warm build reads every entry back, and whitespace is a third of the bytes.
+        try:
+            line = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # what orjson does not write (an integer beyond 64 bits, ...)
+            line = json.dumps(doc, sort_keys=True, separators=(",", ":"),
+                              ensure_ascii=False).encode()
+        entry = (key, claims_key, line)
+        if self._pending is None:
+            self._write_pack([entry])
+            return
+        self._pending.append(entry)
+        if len(self._pending) >= PACK_ENTRIES:
+            self.flush()
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Collect the `put`s of the block into packs of up to `PACK_ENTRIES` (one file each,
+        written at the end of the block); nested blocks join the outer one."""
+        if self._pending is not None:
+            yield
+            return
+        self._pending = []
+        try:
+            yield
+        finally:
+            try:
+                self.flush()
+            finally:
+                self._pending = None
+
+    def flush(self) -> None:
+        """Write the open batch's entries now, as one pack."""
+        if self._pending:
+            entries, self._pending = self._pending, []
+            self._write_pack(entries)
 
     def last_recorded(
         self, pointer: Pointer, location: PointerLocation
     ) -> tuple[Verdict, str] | None:
         """The latest verdict recorded for this bundle and these claims, under any trust root,
         allowlist or verifier version (for the "verified at <time>" fallback)."""
-        return self._read(self._path("claims", self.claims_key(pointer, location)))
+        self._index()
+        where = self._by_claims.get(self.claims_key(pointer, location))
+        return self._entry(where) if where else None
 
-    # ------------------------------------------------------------------ files
+    # ------------------------------------------------------------------ packs
 
-    def _path(self, kind: str, key: str) -> Path:
-        if len(key) != 64 or not _HEX.issuperset(key):
-            raise ValueError(f"not a cache key: {key!r}")
-        return Path(f"{self._root_text}/{kind}/{key[:2]}/{key}.json")
+    def _packs(self) -> Path:
+        return Path(f"{self._root_text}/packs")
 
-    @staticmethod
-    def _read(path: Path, shared: dict[Any, Any] | None = None) -> tuple[Verdict, str] | None:
-        """The entry at `path`, or None when it is absent or cannot be read back.
-
-        Tagged values are decoded while parsing (`loads_decoded`); should that fail on some
-        odd entry, the entry is read again the plain way, which decides."""
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None
-        try:
-            doc = loads_decoded(data)
-            verdict = verdict_from_json(doc["verdict"], plain=True, shared=shared)
-            return verdict, str(doc["recordedAt"])
-        except (ValueError, KeyError, TypeError, VerdictFormatError):
-            pass
-        try:
-            doc = json.loads(data)
-            return verdict_from_json(doc["verdict"]), str(doc["recordedAt"])
-        except (ValueError, KeyError, TypeError, VerdictFormatError):
-            return None
-
-    @staticmethod
-    def _write(path: Path, data: bytes, *, same_as: Path | None = None) -> None:
-        """Write to a temporary file and rename it into place: readers see the old entry or
-        the new one, never half of one. No fsync: after a power loss an entry may be empty or
-        missing, which a read treats as a miss (the bundle is verified again), and syncing
-        every entry cost as much as verifying it.
-
-        `same_as` names an entry just written with the same bytes: the temporary file is then
-        a hard link to it (entries are only ever replaced, never rewritten in place, so the
-        two names never diverge by accident), and the bytes are written only where links are
-        not available. The folder is created only when the first attempt finds it missing."""
-        if same_as is not None:
-            tmp = _temp_name(path)
+    def _index(self) -> dict[str, tuple[str, int]]:
+        """Read every pack's header once (in name order: later packs win)."""
+        if self._by_key is None:
+            self._by_key = {}
             try:
-                os.link(same_as, tmp)
-            except FileNotFoundError:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    os.link(same_as, tmp)
-                except OSError:
-                    tmp = ""
+                names = sorted(n for n in os.listdir(self._packs())
+                               if n.endswith(".jsonl") and not n.startswith("."))
             except OSError:
-                tmp = ""
-            if tmp:
-                try:
-                    os.replace(tmp, path)
-                except BaseException:
-                    _unlink(tmp)
-                    raise
-                return
+                names = []
+            for name in names:
+                path = f"{self._packs()}/{name}"
+                header = _read_header(path)
+                if header is not None:
+                    self._remember(path, header)
+        return self._by_key
+
+    def _remember(self, path: str, header: list[tuple[str, str | None]]) -> None:
+        assert self._by_key is not None
+        for n, (key, claims_key) in enumerate(header):
+            self._by_key[key] = (path, n)
+            if claims_key is not None:
+                self._by_claims[claims_key] = (path, n)
+
+    def _entry(self, where: tuple[str, int], *, key: str | None = None,
+               shared: dict[Any, Any] | None = None) -> tuple[Verdict, str] | None:
+        path, n = where
+        lines = self._lines.get(path)
+        if lines is None:
+            try:
+                with open(path, "rb") as handle:
+                    lines = handle.read().split(b"\n")
+            except OSError:
+                return None
+            self._lines[path] = lines
+            while len(self._lines) > _PACKS_READ:
+                self._lines.popitem(last=False)
+        else:
+            self._lines.move_to_end(path)
+        if n + 1 >= len(lines):
+            return None
+        return _decode(lines[n + 1], key, shared)
+
+    def _write_pack(self, entries: list[tuple[str, str | None, bytes]]) -> None:
+        header = orjson.dumps({"v": PACK_VERSION,
+                               "entries": [[key, claims] for key, claims, _ in entries]})
+        data = b"\n".join([header, *(line for _, _, line in entries)]) + b"\n"
+        name = f"{time.time_ns():020d}-{os.getpid()}-{next(_TEMP_SERIAL)}.jsonl"
+        path = self._packs() / name
+        self._write(path, data)
+        if self._by_key is not None:  # an index already read learns of the new pack
+            self._remember(str(path), [(key, claims) for key, claims, _ in entries])
+
+    @staticmethod
+    def _write(path: Path, data: bytes) -> None:
+        """Write to a temporary file and rename it into place: readers see the whole file or
+        none of it. No fsync: after a power loss a pack may be empty or missing, which reads
+        as misses (the bundles are verified again), and syncing cost as much as verifying.
+        The folder is created only when the first attempt finds it missing."""
         fd, tmp = _create_temp(path)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -204,8 +261,56 @@ class VerdictCache:
             raise
 
 
+def _check_key(key: str) -> None:
+    if len(key) != 64 or not _HEX.issuperset(key):
+        raise ValueError(f"not a cache key: {key!r}")
+
+
+def _read_header(path: str) -> list[tuple[str, str | None]] | None:
+    """A pack's entry keys and claims keys, or None when the header cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            doc = orjson.loads(handle.readline())
+        if not isinstance(doc, dict) or doc.get("v") != PACK_VERSION:
+            return None
+        header = []
+        for key, claims in doc["entries"]:
+            if not (isinstance(key, str) and len(key) == 64
+                    and (claims is None or isinstance(claims, str) and len(claims) == 64)):
+                return None
+            header.append((key, claims))
+        return header
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _decode(data: bytes, key: str | None, shared: dict[Any, Any] | None
+            ) -> tuple[Verdict, str] | None:
+    """One entry line as (verdict, recorded at), or None when it cannot be read back (or
+    holds another key than `key`).
+
+    Tagged values are decoded while parsing (`loads_decoded`); should that fail on some odd
+    entry, the entry is read again the plain way, which decides."""
+    try:
+        doc = loads_decoded(data)
+        if key is not None and doc.get("key") != key:
+            return None
+        verdict = verdict_from_json(doc["verdict"], plain=True, shared=shared)
+        return verdict, str(doc["recordedAt"])
+    except (ValueError, KeyError, TypeError, AttributeError, VerdictFormatError):
+        pass
+    try:
+        doc = json.loads(data)
+        if key is not None and doc.get("key") != key:
+            return None
+        return verdict_from_json(doc["verdict"]), str(doc["recordedAt"])
+    except (ValueError, KeyError, TypeError, AttributeError, VerdictFormatError):
+        return None
+
+
 _TEMP_SERIAL = itertools.count()
-"""Numbers the temporary files of this process (with its pid, so forked workers differ)."""
+"""Numbers the temporary files and packs of this process (with its pid, so forked workers
+differ)."""
 
 
 def _temp_name(path: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from bench.run import BUILDS, Measured, report
@@ -53,3 +54,16 @@ def test_the_sampler_sees_a_grandchild_s_memory() -> None:
         time.sleep(0.05)
     assert proc.returncode == 0
     assert sampler.peak >= 120 * 1024  # KiB: the grandchild's buffer is counted
+
+
+def test_read_through_reads_every_regular_file_once_and_skips_links(tmp_path: Path) -> None:
+    from bench.run import read_through
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "one").write_bytes(b"x" * 10)
+    (tmp_path / "a" / "b" / "two").write_bytes(b"y" * (3 << 20))  # more than one chunk
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.write_bytes(b"z" * 1000)
+    (tmp_path / "link").symlink_to(outside)
+    (tmp_path / "dirlink").symlink_to(tmp_path / "a", target_is_directory=True)
+    assert read_through(tmp_path) == 10 + (3 << 20)

@@ -141,41 +141,19 @@ def test_verdict_json_of_real_verdicts_is_unchanged(case: EvidenceCase,
         assert dumps(evidence[field]) == dumps(reference_encode(value)), field
 
 
-def test_claims_entry_is_a_link_with_the_same_bytes(tmp_path: Path) -> None:
+def test_packs_are_private_and_leave_no_temporary_files(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "c")
-    key, claims = "a" * 64, "b" * 64
     verdict = NoVerdict(steps=(), cause=FailureCause(FailureClass.TRANSIENT, "d", "h"))
-    cache.put(key, verdict, "2026-01-01T00:00:00Z", claims_key=claims)
-    first = tmp_path / "c" / "verdicts" / "aa" / f"{key}.json"
-    second = tmp_path / "c" / "claims" / "bb" / f"{claims}.json"
-    assert first.read_bytes() == second.read_bytes()
-    assert os.stat(first).st_mode & 0o777 == 0o600
-    # rewriting one entry replaces it, the other keeps its bytes
-    cache.put(key, verdict, "2027-01-01T00:00:00Z", claims_key="c" * 64)
-    assert b"2027" in first.read_bytes() and b"2026" in second.read_bytes()
+    cache.put("a" * 64, verdict, "2026-01-01T00:00:00Z", claims_key="b" * 64)
+    (pack,) = (tmp_path / "c" / "packs").iterdir()
+    assert os.stat(pack).st_mode & 0o777 == 0o600
     assert not list((tmp_path / "c").rglob(".tmp-*"))
-
-
-def test_without_hard_links_the_claims_entry_is_written(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_link(*_: Any) -> None:
-        raise OSError("links not supported")
-
-    monkeypatch.setattr(os, "link", no_link)
-    cache = VerdictCache(tmp_path)
-    verdict = NoVerdict(steps=(), cause=FailureCause(FailureClass.TRANSIENT, "d", "h"))
-    cache.put("d" * 64, verdict, "2026-01-01T00:00:00Z", claims_key="e" * 64)
-    first = tmp_path / "verdicts" / "dd" / f"{'d' * 64}.json"
-    second = tmp_path / "claims" / "ee" / f"{'e' * 64}.json"
-    assert first.read_bytes() == second.read_bytes()
-    assert os.stat(first).st_ino != os.stat(second).st_ino
-    assert cache.get("d" * 64) is not None
 
 
 def test_leftover_temporary_names_are_skipped(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cache_module, "_TEMP_SERIAL", iter([0, 0, 1, 2, 3]))
-    folder = tmp_path / "verdicts" / "ff"
+    folder = tmp_path / "packs"
     folder.mkdir(parents=True)
     (folder / f".tmp-{os.getpid()}-0.json").write_bytes(b"stale")
     VerdictCache._write(folder / "x.json", b"{}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -154,16 +155,65 @@ def test_cache_put_get_and_last_recorded(case: EvidenceCase, tmp_path: Path,
     assert not list(tmp_path.rglob(".tmp-*"))
 
 
-def test_corrupt_cache_entries_are_misses(case: EvidenceCase, tmp_path: Path) -> None:
+def test_corrupt_cache_entries_are_misses(case: EvidenceCase, tmp_path: Path,
+                                         authority_trust: Any) -> None:
+    verdict = verdicts(case, authority_trust)["verified"]
+    pointer, location = case.pointer(signer=SIGNER)
     cache = VerdictCache(tmp_path)
-    pointer, location = case.pointer()
-    key = cache.key(pointer, location, load_trust(offline=True), "a" * 64)
-    path = tmp_path / "verdicts" / key[:2] / f"{key}.json"
-    path.parent.mkdir(parents=True)
-    path.write_text("{not json")
-    assert cache.get(key) is None
+    key = cache.key(pointer, location, authority_trust[1], "a" * 64)
+    cache.put(key, verdict, "2026-09-19T03:00:00Z")
+    (pack,) = (tmp_path / "packs").iterdir()
+    header, line, _ = pack.read_bytes().split(b"\n")
+    pack.write_bytes(header + b"\n{not json\n")  # a damaged entry
+    assert VerdictCache(tmp_path).get(key) is None
+    assert VerdictCache(tmp_path).last_recorded(pointer, location) is None
+    pack.write_bytes(b"{not json\n" + line + b"\n")  # a damaged header
+    assert VerdictCache(tmp_path).get(key) is None
+    pack.write_bytes(header + b"\n")  # cut short
+    assert VerdictCache(tmp_path).get(key) is None
+    other = "f" * 64  # an entry filed under another key than the one it holds
+    pack.write_bytes(header.replace(key.encode(), other.encode()) + b"\n" + line + b"\n")
+    assert VerdictCache(tmp_path).get(other) is None
     with pytest.raises(ValueError):
         cache.get("../../etc")
+
+
+def test_a_batch_is_one_pack_and_a_later_pack_wins(case: EvidenceCase, tmp_path: Path,
+                                                   authority_trust: Any) -> None:
+    verdict = verdicts(case, authority_trust)["verified"]
+    rejected = verdicts(case, authority_trust)["rejected"]
+    cache = VerdictCache(tmp_path)
+    keys = [f"{n:x}" * 64 for n in range(1, 6)]
+    with cache.batched():
+        for key in keys:
+            cache.put(key, verdict, "2026-01-01T00:00:00Z", claims_key="c" * 64)
+        assert not (tmp_path / "packs").exists()  # written when the batch ends
+        assert cache.get(keys[0]) is None
+    assert len(list((tmp_path / "packs").iterdir())) == 1
+    assert all(cache.get(key) == (verdict, "2026-01-01T00:00:00Z") for key in keys)
+    cache.put(keys[0], rejected, "2027-01-01T00:00:00Z", claims_key="c" * 64)
+    later = VerdictCache(tmp_path)
+    assert later.get(keys[0]) == (rejected, "2027-01-01T00:00:00Z")
+    assert later.get(keys[1]) == (verdict, "2026-01-01T00:00:00Z")
+    assert len(list((tmp_path / "packs").iterdir())) == 2
+    assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def test_a_big_batch_is_written_in_packs_of_bounded_size(case: EvidenceCase, tmp_path: Path,
+                                                         authority_trust: Any,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.verify import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "PACK_ENTRIES", 3)
+    verdict = verdicts(case, authority_trust)["no-verdict"]
+    cache = VerdictCache(tmp_path)
+    keys = [hashlib.sha256(str(n).encode()).hexdigest() for n in range(7)]
+    with cache.batched(), cache.batched():  # a nested batch joins the outer one
+        for key in keys:
+            cache.put(key, verdict, "2026-01-01T00:00:00Z")
+    assert len(list((tmp_path / "packs").iterdir())) == 3  # 3 + 3 + 1
+    later = VerdictCache(tmp_path)
+    assert all(later.get(key) == (verdict, "2026-01-01T00:00:00Z") for key in keys)
 
 
 @pytest.mark.parametrize("value", [
