@@ -261,8 +261,12 @@ class VerdictCache:
             raise
 
 
+def _is_key(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)
+
+
 def _check_key(key: str) -> None:
-    if len(key) != 64 or not _HEX.issuperset(key):
+    if not _is_key(key):
         raise ValueError(f"not a cache key: {key!r}")
 
 
@@ -275,8 +279,7 @@ def _read_header(path: str) -> list[tuple[str, str | None]] | None:
             return None
         header = []
         for key, claims in doc["entries"]:
-            if not (isinstance(key, str) and len(key) == 64
-                    and (claims is None or isinstance(claims, str) and len(claims) == 64)):
+            if not (_is_key(key) and (claims is None or _is_key(claims))):
                 return None
             header.append((key, claims))
         return header
