@@ -72,3 +72,31 @@ def test_pytest_no_tests_is_not_a_pass(tmp_path: Path) -> None:
     # .ci/run must pass that on rather than treat it as success.
     code, _, _ = run_ci(tmp_path, test_rc=5)
     assert code != 0
+
+
+RELAXING = ("UPDATE_GOLDEN", "PYTEST_ADDOPTS", "PYTEST_ARGS", "COV_MIN", "SKIP_SYSTEM_DEPS")
+
+
+def test_the_environment_cannot_relax_the_run(tmp_path: Path) -> None:
+    """A CI environment that sets UPDATE_GOLDEN, PYTEST_ADDOPTS, ... reaches no step."""
+    repo = tmp_path / "clone"
+    (repo / ".ci").mkdir(parents=True)
+    shutil.copy(CI_RUN, repo / ".ci" / "run")
+    fakes = tmp_path / "fakes"
+    fakes.mkdir()
+    seen = tmp_path / "env.log"
+    make = fakes / "make"
+    names = " ".join(RELAXING)
+    make.write_text(f'#!{BASH}\nfor n in {names}; do [ -n "${{!n+set}}" ] && echo "$n" >> "{seen}"; done\n'
+                    "exit 0\n", encoding="utf-8")
+    make.chmod(make.stat().st_mode | stat.S_IXUSR)
+    env = {**os.environ, "PATH": f"{fakes}{os.pathsep}{os.environ.get('PATH', '')}", "CI": "true",
+           "UPDATE_GOLDEN": "1", "PYTEST_ADDOPTS": "-k nothing", "PYTEST_ARGS": "--deselect x",
+           "COV_MIN": "0", "SKIP_SYSTEM_DEPS": "1"}
+    done = subprocess.run([str(BASH), str(repo / ".ci" / "run")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not seen.exists(), seen.read_text(encoding="utf-8")
+    for name in RELAXING:
+        assert f"ignoring {name}" in done.stdout
