@@ -172,16 +172,20 @@ class _Watchdog:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
+        self._seq = itertools.count()
+        self._reset()
+        # A forked worker must not inherit a lock the parent's watchdog thread may hold.
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
         self._cond = threading.Condition()
         self._heap: list[tuple[float, int, Transfer]] = []
-        self._seq = itertools.count()
         self._pid = -1
 
     def watch(self, transfer: Transfer) -> None:
         with self._cond:
-            if self._pid != os.getpid():  # first use, or a forked worker: its own thread
+            if self._pid != os.getpid():  # first use in this process: start its thread
                 self._pid = os.getpid()
-                self._heap = []
                 threading.Thread(target=self._run, name="registry-watchdog", daemon=True).start()
             earliest = self._heap[0][0] if self._heap else None
             heapq.heappush(self._heap, (transfer.deadline_at, next(self._seq), transfer))
