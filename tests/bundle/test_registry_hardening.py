@@ -456,3 +456,52 @@ def test_a_redirect_to_a_private_host_is_refused(fake_registry: Any, sample: Any
 ])
 def test_transport_failures_are_worded_by_the_tool(error: BaseException, words: str) -> None:
     assert describe(error) == words
+
+
+@dataclass
+class _FakeConnection:
+    host: str
+    port: int
+    _dns_host: str
+
+
+@pytest.mark.parametrize(("answers", "refused"), [
+    (["140.82.112.34"], False),
+    (["140.82.112.34", "10.0.0.7"], True),  # one private answer among public ones: refused
+    (["2606:4700::1111", "::1"], True),
+    (["169.254.169.254"], True),
+])
+def test_every_resolved_address_is_checked_and_the_checked_one_is_used(
+        monkeypatch: pytest.MonkeyPatch, answers: list[str], refused: bool) -> None:
+    from generator.bundle import transport
+
+    def fake_getaddrinfo(host: str, port: int, *args: Any, **kwargs: Any) -> list[Any]:
+        assert host == "registry.example"
+        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "",
+                 (a, port)) for a in answers]
+
+    monkeypatch.setattr(transport.socket, "getaddrinfo", fake_getaddrinfo)
+    connection = _FakeConnection("registry.example", 443, "registry.example")
+    if refused:
+        with pytest.raises(transport.AddressRefused):
+            transport._checked_address(connection)  # type: ignore[arg-type]
+    else:
+        assert transport._checked_address(connection) == answers[0]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("base", "mirrored", "answered_by", "allowed"), [
+    ("https://ghcr.io", False, "https://ghcr.io/v2/x", True),
+    ("https://ghcr.io", False, "https://cdn.example/blob", False),  # after an off-host redirect
+    ("http://127.0.0.1:5000", True, "http://127.0.0.1:5000/v2/x", True),
+    ("http://localhost:5000", True, "http://localhost:5000/v2/x", True),
+    ("http://mirror.example:5000", True, "http://mirror.example:5000/v2/x", False),
+])
+def test_credentials_only_for_their_own_host_and_never_plain_http_off_loopback(
+        base: str, mirrored: bool, answered_by: str, allowed: bool) -> None:
+    from generator.bundle.registry import _Attempt
+
+    client = RegistryClient(credentials={})
+    attempt = _Attempt(base=base, repo="r", deadline_at=0.0, mirrored=mirrored)
+    response = requests.Response()
+    response.url = answered_by
+    assert client._may_send_credentials(attempt, response) is allowed
