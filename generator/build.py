@@ -54,6 +54,10 @@ class BuildOptions:
     registry_mirrors: Mapping[str, str] = field(default_factory=dict)
     trusted_registries: tuple[str, ...] | None = None
     registry_auth: Path | None = None
+    allow_private_registries: tuple[str, ...] = ()
+    """`--allow-private-registry HOST`: registry hosts that may resolve to non-public addresses."""
+    fetch_timeout: float = 120.0
+    """`--fetch-timeout SECONDS`: the total deadline of one bundle fetch from a registry."""
     offline: bool = False
     cache: Path | None = None
     jobs: int = 1
@@ -107,6 +111,8 @@ class BuildOptions:
             registry_mirrors=mirrors,
             trusted_registries=trusted,
             registry_auth=values.get("registry_auth"),
+            allow_private_registries=tuple(values.get("allow_private_registries") or ()),
+            fetch_timeout=float(values.get("fetch_timeout") or 120.0),
             offline=bool(values.get("offline")),
             cache=values.get("cache"),
             jobs=int(jobs),
@@ -222,6 +228,8 @@ def _engine(options: BuildOptions, indexes: IndexPrefetch | None = None
         trusted_prefixes=options.trusted_registries,
         auth_file=options.registry_auth,
         limits=limits,
+        deadline=options.fetch_timeout,
+        allow_private=options.allow_private_registries,
     )
     source = ChainSource(layouts, bundle_cache, registry, options.offline,
                          trusted_prefixes=options.trusted_registries, limits=limits)

@@ -59,7 +59,16 @@ def _engine_options(func: F) -> F:
         click.option("--trusted-registry", "trusted_registries", multiple=True, metavar="PREFIX",
                      help="Only fetch bundles under this registry/repo prefix (repeatable)."),
         click.option("--registry-auth", type=click.Path(path_type=Path, dir_okay=False, exists=True),
-                     help="Read-only registry credentials (container auth file)."),
+                     help="Read-only registry credentials (container auth file); without it "
+                          "no credentials are read or sent."),
+        click.option("--allow-private-registry", "allow_private_registries", multiple=True,
+                     metavar="HOST[:PORT]",
+                     help="Let pointers name this registry host although it resolves to a "
+                          "loopback, private or other non-public address (repeatable)."),
+        click.option("--fetch-timeout", type=click.FloatRange(min=0, min_open=True),
+                     default=120.0, show_default=True, metavar="SECONDS",
+                     help="Total deadline of one bundle fetch from a registry (connect, headers "
+                          "and every body)."),
         click.option("--offline", is_flag=True, help="Never use the network (layouts and cache only)."),
         click.option("--cache", type=click.Path(path_type=Path, file_okay=False),
                      help="Content-addressed bundle and verdict cache (default: user cache dir)."),

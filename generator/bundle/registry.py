@@ -2,28 +2,36 @@
 
 It pulls a bundle by digest (manifest, single layer) and its Sigstore referrers (the OCI 1.1
 referrers API, then the `sha256-<hex>` tag-schema fallback), checks every blob against its
-digest, streams every body under a byte cap, and bounds each fetch with connect/read timeouts and
-a total deadline. Auth is anonymous bearer tokens from `WWW-Authenticate` (ghcr.io style); stored
-read-only credentials are used only after an anonymous 401/403. `--registry-mirror HOST=URL`
-fetches what names HOST from URL (plain http is allowed only for mirrors).
+digest, streams every body under a byte cap, and bounds each fetch with connect/read timeouts, a
+total deadline enforced while bytes trickle in (see `transport`) and a minimum throughput. Auth is
+anonymous bearer tokens from `WWW-Authenticate` (ghcr.io style); read-only credentials are read
+only from an explicit `--registry-auth` file, used only after an anonymous 401/403, and only with
+the registry host they were given for (never after a redirect to another host, never to a token
+realm on another host, never over plain http except to a loopback mirror).
+`--registry-mirror HOST=URL` fetches what names HOST from URL (plain http is allowed only for
+mirrors). Hosts that resolve to non-public addresses are refused unless they are a mirror's
+endpoint or named by `--allow-private-registry`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import json
+import logging
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
 import requests
+import urllib3
 
 from generator.errors import InputError, Location
 from generator.model import BundleRef, FailureClass
@@ -43,15 +51,28 @@ from .oci import (
     referrers_tag,
 )
 from .refs import Reference, check_policy, parse_reference
+from .transport import (
+    PRIVATE_ADDRESS_REASON,
+    AddressRefused,
+    GuardedAdapter,
+    HostAllowance,
+    Transfer,
+    allowance_entry,
+    describe,
+    transfer_scope,
+)
 from .types import (
     BundleFetchError,
     Limits,
     Materialized,
+    PrivateAddressError,
     cap_error,
     integrity_error,
     status_error,
     transient_error,
 )
+
+log = logging.getLogger(__name__)
 
 Credentials = Mapping[str, tuple[str, str]]
 """Registry host (`host[:port]`) to (username, password)."""
@@ -60,6 +81,11 @@ AUTH_FILE_CAP = 1024 * 1024
 TOKEN_CAP = 1024 * 1024
 CHUNK = 64 * 1024
 MAX_REDIRECTS = 5
+DEFAULT_FETCH_TIMEOUT = 120.0
+"""Seconds one bundle fetch (every request, connect + headers + whole body) may take."""
+MIN_THROUGHPUT = 4 * 1024
+"""Bytes per second a body must average once `THROUGHPUT_GRACE` seconds have passed."""
+THROUGHPUT_GRACE = 10.0
 _REDIRECTS = (301, 302, 303, 307, 308)
 _CHALLENGE_PARAM = re.compile(r'(\w+)\s*=\s*(?:"([^"]*)"|([^\s,]+))')
 
@@ -75,7 +101,8 @@ def _auth_host(key: str) -> str:
 
 
 def default_auth_file(environ: Mapping[str, str] | None = None) -> Path:
-    """`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`."""
+    """`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json` (the client never reads it on
+    its own: credentials come only from an explicit `--registry-auth` file)."""
     env = os.environ if environ is None else environ
     folder = env.get("DOCKER_CONFIG")
     return (Path(folder) if folder else Path.home() / ".docker") / "config.json"
@@ -144,6 +171,16 @@ def _entry_credentials(entry: Any) -> tuple[str, str] | None:
     return None
 
 
+def check_allowed_host(value: str) -> tuple[str, int | None]:
+    """An `--allow-private-registry` value as (host, port or None); `InputError` if unusable."""
+    try:
+        return allowance_entry(value)
+    except ValueError as exc:
+        raise InputError("--allow-private-registry value cannot be used", location=Location(value),
+                         expected="HOST or HOST:PORT (e.g. 127.0.0.1:5000)", found=value,
+                         hint=str(exc)) from exc
+
+
 def check_mirror_url(host: str, url: str) -> str:
     """A mirror base URL without trailing slash; `InputError` unless http(s) with a host."""
     parts = urlsplit(url)
@@ -165,6 +202,8 @@ class _Attempt:
     repo: str
     deadline_at: float
     needed_credentials: bool = False
+    transfer: Transfer = field(default_factory=lambda: Transfer(deadline_at=float("inf")))
+    mirrored: bool = False
 
     @property
     def netloc(self) -> str:
@@ -192,6 +231,10 @@ class RegistryClient:
     """A `BundleSource` that pulls from OCI registries (or their mirrors), read-only.
 
     `trusted_prefixes`, when set, limits fetches to `<registry>/<repo>` names under one of them.
+    `allow_private` names hosts (`HOST` or `HOST:PORT`) that may resolve to non-public addresses;
+    a mirror's own endpoint always may. `deadline` bounds each bundle fetch (`--fetch-timeout`).
+    Credentials come from `credentials` or the explicit `auth_file`, never from a default file
+    (`environ` is accepted for older callers and ignored).
     """
 
     def __init__(
@@ -204,14 +247,23 @@ class RegistryClient:
         limits: Limits | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 30.0,
-        deadline: float = 300.0,
+        deadline: float = DEFAULT_FETCH_TIMEOUT,
+        min_throughput: int = MIN_THROUGHPUT,
+        throughput_grace: float = THROUGHPUT_GRACE,
+        allow_private: Iterable[str] = (),
         clock: Callable[[], float] = time.monotonic,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        del environ  # credentials are never read from a default location
         self.mirrors = {h.lower(): check_mirror_url(h, u) for h, u in (mirrors or {}).items()}
         self.trusted_prefixes = tuple(trusted_prefixes) if trusted_prefixes is not None else None
-        self.credentials: Credentials = dict(credentials) if credentials is not None \
-            else load_credentials(auth_file, environ)
+        if credentials is not None:
+            self.credentials: Credentials = dict(credentials)
+        else:
+            self.credentials = load_credentials(auth_file) if auth_file is not None else {}
+        self.allowance = HostAllowance(frozenset(check_allowed_host(h) for h in allow_private))
+        self.min_throughput = min_throughput
+        self.throughput_grace = throughput_grace
         self.limits = limits or Limits()
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
@@ -219,7 +271,7 @@ class RegistryClient:
         self._clock = clock
         self._local = threading.local()
         self._tokens: dict[tuple[str, str], _Auth] = {}
-        self._challenges: dict[str, tuple[str, dict[str, str]]] = {}
+        self._challenges: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ public
@@ -233,8 +285,21 @@ class RegistryClient:
         """The digest-checked manifest, layer and Sigstore referrers, not yet unpacked."""
         reference = parse_reference(ref)
         check_policy(reference, self.trusted_prefixes)
-        attempt = _Attempt(base=self.base_url(reference.registry), repo=reference.repository,
-                           deadline_at=self._clock() + self.deadline)
+        base = self.base_url(reference.registry)
+        mirrored = reference.registry.lower() in self.mirrors
+        allowance = self.allowance
+        if mirrored:
+            endpoint = urlsplit(base)
+            port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+            allowance = allowance.with_entries([((endpoint.hostname or "").lower(), port)])
+        attempt = _Attempt(base=base, repo=reference.repository,
+                           deadline_at=self._clock() + self.deadline, mirrored=mirrored,
+                           transfer=Transfer(deadline_at=time.monotonic() + self.deadline,
+                                             allowance=allowance))
+        with transfer_scope(attempt.transfer):
+            return self._fetch_raw(ref, reference, attempt)
+
+    def _fetch_raw(self, ref: BundleRef, reference: Reference, attempt: _Attempt) -> RawBundle:
         limits = self.limits
         manifest = self._get(attempt, f"manifests/{reference.digest}", accept=MANIFEST_ACCEPT,
                              cap=limits.manifest_json, cap_name="manifest_json",
@@ -297,6 +362,9 @@ class RegistryClient:
         if session is None:
             session = requests.Session()
             session.trust_env = False
+            adapter = GuardedAdapter()
+            session.mount("https://", adapter)
+            session.mount("http://", adapter)
             session.headers["User-Agent"] = "evidence-dashboard"
             self._local.session = session
         return session
@@ -317,7 +385,11 @@ class RegistryClient:
             response.close()
 
     def _authorized(self, attempt: _Attempt, url: str, accept: str) -> requests.Response:
-        """GET with the cached token; on 401/403 try an anonymous token, then credentials."""
+        """GET with the cached token; on 401/403 try an anonymous token, then credentials.
+
+        A challenge is remembered for the host that issued it; credentials are offered only when
+        that host is the registry they were given for (`_may_send_credentials`).
+        """
         key = (attempt.base, attempt.repo)
         with self._lock:
             auth = self._tokens.get(key)
@@ -334,7 +406,7 @@ class RegistryClient:
                 response.close()
                 auth = _Auth(token, credentialed=False)
                 response = self._send(attempt, url, accept, auth)
-        if response.status_code in (401, 403):
+        if response.status_code in (401, 403) and self._may_send_credentials(attempt, response):
             creds = self.credentials.get(attempt.netloc)
             if creds is not None:
                 challenge = self._challenge(attempt, response)
@@ -349,18 +421,30 @@ class RegistryClient:
                 self._tokens[key] = auth
         return response
 
+    def _may_send_credentials(self, attempt: _Attempt, response: requests.Response) -> bool:
+        """Only the registry host itself, over https or to a loopback mirror, gets credentials."""
+        if _netloc(response.url) != attempt.netloc:
+            return False  # the refusal came from a host we were redirected to
+        return not attempt.plain_http or (attempt.mirrored and _is_loopback(attempt.base))
+
     def _challenge(self, attempt: _Attempt,
                    response: requests.Response) -> tuple[str, dict[str, str]]:
+        """The challenge `response` carries, else the last one its host issued for this repo."""
         header = response.headers.get("WWW-Authenticate")
+        key = (_netloc(response.url), attempt.repo)
         with self._lock:
             if header:
-                self._challenges[attempt.base] = _parse_challenge(header)
-            return self._challenges.get(attempt.base, ("", {}))
+                self._challenges[key] = _parse_challenge(header)
+            return self._challenges.get(key, ("", {}))
 
     def _credentialed_auth(self, attempt: _Attempt, challenge: tuple[str, dict[str, str]],
                            creds: tuple[str, str]) -> _Auth | None:
         basic = "Basic " + base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode()
         if challenge[0] == "bearer":
+            if _netloc(challenge[1].get("realm", "")) != attempt.netloc:
+                log.warning("not sending credentials for %s to the token realm %r on another "
+                            "host", attempt.netloc, challenge[1].get("realm", ""))
+                return None
             token = self._token(attempt, challenge[1], basic)
             return _Auth(token, credentialed=True) if token is not None else None
         return _Auth(basic, credentialed=True)
@@ -414,10 +498,40 @@ class RegistryClient:
 
     def _timeout(self, attempt: _Attempt, url: str) -> tuple[float, float]:
         remaining = attempt.deadline_at - self._clock()
-        if remaining <= 0:
-            raise transient_error("the fetch deadline passed", url=url,
-                                  found=f"more than {self.deadline} s")
+        if remaining <= 0 or attempt.transfer.expired:
+            raise self._deadline_error(url)
         return min(self.connect_timeout, remaining), min(self.read_timeout, remaining)
+
+    def _deadline_error(self, url: str) -> BundleFetchError:
+        """The whole fetch ran out of time: no verdict (exit 3), class `registry`, not cached."""
+        return BundleFetchError(
+            f"registry timed out (the fetch deadline of {self.deadline:g} s passed)",
+            failure_class=FailureClass.REGISTRY, transient=True, location=Location(url),
+            expected=f"the whole fetch within {self.deadline:g} s",
+            hint="retry later, or raise --fetch-timeout; this says nothing about the evidence")
+
+    def _transport_error(self, attempt: _Attempt, url: str, exc: BaseException,
+                         during: str) -> BundleFetchError:
+        """A worded, classified transport failure; the library's own text goes to the log."""
+        if attempt.transfer.expired:
+            log.warning("registry fetch %s: deadline passed %s (%s: %s)", url, during,
+                        type(exc).__name__, exc)
+            return self._deadline_error(url)
+        reason = describe(exc)
+        log.warning("registry fetch %s failed %s: %s (%s: %s)", url, during, reason,
+                    type(exc).__name__, exc)
+        return transient_error(reason, url=url)
+
+    def _refused(self, attempt: _Attempt, url: str, exc: AddressRefused) -> BundleFetchError:
+        host = f"{exc.host}:{exc.port}" if exc.port else exc.host
+        log.warning("registry fetch %s refused: %s resolves to %s (allow it with "
+                    "--allow-private-registry %s)", url, host, exc.address, host)
+        return PrivateAddressError(
+            PRIVATE_ADDRESS_REASON, failure_class=FailureClass.REGISTRY, policy_excluded=True,
+            location=Location(url), expected="a registry at a public address",
+            found="a private, loopback, link-local or reserved address",
+            hint="allow it with --allow-private-registry HOST, map it with --registry-mirror, "
+                 "or move the evidence to a public registry")
 
     def _request(self, attempt: _Attempt, url: str,
                  headers: dict[str, str]) -> requests.Response:
@@ -428,12 +542,10 @@ class RegistryClient:
                 response = self._session().get(url, headers=headers, stream=True,
                                                allow_redirects=False,
                                                timeout=self._timeout(attempt, url))
-            except requests.Timeout as exc:
-                raise transient_error("the registry did not answer in time", url=url,
-                                      found=type(exc).__name__) from exc
+            except AddressRefused as exc:
+                raise self._refused(attempt, url, exc) from None
             except requests.RequestException as exc:
-                raise transient_error("the connection to the registry failed", url=url,
-                                      found=f"{type(exc).__name__}: {exc}") from exc
+                raise self._transport_error(attempt, url, exc, "before the answer") from None
             location = response.headers.get("Location")
             if response.status_code not in _REDIRECTS or not location:
                 return response
@@ -455,26 +567,57 @@ class RegistryClient:
 
     def _body(self, attempt: _Attempt, response: requests.Response, url: str, cap: int,
               cap_name: str, what: str) -> bytes:
-        """The body, streamed under `cap` and the deadline; short bodies are transient faults."""
+        """The body, streamed under `cap`, the deadline and the minimum throughput; short
+        bodies are transient faults."""
         declared = response.headers.get("Content-Length")
         expected = int(declared) if declared and declared.isdigit() else None
         if expected is not None and expected > cap:
             raise cap_error(what, cap_name, cap, where=url, found=f"Content-Length {expected}")
         chunks: list[bytes] = []
         total = 0
+        started = self._clock()
+        raw = response.raw
         try:
-            for chunk in response.iter_content(CHUNK):
+            while True:
+                # read1: whatever one read brings, so the checks below run while bytes trickle.
+                chunk = raw.read1(CHUNK, decode_content=True)
+                if not chunk:
+                    break
                 total += len(chunk)
                 if total > cap:
                     raise cap_error(what, cap_name, cap, where=url,
                                     found=f"more than {cap} bytes")
                 chunks.append(chunk)
                 self._timeout(attempt, url)
-        except requests.RequestException as exc:
-            raise transient_error(f"reading {what} failed", url=url,
-                                  found=f"{type(exc).__name__}: {exc}") from exc
+                self._check_throughput(url, total, self._clock() - started)
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._transport_error(attempt, url, exc, f"reading {what}") from None
+        if attempt.transfer.expired:
+            raise self._deadline_error(url)
         if expected is not None and total != expected:
             raise transient_error(f"{what} was truncated", url=url,
                                   found=f"{total} of {expected} bytes")
         return b"".join(chunks)
 
+    def _check_throughput(self, url: str, total: int, elapsed: float) -> None:
+        if elapsed > self.throughput_grace and total < self.min_throughput * elapsed:
+            raise BundleFetchError(
+                f"registry timed out (slower than {self.min_throughput} bytes/s)",
+                failure_class=FailureClass.REGISTRY, transient=True, location=Location(url),
+                expected=f"at least {self.min_throughput} bytes/s after "
+                         f"{self.throughput_grace:g} s",
+                found=f"{total} bytes in {elapsed:.0f} s", hint="retry later")
+
+
+def _netloc(url: str) -> str:
+    return urlsplit(url).netloc.lower()
+
+
+def _is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

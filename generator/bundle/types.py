@@ -102,6 +102,17 @@ class RegistryPolicyError(BundleFetchError):
     """The bundle's `<registry>/<repo>` is outside every trusted prefix; it was not fetched."""
 
 
+class PrivateAddressError(RegistryPolicyError):
+    """A registry host resolved to a non-public address that no option allows; nothing was sent.
+
+    `published_detail` is the reason the verdict shows (the tool's words, the same for every
+    host, so the published data says nothing about which ports answer)."""
+
+    @property
+    def published_detail(self) -> str:
+        return self.message
+
+
 class BundleSource(Protocol):
     """Anything that can turn a pointer's bundle reference into a materialized bundle."""
 

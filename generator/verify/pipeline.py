@@ -256,7 +256,8 @@ def verify_pointer(
 
 def _fetch_failure(run: _Run, exc: BundleError) -> None:
     if getattr(exc, "policy_excluded", False):
-        run.fail(1, POLICY_EXCLUDED_DETAIL, failure_class=FailureClass.REGISTRY,
+        detail = getattr(exc, "published_detail", None) or POLICY_EXCLUDED_DETAIL
+        run.fail(1, detail, failure_class=FailureClass.REGISTRY,
                  hint=exc.hint or "add the registry prefix with --trusted-registry",
                  status=StepStatus.SKIPPED, no_verdict=True)
         return

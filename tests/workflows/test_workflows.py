@@ -366,3 +366,15 @@ def test_netlify_previews_use_the_preview_url_and_flag() -> None:
     assert re.search(r'SITE_URL="?\$DEPLOY_PRIME_URL"?', preview)
     assert "evidence-dashboard build" in preview and "--preview" in preview
     assert "--preview" not in netlify["build"]["command"]
+
+
+def test_this_repositorys_builds_and_report_name_their_trusted_registry() -> None:
+    """Every build and report the shipped workflows run limits fetches to ghcr.io."""
+    runs = [str(s.get("run", "")) for s in [*load(PAGES).steps("build"),
+                                             *load(PR).steps("preview")]]
+    builds = [argv for run in runs for argv in build_commands(run)]
+    assert len(builds) == 3
+    for argv in builds:
+        assert option(argv, "--trusted-registry") == "ghcr.io", argv
+    reports = [run for run in runs if "evidence-dashboard report" in run]
+    assert len(reports) == 1 and "--trusted-registry ghcr.io" in reports[0]
