@@ -80,6 +80,7 @@ def test_build_with_a_broken_allowlist_is_exit_2_and_keeps_the_old_site(tmp_path
     out_dir = tmp_path / "site"
     out_dir.mkdir()
     (out_dir / "index.html").write_text("previous")
+    (out_dir / ".evidence-dashboard-site").write_text("a site this tool built earlier\n")
     (tree / "evidence" / "allowlist.yaml").write_text("schemaVersion: 1.0.0\nidentity: x\n")
     code, _, err = run("build", "--recipes", str(tree), "--out", str(out_dir), "--offline",
                        "--cache", str(tmp_path / "c"))
