@@ -89,6 +89,22 @@ def test_out_on_an_input_is_refused(box: Sandbox, where: str) -> None:
     assert tree_snapshot(box.cache) == cache_before
 
 
+def test_out_on_the_default_cache_is_refused(box: Sandbox) -> None:
+    default = box.home / ".cache" / "evidence-dashboard"  # XDG_CACHE_HOME of the sandbox
+    (default / "verify").mkdir(parents=True)
+    (default / "verify" / "pack.json").write_text("{}", encoding="utf-8")
+    before = tree_snapshot(default)
+    args = box.build_args()
+    at = args.index("--cache")
+    del args[at:at + 2]
+    args[args.index("--out") + 1] = str(default / "site")
+    done = subprocess.run(args, cwd=box.root, env=box.env(), capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "cache" in str(error_of(done)["message"])
+    assert tree_snapshot(default) == before
+
+
 def test_out_dot_in_the_repository_is_refused(box: Sandbox) -> None:
     done = run_out(box, ".", cwd=ROOT)
     assert done.returncode == 2, (done.stdout, done.stderr)
