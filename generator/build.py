@@ -8,6 +8,7 @@ failure means. A bad pointer never takes the build down: it becomes a record in
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import shutil
@@ -76,6 +77,8 @@ class BuildOptions:
     """`--bundle-refs FILE`: digest-pinned bundles no pointer names (issue 3)."""
     reevaluate: bool = False
     """`--reevaluate`: do not answer from the evaluation memo (generator.buildmemo)."""
+    lock_timeout: float = 600.0
+    """`--lock-timeout`: seconds to wait for another build into the same --out (generator.outdir)."""
 
     @classmethod
     def from_cli(cls, values: Mapping[str, Any]) -> BuildOptions:
@@ -131,6 +134,8 @@ class BuildOptions:
             site_url=os.environ.get("SITE_URL") or None,
             bundle_refs=values.get("bundle_refs"),
             reevaluate=bool(values.get("reevaluate")),
+            lock_timeout=600.0 if values.get("lock_timeout") is None
+            else float(values["lock_timeout"]),
         )
 
 
@@ -669,9 +674,19 @@ def bulk_allocation() -> Iterator[None]:
 
 
 def run_build(options: BuildOptions) -> BuildSummary:
-    """Run a whole build. Raises `InputError` (exit 2) or `BuildError` (exit 3) on failure."""
-    with bulk_allocation():
-        return _run_build(options)
+    """Run a whole build. Raises `InputError` (exit 2) or `BuildError` (exit 3) on failure.
+
+    The output folder is checked and locked first (generator.outdir); the build publishes into
+    its resolved target (a symlinked --out stays a link)."""
+    from generator.outdir import build_guards, claim_output
+    from generator.site.siteconfig import load_site_config
+
+    if options.config is not None and not options.data_only:
+        load_site_config(options.config)  # refuse a configuration that runs code before any work
+    with claim_output(options.out, build_guards(options), timeout=options.lock_timeout) as target:
+        with bulk_allocation():
+            summary = _run_build(dataclasses.replace(options, out=target))
+    return dataclasses.replace(summary, out=str(options.out))
 
 
 def _run_build(options: BuildOptions) -> BuildSummary:
@@ -884,9 +899,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
             pointers=documents["pointers"], build_info=documents["build_info"],
             preview=options.preview, site_url=options.site_url,
         )
-        config = options.config
-        if config is None and Path("mkdocs.yml").is_file():
-            config = Path("mkdocs.yml")
+        config = options.config  # None: the packaged one, never ./mkdocs.yml (generator.site.siteconfig)
         from generator.bundle.cache import default_cache_dir
         from generator.site.recipepages import InputDigests
 

@@ -100,9 +100,14 @@ def main() -> None:
 @main.command()
 @_engine_options
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("site"),
-              show_default=True, help="The site root; the data lands in <out>/data/.")
+              show_default=True, help="The site root; the data lands in <out>/data/. Must be "
+              "absent, empty or a folder this tool built (it holds .evidence-dashboard-site).")
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False),
-              help="Site configuration (default: ./mkdocs.yml, else the packaged default).")
+              help="Site configuration (default: the packaged one; ./mkdocs.yml is never read "
+                   "implicitly). No hooks, no plugins beyond search and tags, no !!python tags.")
+@click.option("--lock-timeout", type=click.FloatRange(min=0), default=600.0, show_default=True,
+              metavar="SECONDS",
+              help="Wait at most this long for another build into the same --out (then exit 2).")
 @click.option("--preview", is_flag=True, help="Mark every page as a preview and noindex.")
 @click.option("--source-url", metavar="TEMPLATE",
               help="Link template for pointer files, e.g. https://github.com/o/r/blob/{commit}/{path}.")
@@ -177,16 +182,17 @@ def check_tree_cmd(recipes: Path, allowlist: Path | None, allow_pending: bool,
 def index_cmd(recipes: Path, index_path: Path | None, write: bool, fmt: str) -> None:
     """Print (or --write) the pointer index of the tree."""
     from generator.tree import load_allowlist, render_index
-    from generator.tree.index import default_index_path
+    from generator.tree.index import write_index
 
     try:
-        text = render_index(recipes, load_allowlist(recipes / "evidence" / "allowlist.yaml"))
+        allowlist = load_allowlist(recipes / "evidence" / "allowlist.yaml")
+        if write:
+            target = write_index(recipes, allowlist, index_path)
+        else:
+            text = render_index(recipes, allowlist)
     except EvidenceDashError as error:
         _fail(error, fmt)
     if write:
-        target = index_path or default_index_path(recipes)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
         click.echo(f"wrote {target}", err=True)
     else:
         click.echo(text, nl=False)

@@ -146,18 +146,12 @@ def registry_note(trusted: Any) -> str:
 
 def effective_config(config: Path, *, docs: Path, site: Path, res: SiteResources,
                      inputs: SiteInputs) -> dict[str, Any]:
-    """The user's (or default) mkdocs.yml with our folders, assets and values filled in."""
-    from mkdocs.utils import yaml_load  # type: ignore[attr-defined]
+    """The user's (or default) mkdocs.yml with our folders, assets and values filled in.
 
-    try:
-        with config.open("rb") as fh:
-            loaded = yaml_load(fh)
-    except (OSError, yaml.YAMLError) as exc:
-        raise BuildError("the site configuration cannot be read", location=Location(str(config)),
-                         expected="a readable mkdocs.yml", found=f"{type(exc).__name__}: {exc}",
-                         hint="fix the YAML, or remove the file to use the packaged default"
-                         ) from exc
-    cfg: dict[str, Any] = dict(loaded or {})
+    It is read by `load_site_config`, which refuses hooks, foreign plugins and Python tags."""
+    from generator.site.siteconfig import load_site_config
+
+    cfg: dict[str, Any] = dict(load_site_config(config))
     theme = cfg.get("theme") or {}
     theme = {"name": theme} if isinstance(theme, str) else dict(theme)
     theme["custom_dir"] = str(res.overrides)

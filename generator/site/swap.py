@@ -14,7 +14,9 @@ Recovery states, checked first by every call (`recover`):
   `<out>.old` is deleted.
 - neither `<out>.old` nor a partial state: nothing to do.
 
-A failed build never reaches step 1, so the previous output stays in place.
+A failed build never reaches step 1, so the previous output stays in place. Every published
+folder carries the marker file of `generator.outdir` (a later build may replace only such a
+folder, or an empty one).
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ def publish_atomically(staging: Path, out: Path) -> None:
         raise BuildError("the staged site is missing", location=Location(str(staging)),
                          expected="a built site folder", found="nothing",
                          hint="the site build did not finish; the previous output is unchanged")
+    from generator.outdir import write_marker
+
+    write_marker(staging)
     out.parent.mkdir(parents=True, exist_ok=True)
     recover(out)
     old = old_path(out)

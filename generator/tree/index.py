@@ -157,10 +157,14 @@ def _listed(doc: Any) -> dict[str, dict[str, Any]] | None:
 
 
 def write_index(recipes_root: Path, allowlist: Allowlist, index_path: Path | None = None) -> Path:
-    """Regenerate the index file (atomically: write a sibling, then rename). Returns its path."""
+    """Regenerate the index file (atomically: write a sibling, then rename). Returns its path.
+
+    The file must lie below the repository root (the parent of the recipes root) and no
+    folder on the way, nor the file, may be a symbolic link (`generator.safewrite`): a link
+    committed in the checkout must not redirect the write outside it.
+    """
+    from generator.safewrite import write_below
+
     target = index_path if index_path is not None else default_index_path(recipes_root)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.with_name(f".{target.name}.tmp")
-    staging.write_text(render_index(recipes_root, allowlist), encoding="utf-8")
-    staging.replace(target)
-    return target
+    text = render_index(recipes_root, allowlist)
+    return write_below(recipes_root.parent, target, text.encode("utf-8"))

@@ -67,11 +67,13 @@ def test_build_json_summary_and_data(tmp_path: Path) -> None:
 
 
 def test_build_without_evidence_folder_is_exit_2_with_a_next_step(tmp_path: Path) -> None:
-    code, out, _ = run("build", "--recipes", str(tmp_path), "--out", str(tmp_path / "o"),
+    tree = tmp_path / "tree"  # --out may not lie inside the tree, so the two are siblings
+    tree.mkdir()
+    code, out, _ = run("build", "--recipes", str(tree), "--out", str(tmp_path / "o"),
                        "--offline", "--format", "json")
     assert code == 2
     error = json.loads(out)
-    assert error["file"] == str(tmp_path) and "evidence" in error["expected"] and error["hint"]
+    assert error["file"] == str(tree) and "evidence" in error["expected"] and error["hint"]
 
 
 def test_build_with_a_broken_allowlist_is_exit_2_and_keeps_the_old_site(tmp_path: Path) -> None:
@@ -80,6 +82,7 @@ def test_build_with_a_broken_allowlist_is_exit_2_and_keeps_the_old_site(tmp_path
     out_dir = tmp_path / "site"
     out_dir.mkdir()
     (out_dir / "index.html").write_text("previous")
+    (out_dir / ".evidence-dashboard-site").write_text("a site this tool built earlier\n")
     (tree / "evidence" / "allowlist.yaml").write_text("schemaVersion: 1.0.0\nidentity: x\n")
     code, _, err = run("build", "--recipes", str(tree), "--out", str(out_dir), "--offline",
                        "--cache", str(tmp_path / "c"))

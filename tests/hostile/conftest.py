@@ -232,9 +232,9 @@ class Sandbox:
         return {p["path"]: p for p in self.data("pointers.json")["pointers"]}
 
     def stray_files(self) -> list[str]:
-        """Entries of the sandbox outside recipes/, cache/, site/, tmp/ and the test's own
-        inputs/ (HOME must stay empty)."""
-        allowed = {"recipes", "cache", "site", "tmp", "home", "inputs"}
+        """Entries of the sandbox outside recipes/, cache/, site/ (and its lock file .site.lock),
+        tmp/ and the test's own inputs/ (HOME must stay empty)."""
+        allowed = {"recipes", "cache", "site", ".site.lock", "tmp", "home", "inputs"}
         stray = [p.name for p in self.root.iterdir() if p.name not in allowed]
         stray += [f"home/{k}" for k in tree_snapshot(self.home)]
         return sorted(stray)

@@ -22,7 +22,7 @@ def _ignored(path: str) -> bool:
 
 
 @pytest.mark.parametrize("path", [
-    ".venv/bin/python", "site/index.html", "build/lock-venv/x", "evidence_dashboard.egg-info/PKG-INFO",
+    ".venv/bin/python", "site/index.html", ".site.lock", "build/lock-venv/x", "evidence_dashboard.egg-info/PKG-INFO",
     "generator/__pycache__/cli.cpython-311.pyc", "tests/tree/__pycache__/x.pyc", ".coverage",
     ".coverage.host.123.456", "tests/artifacts/shot.png", ".pytest_cache/v", ".mypy_cache/3.11/x",
     ".ruff_cache/x",
