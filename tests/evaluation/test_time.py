@@ -80,7 +80,8 @@ def test_a_backdated_claim_is_accepted_flagged_and_ordered_by_the_log(
 
     latest = latest_per_signer(evaluation.board.runs)[ALICE.consensus_key]
     assert latest.bundle_digest == backdated.digest
-    assert evaluation.build_time == "2026-09-01T12:00:01Z"
+    assert evaluation.build_time == "2026-09-01T12:00:01Z"  # not the newest claim (08-28)
+    assert evaluation.documents["index"]["meta"]["generatedAt"] == "2026-09-01 12:00 UTC"
 
     from generator.site.cards import pointer_card
     from generator.site.pages import SiteModel
@@ -210,3 +211,19 @@ def test_data_contract_documents_the_new_class() -> None:
     contract = (Path(__file__).resolve().parents[2] / "docs" / "data-contract.md").read_text(
         encoding="utf-8")
     assert '"time"' in contract and '"internal"' in contract and "attestedAtSkew" in contract
+
+
+def test_verify_of_one_pointer_judges_the_claim_too(evidence_tree: EvidenceTree) -> None:
+    """`evidence-dashboard verify` of a postdated pointer answers invalid, class `time`."""
+    from generator.build import verify_one
+
+    built = evidence_tree.sign(attested_at="2099-01-01T00:00:00Z",
+                               logged_at="2026-09-01T12:00:00Z")
+    (path,) = evidence_tree.add(built)
+    recipes = evidence_tree.write()
+
+    result, text = verify_one(evidence_tree.options(), recipes / path)
+
+    assert result["exit"] == 2
+    assert result["failureCause"]["class"] == "time"
+    assert "invalid - time: attestedAt 2099-01-01T00:00:00Z" in text
