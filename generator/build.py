@@ -1,8 +1,10 @@
 """The build: wire the seams into one run (tree -> bundles -> verify -> corroborate -> data -> site).
 
 This module is a shell around the pure core: it reads options, owns the clock (injected from
-`SOURCE_DATE_EPOCH`, else the newest attestedAt), drives the progress bars and decides what a
-failure means. A bad pointer never takes the build down: it becomes a record in
+`SOURCE_DATE_EPOCH`, else the newest verified transparency-log time, never a claimed
+attestedAt), drives the progress bars and decides what a failure means. A bad pointer never
+takes the build down: each pointer is fetched, verified and assessed inside an isolation
+boundary (generator.isolation) and whatever goes wrong becomes its record in
 `data/pointers.json` and on the site. Only an unusable tree or allowlist stops the build (exit 2).
 """
 
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from generator import __version__
 from generator.errors import BuildError, EvidenceDashError, InputError, Location, UsageError
+from generator.isolation import assess_isolated, internal_verdict, isolated
 from generator.model import (
     FailureCause,
     FailureClass,
@@ -174,11 +177,12 @@ def rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def build_time_for(epoch: int | None, attested: Iterable[str]) -> str:
-    """The build time: SOURCE_DATE_EPOCH when set, else the newest attestedAt; never the clock."""
+def build_time_for(epoch: int | None, logged: Iterable[str]) -> str:
+    """The build time: SOURCE_DATE_EPOCH when set, else the newest of the verified
+    transparency-log times `logged`; never the clock, never a claimed attestedAt."""
     if epoch is not None:
         return rfc3339(datetime.fromtimestamp(epoch, UTC))
-    newest = max((a for a in attested if a), default="")
+    newest = max((a for a in logged if a), default="")
     return newest or "1970-01-01T00:00:00Z"
 
 
@@ -247,8 +251,11 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
                 ref_duplicates: dict[str, str] | None = None,
                 assessor: Assessor | None = None, indexes: IndexPrefetch | None = None,
                 ) -> tuple[dict[str, Verdict], dict[str, str], Any, dict[str, Made]]:
-    """Verify every usable, non-duplicate pointer (cached, in parallel). Returns verdicts by path,
-    the verification times of reused verdicts, the trust root, and what workers `Made`.
+    """Verify every usable pointer (cached, in parallel), each on its own: a pointer repeating
+    another's bundle is verified against its own folder and claims too (its bundle bytes come
+    from the bundle cache). Returns verdicts by path, the verification times of reused
+    verdicts, the trust root, and what workers `Made`. Every verdict has been judged on time
+    (generator.verify.times); any exception of one pointer is that pointer's `internal` verdict.
 
     Cache hits are answered here without touching a bundle: the cached verdict carries the
     Evidence. Misses are verified in-process for `--jobs 1` (or a handful of misses), else in
@@ -262,21 +269,29 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     `refs` (`--bundle-refs` entries) are verified after the pointers, in-process, with the same
     trust and bundle source; their derived pointers are appended to `ref_files` and their
     verdicts keyed by their synthetic paths. A ref naming a bundle a pointer (or an earlier ref)
-    already names is recorded in `ref_duplicates` instead of being verified twice.
+    already names is recorded in `ref_duplicates` and verified on its own all the same.
     """
+    from generator.verify.times import judge_time
+
     trust, source, verdicts_cache = _engine(options, indexes)
-    todo = [f for f in files if isinstance(f, ParsedPointer) and f.location.path not in duplicate_of]
+    todo = [f for f in files if isinstance(f, ParsedPointer)]
     verdicts: dict[str, Verdict] = {}
     verified_at: dict[str, str] = {}
     made: dict[str, Made] = {}
     misses: list[tuple[ParsedPointer, str]] = []
+    epoch = options.source_date_epoch
     for item in todo:
-        key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest)
-        cached = verdicts_cache.get(key)
-        if cached is not None:
-            verdicts[item.location.path] = cached[0]
-        else:
-            misses.append((item, key))
+        def lookup(item: ParsedPointer = item) -> Verdict | None:
+            key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest)
+            cached = verdicts_cache.get(key)
+            if cached is None:
+                misses.append((item, key))
+                return None
+            return judge_time(cached[0], epoch)
+
+        found = isolated(lookup, lambda exc: internal_verdict(exc, "the verdict cache lookup"))
+        if found is not None:
+            verdicts[item.location.path] = found
     progress = _Progress(len(misses), "verifying", options.quiet)
     try:
         jobs = max(1, min(options.jobs, len(misses) // _MIN_PER_WORKER))
@@ -303,29 +318,38 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     order = {item.location.path: n for n, item in enumerate(todo)}
     ordered = dict(sorted(verdicts.items(), key=lambda kv: order[kv[0]]))
     if refs:
-        ordered.update(_verify_refs(refs, todo, source, trust, ref_files, ref_duplicates))
+        ordered.update(_verify_refs(refs, todo, source, trust, ref_files, ref_duplicates,
+                                    epoch))
     return ordered, verified_at, trust, made
 
 
 def _verify_refs(refs: Sequence[Any], todo: Sequence[ParsedPointer], source: Any, trust: Any,
-                 ref_files: list[ParsedPointer] | None, ref_duplicates: dict[str, str] | None
-                 ) -> dict[str, Verdict]:
-    """Verify `--bundle-refs` entries (first-party runs without a pointer file)."""
+                 ref_files: list[ParsedPointer] | None, ref_duplicates: dict[str, str] | None,
+                 epoch: int | None = None) -> dict[str, Verdict]:
+    """Verify `--bundle-refs` entries (first-party runs without a pointer file), each on its
+    own and inside the isolation boundary; one naming a bundle already named is noted in
+    `ref_duplicates` (the bundle counts once)."""
     from generator.bundlerefs import derived_pointer, verify_bundle_ref
+    from generator.verify.times import judge_time
 
     known = {str(item.pointer.bundle.digest): item.location.path for item in todo
              if item.pointer.bundle.digest}
     verdicts: dict[str, Verdict] = {}
     for entry in refs:
         first = known.get(str(entry.digest))
-        if first is not None:
-            if ref_files is not None:
-                ref_files.append(ParsedPointer(entry.location, derived_pointer(entry, {}, None)))
-            if ref_duplicates is not None:
-                ref_duplicates[entry.path] = first
-            continue
-        parsed, verdict = verify_bundle_ref(entry, source, trust)
-        known[str(entry.digest)] = entry.path
+        if first is not None and ref_duplicates is not None:
+            ref_duplicates[entry.path] = first
+        known.setdefault(str(entry.digest), entry.path)
+
+        def one(entry: Any = entry) -> tuple[ParsedPointer, Verdict]:
+            parsed, verdict = verify_bundle_ref(entry, source, trust)
+            return parsed, judge_time(verdict, epoch)
+
+        def failed(exc: BaseException, entry: Any = entry) -> tuple[ParsedPointer, Verdict]:
+            return (ParsedPointer(entry.location, derived_pointer(entry, {}, None)),
+                    internal_verdict(exc))
+
+        parsed, verdict = isolated(one, failed)
         verdicts[entry.path] = verdict
         if ref_files is not None:
             ref_files.append(parsed)
@@ -342,20 +366,25 @@ _WORKER_STATE: dict[str, Any] = {}
 
 def _verify_miss(item: ParsedPointer, key: str, trust: Any, source: Any, verdicts_cache: Any,
                  epoch: int | None) -> tuple[str, Verdict, str | None]:
-    """Verify one pointer the cache did not answer (under its cache `key`), record the
-    verdict, fall back when none."""
+    """Verify one pointer the cache did not answer (under its cache `key`), record the raw
+    verdict, fall back when none; return it judged on time. Inside the isolation boundary:
+    an exception is this pointer's `internal` verdict (never cached)."""
     from generator.verify.pipeline import verify_pointer
+    from generator.verify.times import judge_time
 
-    verdict = verify_pointer(item.pointer, item.location, source, trust)
-    if isinstance(verdict, NoVerdict):
-        fallback = verdicts_cache.last_recorded(item.pointer, item.location)
-        if fallback is not None:
-            return item.location.path, fallback[0], fallback[1]
-        return item.location.path, verdict, None
-    recorded = build_time_for(epoch, [verdict_attested(verdict)])
-    verdicts_cache.put(key, verdict, recorded,
-                       claims_key=verdicts_cache.claims_key(item.pointer, item.location))
-    return item.location.path, verdict, None
+    def work() -> tuple[str, Verdict, str | None]:
+        verdict = verify_pointer(item.pointer, item.location, source, trust)
+        if isinstance(verdict, NoVerdict):
+            fallback = verdicts_cache.last_recorded(item.pointer, item.location)
+            if fallback is not None:
+                return item.location.path, judge_time(fallback[0], epoch), fallback[1]
+            return item.location.path, verdict, None
+        recorded = build_time_for(epoch, [verdict_logged(verdict)])
+        verdicts_cache.put(key, verdict, recorded,
+                           claims_key=verdicts_cache.claims_key(item.pointer, item.location))
+        return item.location.path, judge_time(verdict, epoch), None
+
+    return isolated(work, lambda exc: (item.location.path, internal_verdict(exc), None))
 
 
 def _worker_init(options: BuildOptions) -> None:
@@ -381,10 +410,16 @@ def _worker_chunk(items: Sequence[tuple[ParsedPointer, str]]
                                                s["epoch"])
             done = None
             if assessor is not None:
-                record, entry = assessor.assess(item, verdict, verified_at=when)
+                record, entry = assess_isolated(assessor, item, verdict, verified_at=when)
+                if record.verdict is not verdict:  # the assessment failed: an internal record
+                    verdict, when = record.verdict, None
                 done = Made(record.classification, record.label, record.freshness,
                             pointer_document(record), entry)
-            out.append((path, _shared_strings(verdict), when, done))
+            try:
+                verdict = _shared_strings(verdict)
+            except RecursionError:
+                pass  # a deeply nested document travels back as it is
+            out.append((path, verdict, when, done))
     return out, assessor.memo.drain() if assessor is not None and assessor.memo else {}
 
 
@@ -449,9 +484,18 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
                                    initializer=_worker_init, initargs=(options,))
     try:
         with pool:
-            futures = [pool.submit(_worker_chunk, chunk) for chunk in chunks]
+            futures = {pool.submit(_worker_chunk, chunk): chunk for chunk in chunks}
             for future in as_completed(futures):
-                results, memo_answers = future.result()
+                try:
+                    results, memo_answers = future.result()
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - a lost chunk: its pointers' fault
+                    # Each pointer is isolated inside the chunk; this is the chunk itself
+                    # failing (a worker died, a result could not travel back).
+                    results, memo_answers = [
+                        (item.location.path, internal_verdict(exc, "a verification worker"),
+                         None, None) for item, _key in futures[future]], {}
                 if assessor is not None and assessor.memo is not None:
                     assessor.memo.adopt(memo_answers)
                 for path, verdict, when, done in results:
@@ -462,9 +506,16 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
 
 
 def verdict_attested(verdict: Verdict) -> str:
-    """The attestedAt of a verdict's evidence, or ""."""
+    """The attestedAt of a verdict's evidence, or "" (a claim: see `verdict_logged`)."""
     if isinstance(verdict, Verified | Pending):
         return verdict.evidence.attested_at
+    return ""
+
+
+def verdict_logged(verdict: Verdict) -> str:
+    """The verified transparency-log time of a verdict's evidence, or ""."""
+    if isinstance(verdict, Verified):
+        return verdict.evidence.logged_at or ""
     return ""
 
 
@@ -501,7 +552,7 @@ def evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Eva
 
 def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Evaluation:
     """`evaluate` itself."""
-    from generator.corroborate import build_board
+    from generator.corroborate import build_board, count_each_bundle_once
     from generator.data import PointerRecord, build_info_document, data_documents
     from generator.tree import load_allowlist, organisation_of, scan_tree
 
@@ -531,8 +582,10 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
         options, scan.files, scan.duplicate_of, allowlist.digest, refs, ref_files,
         duplicate_of, assessor, indexes)
 
+    from generator.verify.times import flagged_skew
+
     records: list[PointerRecord] = []
-    entries = []
+    candidates: list[tuple[bool, int, Any]] = []
     made_documents: dict[str, dict[str, Any]] = {}
     for item in (*scan.files, *ref_files):
         path = item.location.path
@@ -540,24 +593,27 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
             records.append(PointerRecord(pointer=item, verdict=schema_rejection(item)))
             continue
         duplicate = duplicate_of.get(path)
-        verdict = verdicts.get(duplicate or path)
+        verdict = verdicts.get(path)  # its own verdict, duplicate or not
         done = made.get(path) if duplicate is None else None
         if done is None:
-            record, entry = assessor.assess(item, verdict, verified_at=verified_at.get(path),
+            record, entry = assess_isolated(assessor, item, verdict,
+                                            verified_at=verified_at.get(path),
                                             duplicate_of=duplicate)
         else:
             record = PointerRecord(
                 pointer=item, verdict=verdict, classification=done.classification,
-                label=done.label, freshness=done.freshness, verified_at=verified_at.get(path))
+                label=done.label, freshness=done.freshness, verified_at=verified_at.get(path),
+                attested_at_skew=flagged_skew(verdict))
             entry = done.entry
             made_documents[path] = done.document
         records.append(record)
         if entry is not None:
-            entries.append(entry)
+            candidates.append((duplicate is not None, len(candidates), entry))
+    entries = count_each_bundle_once(candidates)
 
     memo.save()
     board = build_board(entries, organisation_of=_remembered(organisation_of))
-    build_time = build_time_for(options.source_date_epoch, [e.run.attested_at for e in entries])
+    build_time = build_time_for(options.source_date_epoch, [e.run.logged_at for e in entries])
     documents = data_documents(
         board=board, records=records, build_time=build_time,
         build_info=build_info_document(
@@ -607,6 +663,7 @@ class Assessor:
         from generator.corroborate import board_entry
         from generator.data import PointerRecord
         from generator.tree import display_label
+        from generator.verify.times import flagged_skew
 
         classification = None
         label = None
@@ -620,9 +677,12 @@ class Assessor:
         record = PointerRecord(
             pointer=item, verdict=verdict, classification=classification, label=label,
             duplicate_of=duplicate_of, verified_at=verified_at,
-            freshness=_freshness(verdict, item, self.providers, self.explainer))
+            freshness=_freshness(verdict, item, self.providers, self.explainer),
+            attested_at_skew=flagged_skew(verdict))
         entry = None
-        if duplicate_of is None and isinstance(verdict, Verified) and classification is not None:
+        # A duplicate gets its entry too: the caller counts each bundle once
+        # (generator.corroborate.count_each_bundle_once).
+        if isinstance(verdict, Verified) and classification is not None:
             try:
                 entry = board_entry(verdict, classification, item.pointer,
                                     origin=item.location.path)
@@ -966,8 +1026,11 @@ def verify_one(options: BuildOptions, pointer_path: Path) -> tuple[dict[str, Any
     folder_recipe = parts[-3] if folder_source else None
     location = PointerLocation(path=pointer_path.name, folder_recipe=folder_recipe,
                                folder_source=folder_source)
+    from generator.verify.times import judge_time
+
     trust, source, _cache = _engine(options)
-    verdict = verify_pointer(pointer, location, source, trust)
+    verdict = judge_time(verify_pointer(pointer, location, source, trust),
+                         options.source_date_epoch)
     result = aicr_result_json(verdict, pointer, location)
     words = {0: "valid", 1: "valid, with recorded phase failures", 2: "invalid", 3: "no verdict"}
     text = f"{pointer_path}: {words[int(verdict.exit)]}"

@@ -116,6 +116,7 @@ def make_run(
         results={k: bucket_status(v) for k, v in results.items()},
         bundle_digest=digest(seed),
         profile=profile,
+        logged_at=when,
     )
 
 
@@ -156,6 +157,7 @@ def make_evidence(
         recipe_yaml=b"",
         snapshot=snapshot,
         ctrf=dict(ctrf_reports or {}),
+        logged_at=attested_at,
     )
 
 

@@ -33,6 +33,7 @@ from generator.corroborate.grid import (
     k8s_minors,
     version_grids,
 )
+from generator.corroborate.once import count_each_bundle_once
 from generator.corroborate.runs import (
     grid_when,
     k8s_minor,
@@ -42,6 +43,7 @@ from generator.corroborate.runs import (
     parse_rfc3339,
     run_from_verified,
     run_id_for,
+    run_order,
     series_when,
 )
 from generator.corroborate.semver import compare_semver, order_versions_newest_first, parse_semver
@@ -87,6 +89,7 @@ __all__ = [
     "combined_grid",
     "compare_semver",
     "compute_consensus",
+    "count_each_bundle_once",
     "default_naming",
     "grid_over",
     "grid_when",
@@ -104,6 +107,7 @@ __all__ = [
     "round_half_up_pct",
     "run_from_verified",
     "run_id_for",
+    "run_order",
     "safe_slug",
     "series_when",
     "signer_label",

@@ -22,7 +22,7 @@ from generator.corroborate.grid import (
     signer_source_id,
     version_grids,
 )
-from generator.corroborate.runs import countable, parse_rfc3339, run_from_verified
+from generator.corroborate.runs import countable, parse_rfc3339, run_from_verified, run_order
 from generator.corroborate.series import Series, build_series
 from generator.facts import Criteria, criteria
 from generator.model import (
@@ -172,9 +172,12 @@ class Board:
     sources: Mapping[SourceId, SourceRecord]
     criteria: Mapping[str, tuple[str, ...]]
     newest_attested_at: str | None
+    """The newest claimed attestedAt (a claim: never what `generated_at` reports)."""
     skipped: tuple[Skip, ...] = ()
     warnings: tuple[str, ...] = ()
     runs: tuple[Run, ...] = field(default=())
+    newest_logged_at: str | None = None
+    """The newest verified transparency-log time of a counted run."""
 
     @property
     def tabs(self) -> tuple[Tab, ...]:
@@ -182,8 +185,9 @@ class Board:
 
     @property
     def generated_at(self) -> str:
-        """The newest attestedAt as `YYYY-MM-DD HH:MM UTC` ("" when there are no runs)."""
-        moment = parse_rfc3339(self.newest_attested_at or "")
+        """The newest verified log time as `YYYY-MM-DD HH:MM UTC` ("" without one): a
+        claimed attestedAt (which may say 2099) never dates the board."""
+        moment = parse_rfc3339(self.newest_logged_at or "")
         return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else ""
 
 
@@ -325,7 +329,7 @@ def build_board(
             combined=combined_grid(bucket.runs, organisation_of),
             versions=versions,
             series=build_series(bucket.recipe, bucket.runs, versions),
-            runs=tuple(sorted(bucket.runs, key=lambda r: (r.attested_at, r.run_id), reverse=True)),
+            runs=tuple(sorted(bucket.runs, key=run_order, reverse=True)),
         ))
 
     groups = _arrange(tabs, names)
@@ -336,6 +340,7 @@ def build_board(
             crit_values[axis].append((value or "(none)") if axis == "platform" else value)
     all_runs = tuple(r for t in tabs for r in t.runs)
     newest = max((r.attested_at for r in all_runs), default=None)
+    logged = max((r.logged_at for r in all_runs if r.logged_at), default=None)
     return Board(
         groups=groups,
         sources=dict(sorted(sources.items())),
@@ -345,6 +350,7 @@ def build_board(
         skipped=tuple(skipped),
         warnings=tuple(warnings),
         runs=all_runs,
+        newest_logged_at=logged,
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from generator.corroborate.runs import latest_per_signer, newest_first
+from generator.corroborate.runs import latest_per_signer, newest_first, run_order
 from generator.corroborate.semver import order_versions_newest_first
 from generator.corroborate.states import consensus_of, rollup, tally
 from generator.model import (
@@ -178,7 +178,9 @@ def version_grids(runs: Iterable[Run], organisation_of: OrganisationOf) -> tuple
     by_version: dict[str, list[Run]] = {}
     for run in runs:
         by_version.setdefault(run.aicr_version, []).append(run)
-    newest_at = {v: newest_first(rs)[0].attested_at for v, rs in by_version.items()}
+    # "newest" by the verified log time, then attestedAt (both normalised: string order is
+    # time order)
+    newest_at = {v: "|".join(run_order(newest_first(rs)[0])[:2]) for v, rs in by_version.items()}
     return tuple(
         grid_over(latest_per_signer(by_version[v]).values(), organisation_of, aicr_version=v)
         for v in order_versions_newest_first(list(by_version), newest_at)

@@ -130,12 +130,20 @@ def run_from_verified(verified: Verified, classification: Classification, pointe
         bundle_digest=ev.bundle_digest,
         profile=_profile_selection(ev, pointer),
         skip_reasons=skips,
+        logged_at=ev.logged_at or "",
     )
 
 
+def run_order(run: Run) -> tuple[str, str, str]:
+    """The sort key of "newest": the verified log time first (a claimed attestedAt never
+    overtakes it), then attestedAt and the run id to break ties."""
+    return (run.logged_at, run.attested_at, run.run_id)
+
+
 def newest_first(runs: Iterable[Run]) -> list[Run]:
-    """aicr's run order per signer: attestedAt descending, then run id descending."""
-    return sorted(runs, key=lambda r: (r.attested_at, r.run_id), reverse=True)
+    """A signer's runs, newest first by the verified log time (`run_order`). aicr orders by
+    attestedAt, a claim the signer writes; see generator.verify.times."""
+    return sorted(runs, key=run_order, reverse=True)
 
 
 def countable(run: Run) -> bool:

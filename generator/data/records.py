@@ -36,7 +36,8 @@ class PointerRecord:
     """One pointer file found in the tree and what became of it.
 
     `verdict` is None when the tree already rejected the file (a `RejectedPointer`) or the
-    bundle was never looked at; `verified_at` is set when a cached verdict was reused.
+    bundle was never looked at; `verified_at` is set when a cached verdict was reused;
+    `attested_at_skew` when the claimed attestedAt is far from the verified log time.
     """
 
     pointer: PointerFile
@@ -46,6 +47,9 @@ class PointerRecord:
     duplicate_of: str | None = None
     freshness: FreshnessInfo = FreshnessInfo()
     verified_at: str | None = None
+    attested_at_skew: int | None = None
+    """attestedAt minus the verified log time in seconds, when they are more than the
+    tolerance apart (generator.verify.times): the claim is flagged on the pointer's card."""
 
     @property
     def path(self) -> str:

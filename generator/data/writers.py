@@ -235,6 +235,7 @@ def evidence_document(evidence: Evidence, *, rekor_log_index: int | None = None,
         )
     return {
         "attestedAt": evidence.attested_at,
+        "loggedAt": evidence.logged_at,
         "runId": run_id,
         "aicrVersion": evidence.aicr_version,
         "aicrCommit": evidence.aicr_commit,
@@ -351,6 +352,7 @@ def pointer_document(record: PointerRecord) -> dict[str, Any]:
                           if isinstance(verdict, Verified | Pending) else None),
         },
         "duplicateOf": record.duplicate_of,
+        "attestedAtSkew": record.attested_at_skew,
         "freshness": _freshness(record.freshness),
         "evidence": evidence,
     }
@@ -406,10 +408,11 @@ def build_info_document(
 
 
 def default_build_time(board: Board, source_date_epoch: int | None = None) -> str:
-    """SOURCE_DATE_EPOCH as RFC 3339 when given, else the newest attestedAt ("" if none)."""
+    """SOURCE_DATE_EPOCH as RFC 3339 when given, else the newest verified log time ("" if
+    none); never a claimed attestedAt."""
     if source_date_epoch is not None:
         return datetime.fromtimestamp(source_date_epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return board.newest_attested_at or ""
+    return board.newest_logged_at or ""
 
 
 # --------------------------------------------------------------------------- files

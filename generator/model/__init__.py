@@ -125,7 +125,9 @@ class StepStatus(StrEnum):
 
 
 class FailureClass(StrEnum):
-    """aicr's stable failure classes (spec 5.6) plus `policy` for registry-policy exclusion."""
+    """aicr's stable failure classes (spec 5.6) plus this project's own: `time` (the claimed
+    attestedAt lies after the verified log time or the build time) and `internal` (the build
+    itself failed on this one pointer; nothing is known about the evidence)."""
 
     REGISTRY_FORBIDDEN = "registry-forbidden"
     NOT_FOUND = "not-found"
@@ -136,11 +138,14 @@ class FailureClass(StrEnum):
     TRANSIENT = "transient"
     CANCELED = "canceled"
     UNKNOWN = "unknown"
+    TIME = "time"
+    INTERNAL = "internal"
 
     @property
     def is_verdict(self) -> bool:
-        """Transient and canceled say nothing about the evidence (exit 3)."""
-        return self not in (FailureClass.TRANSIENT, FailureClass.CANCELED)
+        """Transient, canceled and internal say nothing about the evidence (exit 3)."""
+        return self not in (FailureClass.TRANSIENT, FailureClass.CANCELED,
+                            FailureClass.INTERNAL)
 
 
 class VerifyExit(IntEnum):
@@ -368,6 +373,10 @@ class Evidence:
     snapshot: Mapping[str, Any] | None
     ctrf: Mapping[Phase, CtrfReport]
     bom: Mapping[str, Any] | None = None
+    logged_at: str | None = None
+    """The time sigstore verified for the signature (`YYYY-MM-DDTHH:MM:SSZ`): the transparency
+    log's integrated time, else the earliest signed RFC 3161 timestamp. None when unsigned.
+    Unlike `attested_at` (a claim inside the payload) this is what orders runs."""
 
     @property
     def attested_at(self) -> str:
@@ -478,6 +487,9 @@ class Run:
     bundle_digest: OciDigest
     profile: str | None = None
     skip_reasons: Mapping[RowKey, str] = field(default_factory=dict)
+    logged_at: str = ""
+    """The verified transparency-log time (`Evidence.logged_at`): runs are ordered by it,
+    never by the claimed `attested_at` alone."""
 
     @property
     def allowlisted(self) -> bool:

@@ -71,6 +71,18 @@ def freshness_badge(fresh: Mapping[str, Any] | None) -> str:
             f'{html(freshness_text(f))}</span>')
 
 
+def clock_warning(skew: int, logged_at: Any) -> str:
+    """The card row for a claimed attestedAt far from the verified transparency-log time."""
+    days = abs(skew) / 86400
+    direction = "after" if skew > 0 else "before"
+    logged = (f' (<time datetime="{html(logged_at)}">{html(logged_at)}</time>)'
+              if logged_at else "")
+    return (f'<div class="fact-clock warning" data-attested-skew="{skew}"><dt>Clock</dt><dd>'
+            f'&#9888; the claimed attestedAt is {days:.1f} days {direction} the verified '
+            f'transparency-log time{logged}: the run is placed in time by the log, not by the '
+            'date it claims</dd></div>\n')
+
+
 def _diff_class(line: str) -> str:
     if line.startswith("+") and not line.startswith("+++"):
         return "diff-add"
@@ -138,6 +150,9 @@ def pointer_card(m: SiteModel, page: str, p: Mapping[str, Any], show_recipe: boo
           f'{html(at)}</time>: the registry could not be reached during this build, so the '
           'cached verdict of that earlier verification was reused for the same bundle digest'
           '</dd></div>\n')
+    skew = p.get("attestedAtSkew")
+    if isinstance(skew, int) and not isinstance(skew, bool):
+        w(clock_warning(skew, (ev or {}).get("loggedAt")))
     if ev:
         w(f'<div><dt>aicr</dt><dd>{html(ev.get("aicrVersion"))}')
         commit = ev.get("aicrCommit")

@@ -164,6 +164,12 @@ class FreshSummary:
         return self.fresh + self.stale + self.unknown
 
 
+def evidence_time(evidence: Mapping[str, Any]) -> str:
+    """When evidence was signed, for ordering: the verified transparency-log time (`loggedAt`);
+    the claimed attestedAt only for data written before the log time was kept."""
+    return str(evidence.get("loggedAt") or evidence.get("attestedAt") or "")
+
+
 def _counted_evidence(p: Mapping[str, Any]) -> bool:
     return verdict_of(p) in ("verified", "failures") and p.get("evidence") is not None
 
@@ -274,7 +280,7 @@ class SiteModel:
     def _sort_pointers(found: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         return sorted(found, key=lambda p: (
             p.get("evidence") is None,
-            "" if p.get("evidence") is None else _invert(str(p["evidence"]["attestedAt"])),
+            "" if p.get("evidence") is None else _invert(evidence_time(p["evidence"])),
             str(p.get("path"))))
 
     def latest_evidence(self, recipe: str) -> list[Mapping[str, Any]]:
@@ -291,7 +297,7 @@ class SiteModel:
                 continue
             src = str((p.get("signer") or {}).get("sourceId") or p.get("path"))
             cur = best.get(src)
-            if cur is None or p["evidence"]["attestedAt"] > cur["evidence"]["attestedAt"]:
+            if cur is None or evidence_time(p["evidence"]) > evidence_time(cur["evidence"]):
                 best[src] = p
         return sorted(best.values(), key=lambda p: (
             not (p.get("signer") or {}).get("allowlisted"), self.label(p["signer"].get(
@@ -320,7 +326,7 @@ class SiteModel:
         fresh = states.count("fresh")
         stale = states.count("stale")
         unknown = len(states) - fresh - stale
-        times = sorted(str(p["evidence"].get("attestedAt") or "") for p in latest)
+        times = sorted(evidence_time(p["evidence"]) for p in latest)
         newest = times[-1] if times else None
         oldest = times[0] if times else None
         if not latest:

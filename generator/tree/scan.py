@@ -83,7 +83,8 @@ class TreeScan:
     """Every pointer file found, in path order, and which usable ones repeat an earlier digest.
 
     `duplicate_of[path] = first_path` for each ParsedPointer whose bundle digest was already
-    kept; signed nested pointers are kept before flat pending copies, then by path.
+    kept; signed nested pointers are kept before flat pending copies, then by path. A build
+    still verifies and judges every duplicate on its own (it only counts each bundle once).
     """
 
     files: tuple[PointerFile, ...]
@@ -91,7 +92,7 @@ class TreeScan:
 
     @property
     def usable(self) -> tuple[ParsedPointer, ...]:
-        """Parsed pointers that are not duplicates: what the build fetches and verifies."""
+        """Parsed pointers that are not duplicates (one per bundle digest, e.g. for the index)."""
         return tuple(f for f in self.files
                      if isinstance(f, ParsedPointer) and f.location.path not in self.duplicate_of)
 

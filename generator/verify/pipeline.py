@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -334,6 +334,8 @@ def verify_materialized(
     credentials = getattr(materialized, "needed_credentials", False) is True
     if ok is None:
         return Pending(steps=steps, evidence=evidence, needed_credentials=credentials)
+    if ok.logged_at is not None:  # the time sigstore verified, carried with the evidence
+        evidence = replace(evidence, logged_at=ok.logged_at)
     return Verified(
         steps=steps,
         signer=ok.signer,

@@ -314,6 +314,7 @@ def _evidence_json(ev: Evidence) -> dict[str, Any]:
         "snapshot": encode_data(ev.snapshot),
         "ctrf": {phase.value: _ctrf_json(report) for phase, report in ev.ctrf.items()},
         "bom": encode_data(ev.bom),
+        "loggedAt": ev.logged_at,
     }
 
 
@@ -329,7 +330,15 @@ def _evidence_from(doc: Mapping[str, Any], decode: Callable[[Any], Any] = decode
         snapshot=decode(doc["snapshot"]),
         ctrf={Phase(k): _ctrf_from(v, decode) for k, v in doc["ctrf"].items()},
         bom=decode(doc["bom"]),
+        # Required: a verdict cached before the verified log time was kept reads as a miss.
+        logged_at=_optional_text(doc["loggedAt"]),
     )
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise VerdictFormatError(f"expected a string or null, found {value!r}")
 
 
 def _ctrf_json(report: CtrfReport) -> dict[str, Any]:

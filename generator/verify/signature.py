@@ -7,15 +7,20 @@ base64 of JSON, as aicr accepts), at least one tlog entry, and the claimed `reko
 must equal the first entry's `logIndex` (for Rekor v2 entries, which carry no SET, the entry index
 must also equal the Merkle-authenticated `inclusionProof.logIndex`, pitfall 7).
 
-One `Verifier` is built per trust root and reused.
+One `Verifier` is built per trust root and reused. It keeps the times sigstore-python itself
+verified while checking a bundle (the log's integrated time bound by its inclusion promise, and
+RFC 3161 timestamps that chain to a trusted TSA), so the caller orders runs by a verified time
+rather than by the attestedAt the payload claims.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from cryptography import x509
@@ -53,6 +58,36 @@ STALE_ROOT_HINT = (
 _VERIFIERS: dict[str, Verifier] = {}
 
 
+class _TimedVerifier(Verifier):
+    """sigstore-python's `Verifier`, remembering the times it established for the last bundle.
+
+    `_establish_time` is where sigstore gathers the verified times every later check (chain
+    at that time, certificate validity) is made against; its answer is kept per thread. Should a
+    sigstore release stop calling it, no time is kept and verified evidence has no log time,
+    which the build rejects (fail closed), never falling back to the claimed attestedAt.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._times = threading.local()
+
+    def _establish_time(self, bundle: Bundle) -> Any:
+        found = super()._establish_time(bundle)
+        self._times.last = list(found)
+        return found
+
+    def forget_times(self) -> None:
+        self._times.last = []
+
+    def verified_time(self) -> datetime | None:
+        """The transparency-log time when sigstore verified one, else the earliest verified
+        signed timestamp; None when it kept none."""
+        found = getattr(self._times, "last", [])
+        log = [t.time for t in found if getattr(t.source, "name", "") == "TRANSPARENCY_SERVICE"]
+        times = log or [t.time for t in found]
+        return min(times) if times else None
+
+
 @dataclass(frozen=True)
 class SignatureOk:
     """A bundle that verified: who signed it, the first log entry, the verified statement."""
@@ -62,6 +97,8 @@ class SignatureOk:
     """The first tlog entry's logIndex when it is greater than 0 (aicr omits 0)."""
     statement: Mapping[str, Any]
     rekor_v2: bool
+    logged_at: str | None = None
+    """The verified log time (`YYYY-MM-DDTHH:MM:SSZ` UTC), see `_TimedVerifier`."""
 
 
 class SignatureFailure(Exception):
@@ -78,7 +115,7 @@ def verifier_for(trust: Trust) -> Verifier:
     """The shared `Verifier` of a trust root (built once; construction does no I/O)."""
     verifier = _VERIFIERS.get(trust.digest)
     if verifier is None:
-        verifier = Verifier(trusted_root=trust.trusted_root)
+        verifier = _TimedVerifier(trusted_root=trust.trusted_root)
         _VERIFIERS[trust.digest] = verifier
     return verifier
 
@@ -131,8 +168,11 @@ def verify_signature(
         cert_signer = None
     policy = ExactIdentity(expected if expected is not None else _require(cert_signer))
 
+    verifier = verifier_for(trust)
+    if isinstance(verifier, _TimedVerifier):
+        verifier.forget_times()
     try:
-        payload_type, payload = verifier_for(trust).verify_dsse(bundle, policy)
+        payload_type, payload = verifier.verify_dsse(bundle, policy)
     except SigstoreError as exc:
         message = _one_line(exc)
         raise SignatureFailure(
@@ -156,11 +196,13 @@ def verify_signature(
             signer=cert_signer,
         )
     signer = cert_signer if cert_signer is not None else _require(expected)
+    when = verifier.verified_time() if isinstance(verifier, _TimedVerifier) else None
     return SignatureOk(
         signer=signer,
         log_index=entry_index if entry_index > 0 else None,
         statement=statement,
         rekor_v2=rekor_v2,
+        logged_at=None if when is None else when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
 
 
