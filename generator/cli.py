@@ -9,6 +9,7 @@ Exit codes (also in the README):
 | `verify`        | valid        | valid, phase failures    | invalid                    | no verdict          |
 | `recipe-digest` | printed      | -                        | usage or unparseable YAML  | -                   |
 | `report`        | printed      | `--fail-on` triggered    | usage or operational error | -                   |
+| `render-report` | printed      | -                        | usage or invalid JSON      | -                   |
 """
 
 from __future__ import annotations
@@ -264,6 +265,25 @@ def report_cmd(base_rev: str, head_rev: str, fmt: str, fail_on: str, **kwargs: A
     else:
         click.echo(render_markdown(result), nl=False)
     sys.exit(code)
+
+
+@main.command("render-report")
+@click.argument("json_file", metavar="REPORT.json",
+                type=click.Path(dir_okay=False, path_type=Path))
+def render_report_cmd(json_file: Path) -> None:
+    """Render the PR comment (Markdown) from a JSON report of `report --format json`.
+
+    The file is validated against the report schema first; this code, not the file, decides
+    every word of the comment. Exit 0 (printed) or 2 (unreadable or invalid JSON report).
+    """
+    from generator.report import render_document
+    from generator.report.schema import load_report
+
+    try:
+        doc = load_report(json_file)
+    except EvidenceDashError as error:
+        _fail(error, "text")
+    click.echo(render_document(doc), nl=False)
 
 
 def run() -> None:  # pragma: no cover - console entry alias

@@ -8,7 +8,13 @@ board diffs and the cell vocabulary are pure functions in `affected`, `core` and
 
 from generator.report.affected import Affected, Overlay, affected_recipes, overlay_from_doc
 from generator.report.core import FailOn, Report, Side, compute_report
-from generator.report.render import MARKER, md_escape, render_json, render_markdown
+from generator.report.render import (
+    MARKER,
+    md_escape,
+    render_document,
+    render_json,
+    render_markdown,
+)
 from generator.report.run import load_overlays, run_report
 
 __all__ = [
@@ -23,6 +29,7 @@ __all__ = [
     "load_overlays",
     "md_escape",
     "overlay_from_doc",
+    "render_document",
     "render_json",
     "render_markdown",
     "run_report",

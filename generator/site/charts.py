@@ -2,6 +2,11 @@
 
 Figures use `template: "none"`; colours for the palette are applied in the browser by
 charts.js. Every number drawn also appears in the plain table under the chart.
+
+Signer labels and check names are contributor text: each goes through
+`generator.site.escape.chart_text` as it enters a figure (titles, categories, legends, hover),
+so Plotly draws `<a href>`, `<span style>` or `%{...}` literally instead of as markup or a
+template. The fixed hovertemplate only ever refers to data by `%{x}` and `%{y}`.
 """
 
 from __future__ import annotations
@@ -9,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from generator.site.escape import chart_text
 
 _SIGNER_COLOURS = ("#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#5d4037", "#ad1457")
 
@@ -42,7 +49,7 @@ def _layout(title: str, x_title: str) -> dict[str, Any]:
 def latest_figure(check: str, readings: Sequence[Reading]) -> dict[str, Any]:
     """Bars: each signer's latest measured value, with the floor and the 0.9 x floor pass line."""
     shown = [r for r in readings if r.measured is not None]
-    names = [r.signer if r.counted else f"{r.signer} (not counted)" for r in shown]
+    names = [chart_text(r.signer if r.counted else f"{r.signer} (not counted)") for r in shown]
     floor = next((r.floor for r in readings if r.floor is not None), None)
     line = next((r.pass_line for r in readings if r.pass_line is not None), None)
     data: list[dict[str, Any]] = [{
@@ -61,7 +68,8 @@ def latest_figure(check: str, readings: Sequence[Reading]) -> dict[str, Any]:
         data.append({"type": "scatter", "mode": "lines", "name": f"pass line {line:g} (0.9 x floor)",
                      "x": names, "y": [line] * len(names),
                      "line": {"color": "#f9a825", "dash": "dash", "width": 2}})
-    return {"data": data, "layout": _layout(f"{check}: latest run per signer", "signer")}
+    return {"data": data,
+            "layout": _layout(f"{chart_text(check)}: latest run per signer", "signer")}
 
 
 def history_figure(check: str, readings: Sequence[Reading]) -> dict[str, Any]:
@@ -75,7 +83,7 @@ def history_figure(check: str, readings: Sequence[Reading]) -> dict[str, Any]:
     for i, (signer, rows) in enumerate(sorted(by_signer.items())):
         rows = sorted(rows, key=lambda r: r.when)
         whens.extend(r.when for r in rows)
-        data.append({"type": "scatter", "mode": "lines+markers", "name": signer,
+        data.append({"type": "scatter", "mode": "lines+markers", "name": chart_text(signer),
                      "x": [r.when for r in rows], "y": [r.measured for r in rows],
                      "line": {"color": _SIGNER_COLOURS[i % len(_SIGNER_COLOURS)]}})
     floor = next((r.floor for r in readings if r.floor is not None), None)
@@ -84,6 +92,6 @@ def history_figure(check: str, readings: Sequence[Reading]) -> dict[str, Any]:
         data.append({"type": "scatter", "mode": "lines", "name": f"floor {floor:g}",
                      "x": span, "y": [floor, floor],
                      "line": {"color": "#c62828", "width": 2}})
-    layout = _layout(f"{check}: history per signer", "attested at")
+    layout = _layout(f"{chart_text(check)}: history per signer", "attested at")
     layout["xaxis"]["type"] = "date"
     return {"data": data, "layout": layout}

@@ -4,6 +4,11 @@ Recipe names, test names, identities, labels, stdout lines, URLs and hints come 
 files and signed bundles anyone can submit, so each is escaped for its exact context: HTML text,
 HTML attributes, Markdown table cells, Markdown inline text, and chart JSON. Links are http(s)
 only; anything else is rendered as text.
+
+Before any of that, `neutral` turns the characters that change how the text around them reads
+(bidi overrides and isolates, directional marks, NUL and other C0/C1 controls) into a visible
+escape such as `\\u202e`: a label cannot reorder a row of the grid or hide text. Every escaper
+here calls it, so every path that puts a contributor string on a page does too.
 """
 
 from __future__ import annotations
@@ -28,6 +33,52 @@ _MD = {
 # The Markdown map as a `str.translate` table: one C-level pass per string.
 _SPACE = re.compile(r"\s")
 _MD_TABLE = str.maketrans(_MD)
+# Bidi embeddings/overrides/isolates, directional marks, the Arabic letter mark, and C0/C1
+# controls (with DEL) except tab and newline: shown as `\\uXXXX` instead of acting on the text.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                        "\u2066-\u2069]")
+# Plotly reads pseudo-HTML (`<a href>`, `<b>`, `<span style>`, `<br>`) and entities in every
+# text it draws, and `%{...}` as a template in titles, hover and text templates.
+_PLOTLY = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "%": "&#37;"}
+
+
+def _visible(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def neutral(value: str) -> str:
+    """`value` with every bidi control and C0/C1 control (but tab and newline) made visible.
+
+    `str.isprintable` is one C pass and true for almost every value (it is false for all the
+    characters replaced here, and for tab and newline), so the regular expression runs only
+    on the rare strings that hold one of them.
+    """
+    if value.isprintable():
+        return value
+    return _INVISIBLE.sub(_visible, value)
+
+
+def chart_text(value: object) -> str:
+    """A contributor string as Plotly text: neutral, with Plotly's markup characters as
+    entities (Plotly shows them as the characters), so it is drawn literally."""
+    s = neutral("" if value is None else str(value))
+    for char, entity in _PLOTLY.items():
+        if char in s:
+            s = s.replace(char, entity)
+    return s
+
+
+def finalize(value: Any) -> Any:
+    """The Jinja environment's `finalize`: every plain string a template writes has its
+    controls made visible before autoescaping.
+
+    `Markup` passes as it is: it comes only from the escapers of this module, which have
+    already done it (scanning whole finished cards and grids again would cost a regular
+    expression pass over every page's HTML).
+    """
+    if type(value) is str and not value.isprintable():
+        return _INVISIBLE.sub(_visible, value)
+    return value
 
 
 def text(value: object) -> str:
@@ -40,6 +91,8 @@ def text(value: object) -> str:
     if value is None:
         return ""
     s = str(value)
+    if not s.isprintable():
+        s = _INVISIBLE.sub(_visible, s)
     if "&" in s:
         s = s.replace("&", "&amp;")
     if "<" in s:
@@ -70,7 +123,7 @@ def md(value: object) -> Markup:
     `-`, `>` or digit-dot cannot start a block because `#`, `+` and `>` are entities and `-` /
     `.` at the start get one too.
     """
-    text = "" if value is None else str(value)
+    text = neutral("" if value is None else str(value))
     text = " ".join(text.split())
     out = text.translate(_MD_TABLE)
     if out[:1] in ("-", "."):
@@ -112,10 +165,14 @@ def link(text: object, url: object, *, cls: str = "") -> Markup:
 
 
 def figure_attr(figure: Any) -> Markup:
-    """A Plotly figure as HTML-escaped JSON for a `data-figure` attribute."""
-    text = json.dumps(figure, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False)
-    return attr(text)
+    """A Plotly figure as HTML-escaped JSON for a `data-figure` attribute.
+
+    `text` writes controls and bidi characters as `\\uXXXX`, which inside a JSON string is
+    the JSON escape of the same character: JSON.parse gives back the exact string, and none
+    stands raw in the page."""
+    dumped = json.dumps(figure, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                        allow_nan=False)
+    return Markup(text(dumped))
 
 
 def data_attr(value: Any) -> Markup:

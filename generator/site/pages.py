@@ -370,6 +370,7 @@ def _environment(templates: Path) -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(str(templates)),
         undefined=jinja2.StrictUndefined,
         autoescape=True,
+        finalize=escape.finalize,  # bidi and control characters shown, whatever the filter
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,

@@ -91,10 +91,11 @@ def _fix_search(path: Path, pages: Mapping[str, HtmlPage], names: Sequence[str])
         SHELL_URL)]
     for name in names:
         page = pages[name]
-        entry: dict[str, Any] = {"location": f"recipes/{name}/", "title": page.title,
+        entry: dict[str, Any] = {"location": f"recipes/{name}/",
+                                 "title": escape.neutral(page.title),
                                  "text": page.search_text}
         if page.tags:
-            entry["tags"] = list(page.tags)
+            entry["tags"] = [escape.neutral(t) for t in page.tags]
         docs.append(entry)
     index["docs"] = docs
     path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")),

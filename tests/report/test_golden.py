@@ -101,3 +101,22 @@ def test_json_counts_agree_with_markdown(report: Report) -> None:
                                "stale": counts.stale, "other": counts.other}
     assert f"_{counts.total} warnings" in render_markdown(report)
     assert doc["exit"] == 1 and doc["failOn"] == "stale"
+
+
+def test_the_json_report_renders_the_same_comment_through_render_report(
+        report: Report, tmp_path: Path) -> None:
+    """Round trip: `report --format json` -> `render-report` -> the direct Markdown, byte for
+    byte (the comment workflow's path gives the comment a direct run gives)."""
+    from click.testing import CliRunner
+
+    from generator.cli import main
+    from generator.report.schema import validate_report
+
+    text = render_json(report, fail_on="invalid", exit_code=1)
+    validate_report(json.loads(text), display="report.json")
+    path = tmp_path / "report.json"
+    path.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["render-report", str(path)])
+    assert result.exit_code == 0, (result.stderr, repr(result.exception))
+    assert result.stdout == render_markdown(report)
+    assert result.stdout == (GOLDEN / "pr-report.md").read_text(encoding="utf-8")

@@ -38,14 +38,16 @@ from generator.report.render import (
 
 @pytest.mark.parametrize(("raw", "expected"), [
     ("plain-name", "plain-name"),
-    ("two\nlines\r\nhere", "two lines here"),
+    ("two\nlines\n\nhere", "two lines here"),
+    ("cr\r\nlf", "cr\\\\u000d lf"),  # a carriage return is a control: shown, not acted on
     ("a|b", "a\\|b"),
-    ("`code`", "code"),
+    ("`code`", "&#96;code&#96;"),
     ("ping @octocat", "ping @\u200boctocat"),
     ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"),
-    ("[link](https://evil)", "\\[link\\](https://evil)"),
+    ("[link](https://evil)", "\\[link\\](https:\u200b//evil)"),
     ("**bold** _em_", "\\*\\*bold\\*\\* \\_em\\_"),
-    ("rtl\u202eevil", "rtlevil"),
+    ("rtl\u202eevil", "rtl\\\\u202eevil"),
+    ("zero\u200bwidth", "zerowidth"),
     ("a &amp; b", "a &amp;amp; b"),
 ])
 def test_md_escape(raw: str, expected: str) -> None:

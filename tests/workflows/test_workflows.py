@@ -40,7 +40,8 @@ JOB_PERMISSIONS = [
     (TEMPLATE, "build", {"contents": "read"}),
     (TEMPLATE, "deploy", {"pages": "write", "id-token": "write"}),
     (PR, "preview", {"contents": "read"}),
-    (COMMENT, "comment", {"pull-requests": "write", "actions": "read"}),
+    (COMMENT, "render", {"contents": "read", "actions": "read"}),
+    (COMMENT, "comment", {"pull-requests": "write"}),
 ]
 
 PUBLISHERS = [PAGES, TEMPLATE]
@@ -292,7 +293,7 @@ def test_pr_workflow_is_read_only_on_pull_request() -> None:
     assert set(wf.jobs()) == {"preview"}
 
 
-def test_pr_workflow_builds_a_preview_and_the_markdown_report() -> None:
+def test_pr_workflow_builds_a_preview_and_the_json_report() -> None:
     steps = load(PR).steps("preview")
     builds = _build_steps(steps)
     assert len(builds) == 1
@@ -300,12 +301,14 @@ def test_pr_workflow_builds_a_preview_and_the_markdown_report() -> None:
     reports = [s for s in steps if "evidence-dashboard report" in str(s.get("run", ""))]
     assert len(reports) == 1
     run = reports[0]["run"]
-    assert re.search(r'--base "\$BASE_SHA" --head "\$HEAD_SHA" --format markdown', run)
+    assert re.search(r'--base "\$BASE_SHA" --head "\$HEAD_SHA" --format json > "\$json"', run)
+    assert "--format markdown" not in run
     assert reports[0]["env"]["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}"
     assert reports[0]["env"]["HEAD_SHA"] == "${{ github.event.pull_request.head.sha }}"
     uploads = {s["with"]["name"]: s for s in steps if action_of(s) == "actions/upload-artifact"}
     assert {"preview-site", "recipe-evidence-report"} <= set(uploads)
-    assert uploads["recipe-evidence-report"]["with"]["path"].endswith("report.md")
+    # only the data crosses to the comment workflow, never Markdown the PR's code wrote
+    assert uploads["recipe-evidence-report"]["with"]["path"].endswith("/report.json")
     assert uploads["recipe-evidence-report"].get("if") == "always()"
 
 
@@ -319,23 +322,51 @@ def test_comment_workflow_follows_the_pr_workflow_by_name() -> None:
     assert set(triggers) == {"workflow_run"}
     assert triggers["workflow_run"]["workflows"] == [load(PR).name]
     assert triggers["workflow_run"]["types"] == ["completed"]
-    assert "github.event.workflow_run.event == 'pull_request'" in load(COMMENT).job("comment")["if"]
+    for job in ("render", "comment"):
+        assert "github.event.workflow_run.event == 'pull_request'" in load(COMMENT).job(job)["if"]
 
 
-def test_comment_workflow_never_checks_out_or_runs_code() -> None:
+def test_the_commenting_job_never_checks_out_or_runs_code() -> None:
     wf = load(COMMENT)
-    for name in wf.jobs():
-        for step in wf.steps(name):
-            assert action_of(step) != "actions/checkout"
-            assert "run" not in step, "the comment job runs no shell: PR bytes are data only"
-    assert "actions/checkout" not in wf.text
+    for step in wf.steps("comment"):
+        assert action_of(step) != "actions/checkout"
+        assert "run" not in step, "the job that may write runs no shell: artifacts are data only"
+    assert wf.job("comment")["needs"] == "render"
 
 
-def test_comment_workflow_downloads_the_report_of_the_triggering_run() -> None:
+def test_the_render_job_runs_only_the_default_branch_code() -> None:
     wf = load(COMMENT)
-    download = next(s for s in wf.steps("comment") if action_of(s) == "actions/download-artifact")
+    steps = wf.steps("render")
+    checkouts = [s for name in wf.jobs() for s in wf.steps(name)
+                 if action_of(s) == "actions/checkout"]
+    assert len(checkouts) == 1 and checkouts[0] in steps
+    assert checkouts[0]["with"]["ref"] == "${{ github.event.repository.default_branch }}"
+    # nothing of the PR run's commit is checked out or named as code to run
+    for forbidden in ("workflow_run.head_sha", "workflow_run.head_branch",
+                      "workflow_run.head_commit", "pull_request.head", "refs/pull/"):
+        assert forbidden not in str(wf.job("render")), forbidden
+    order = [action_of(s) or str(s.get("run", "")).split("\n")[0] for s in steps]
+    assert order.index("actions/checkout") < order.index("actions/download-artifact")
+
+
+def test_the_comment_is_rendered_from_the_json_artifact() -> None:
+    wf = load(COMMENT)
+    steps = wf.steps("render")
+    download = next(s for s in steps if action_of(s) == "actions/download-artifact")
     assert download["with"]["name"] == "recipe-evidence-report"
     assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+    runs = [str(s["run"]) for s in steps if "run" in s]
+    render = next(r for r in runs if "render-report" in r)
+    assert re.search(r'evidence-dashboard render-report "\$json" > "\$out"', render)
+    assert 'json="$RUNNER_TEMP/report/report.json"' in render
+    upload = next(s for s in steps if action_of(s) == "actions/upload-artifact")
+    assert upload["with"]["name"] == "recipe-evidence-comment"
+    posted = next(s for s in wf.steps("comment") if action_of(s) == "actions/github-script")
+    comment_dl = next(s for s in wf.steps("comment") if action_of(s) == "actions/download-artifact")
+    assert comment_dl["with"]["name"] == "recipe-evidence-comment"
+    assert "run-id" not in comment_dl["with"]  # this run's own artifact, not the PR run's
+    assert posted["env"]["REPORT_FILE"] == "${{ runner.temp }}/comment/report.md"
+    assert upload["with"]["path"] == "${{ runner.temp }}/comment/report.md"
 
 
 def test_comment_script_uses_the_marker_and_a_limit_below_github_s() -> None:
