@@ -101,8 +101,8 @@ def verify_signature(
     expected: SignerIdentity | None,
     rekor_log_index: int | None = None,
 ) -> SignatureOk:
-    """Verify one Sigstore bundle against `trust`, pinned to `expected` (or, if None, to the
-    identity its own certificate names, so a real policy always applies). Raises
+    """Verify one Sigstore bundle against `trust`. The signer is the certificate's single SAN and
+    OIDC issuer; `expected` (the pointer's claim), when given, must equal it. Raises
     `SignatureFailure`."""
     if len(bundle_json) > MAX_SIGSTORE_BUNDLE_BYTES:
         raise SignatureFailure(
@@ -122,14 +122,21 @@ def verify_signature(
     except Exception as exc:  # noqa: BLE001 - pydantic errors from the strict models
         raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
 
-    cert_signer: SignerIdentity | None
     try:
         cert_signer = certificate_identity(bundle.signing_certificate)
     except SigstoreError as exc:
-        if expected is None:
-            raise SignatureFailure(f"certificate identity unreadable: {_one_line(exc)}") from exc
-        cert_signer = None
-    policy = ExactIdentity(expected if expected is not None else _require(cert_signer))
+        raise SignatureFailure(
+            f"certificate identity rejected: {_one_line(exc)}",
+            hint="a bundle's signer is what its certificate names: sign with a certificate "
+                 "that carries one email or URI SAN and one OIDC issuer (Fulcio's keyless flow)",
+        ) from exc
+    if expected is not None and expected != cert_signer:
+        raise SignatureFailure(
+            claim_mismatch(expected, cert_signer),
+            hint="correct the pointer's signer.identity and signer.issuer to the certificate's",
+            signer=cert_signer,
+        )
+    policy = ExactIdentity(cert_signer)
 
     try:
         payload_type, payload = verifier_for(trust).verify_dsse(bundle, policy)
@@ -155,13 +162,24 @@ def verify_signature(
             hint="re-generate the pointer from the signed bundle (is the pointer stale?)",
             signer=cert_signer,
         )
-    signer = cert_signer if cert_signer is not None else _require(expected)
     return SignatureOk(
-        signer=signer,
+        signer=cert_signer,
         log_index=entry_index if entry_index > 0 else None,
         statement=statement,
         rekor_v2=rekor_v2,
     )
+
+
+def claim_mismatch(claimed: SignerIdentity, signer: SignerIdentity) -> str:
+    """Why a pointer's claimed signer is not the certificate's (the differing parts named)."""
+    parts = []
+    if claimed.identity != signer.identity:
+        parts.append(f"certificate identity (SAN) {signer.identity!r} does not equal the "
+                     f"pointer's claimed {claimed.identity!r}")
+    if claimed.issuer != signer.issuer:
+        parts.append(f"certificate OIDC issuer {signer.issuer!r} does not equal the pointer's "
+                     f"claimed {claimed.issuer!r}")
+    return "; ".join(parts)
 
 
 def parse_statement(payload: bytes) -> Mapping[str, Any]:
@@ -237,12 +255,6 @@ def _json_object(data: bytes) -> Mapping[str, Any]:
     if not isinstance(doc, dict):
         raise SignatureFailure("sigstore bundle is not a JSON object")
     return doc
-
-
-def _require(signer: SignerIdentity | None) -> SignerIdentity:
-    if signer is None:  # pragma: no cover - guarded by the callers above
-        raise SignatureFailure("no identity to verify against")
-    return signer
 
 
 def _one_line(exc: BaseException) -> str:
