@@ -195,6 +195,8 @@ class RootWindows:
     tlog: Window | None = None
     ctlog: Window | None = None
     tsa: Window | None = None
+    rekor_v1: Window | None = None
+    """Overrides `tlog` for the Rekor v1-shaped log only."""
 
 
 @dataclass
@@ -516,7 +518,8 @@ class TestAuthority:
                 "publicKey": {
                     "rawBytes": b64(spki_der(log.key.public_key())),
                     "keyDetails": "PKIX_ECDSA_P256_SHA_256",
-                    "validFor": valid(win.tlog),
+                    "validFor": valid(win.rekor_v1 if log is self._v1 and win.rekor_v1
+                                      else win.tlog),
                 },
                 "logId": {"keyId": b64(log.log_id)},
             }

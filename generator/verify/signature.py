@@ -27,6 +27,7 @@ from generator import strictjson
 from generator.model import SignerIdentity
 from generator.verify.policy import ExactIdentity, certificate_identity
 from generator.verify.trust import Trust
+from generator.verify.windows import window_problem, windows_for
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 MAX_SIGSTORE_BUNDLE_BYTES = 10 * 1024 * 1024
@@ -147,6 +148,15 @@ def verify_signature(
             hint=stale_root_hint(f"{type(exc).__name__} {message}"),
             signer=cert_signer,
         ) from exc
+
+    problem = window_problem(raw, bundle, windows_for(trust.digest, trust.trusted_root))
+    if problem is not None:
+        raise SignatureFailure(
+            f"trust root validity window: {problem}",
+            hint="a CA or log key may only vouch for signatures made inside its validFor "
+                 "window; check the trust root, or re-sign with the current keys",
+            signer=cert_signer,
+        )
 
     if payload_type != IN_TOTO_PAYLOAD_TYPE:
         raise SignatureFailure(
