@@ -115,8 +115,10 @@ def _general_names(extensions: _Extensions) -> tuple[x509.GeneralName, ...]:
 
 
 def _describe(name: x509.GeneralName) -> str:
+    """`kind:value` for messages; control characters escaped so a reason stays one line."""
     kind = _SAN_KINDS.get(type(name), type(name).__name__)
-    return f"{kind}:{name.value}"
+    value = name.value if isinstance(name.value, str) else str(name.value)
+    return f"{kind}:{repr(value)[1:-1]}"
 
 
 _SAN_KINDS: dict[type, str] = {
@@ -138,9 +140,7 @@ def _single_san(extensions: _Extensions) -> str:
         raise VerificationError(
             f"certificate must name exactly one signer (one email or URI SAN); SANs found: {found}"
         )
-    value = names[0].value
-    assert isinstance(value, str)
-    return value
+    return str(names[0].value)
 
 
 def _hygienic(value: str, what: str) -> str:
