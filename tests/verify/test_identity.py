@@ -140,3 +140,12 @@ def test_the_default_signer_is_unchanged(authority_trust: Any, case: EvidenceCas
     """The shared fixtures' signer (a workflow URI) still verifies with its own claim."""
     bundle = _sign(authority_trust, case, SIGNER)
     assert verify_signature(bundle, authority_trust[1], expected=SIGNER).signer == SIGNER
+
+
+def test_cached_verdicts_of_older_rules_are_not_reused() -> None:
+    """A verdict cached before these rules (say, a multi-SAN bundle Verified) is keyed apart."""
+    from generator.verify.cache import verifier_version
+    from generator.verify.signature import RULES_VERSION
+
+    assert RULES_VERSION == "signature-rules/2"
+    assert verifier_version().endswith(f"; {RULES_VERSION}")
