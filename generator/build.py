@@ -621,6 +621,7 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
             verifier=f"evidence-dashboard {__version__}, sigstore {_sigstore_version()}",
             trust_name=trust.name, trust_production=trust.production,
             trust_refreshed="TUF" if trust.refreshed else None,
+            trust_fallback=trust.fallback,
             trusted_registries=options.trusted_registries, preview=options.preview),
         pointer_documents=made_documents,
     )

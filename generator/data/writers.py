@@ -393,9 +393,11 @@ def build_info_document(
     trust_refreshed: str | None,
     trusted_registries: Sequence[str] | None,
     preview: bool,
+    trust_fallback: str | None = None,
 ) -> dict[str, Any]:
-    """`data/build-info.json` (ours): how and from what this site was built."""
-    return {
+    """`data/build-info.json` (ours): how and from what this site was built. `trustRootFallback`
+    is only written when a TUF refresh could not reach its repository (so every page warns)."""
+    info: dict[str, Any] = {
         "buildTime": build_time,
         "commit": commit,
         "sourceUrl": source_url,
@@ -405,6 +407,9 @@ def build_info_document(
         "trustedRegistries": list(trusted_registries) if trusted_registries is not None else None,
         "preview": preview,
     }
+    if trust_fallback:
+        info["trustRootFallback"] = {"reason": trust_fallback}
+    return info
 
 
 def default_build_time(board: Board, source_date_epoch: int | None = None) -> str:

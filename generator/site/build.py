@@ -131,10 +131,18 @@ def footer_values(inputs: SiteInputs) -> dict[str, Any]:
         "trust_name": str(trust.get("name") or "unknown"),
         "trust_production": bool(trust.get("production", False)),
         "trust_refreshed": trust.get("refreshed"),
+        "trust_fallback": trust_fallback_reason(bi),
         "build_time": str(bi.get("buildTime") or inputs.index.get("meta", {}).get(
             "buildTime") or ""),
         "registries": registry_note(bi.get("trustedRegistries")),
     }
+
+
+def trust_fallback_reason(build_info: Any) -> str | None:
+    """build-info's `trustRootFallback.reason`: why the trust root was not refreshed (or None)."""
+    fallback = build_info.get("trustRootFallback") if isinstance(build_info, dict) else None
+    reason = fallback.get("reason") if isinstance(fallback, dict) else None
+    return str(reason) if reason else None
 
 
 def registry_note(trusted: Any) -> str:

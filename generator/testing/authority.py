@@ -23,6 +23,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -150,6 +151,52 @@ class SigningOptions:
     timestamp_delay: timedelta = timedelta(seconds=1)
     """TSA genTime (v2) = signed_at + timestamp_delay."""
     embed_sct: bool = True
+    leaf: LeafShape | None = None
+    """A hostile leaf shape (several or no SANs, missing or repeated issuers); None is Fulcio's."""
+    key_label: str | None = None
+    """Derive the leaf key from this label alone, so several bundles share one signing key."""
+
+
+@dataclass(frozen=True)
+class LeafShape:
+    """What a leaf certificate names, for identity negative tests.
+
+    `sans` None means the one SAN of the signer; a tuple lists every SAN (emails or `scheme://`
+    URIs, `san_for` decides), possibly none. `issuer_v1` / `issuers_v2` None mean the signer's
+    issuer once; `()` leaves the extension out; two `issuers_v2` repeat the `.1.8` extension
+    (which `CertificateBuilder` refuses, so the DER is patched and re-signed).
+    """
+
+    sans: tuple[str, ...] | None = None
+    issuer_v1: str | None = None
+    issuers_v2: tuple[str, ...] | None = None
+    omit_issuer_v1: bool = False
+
+
+@dataclass(frozen=True)
+class Window:
+    """A `validFor` override for one trust-root component: `start` and optional `end`."""
+
+    start: datetime
+    end: datetime | None = None
+
+    def as_json(self) -> dict[str, str]:
+        data = {"start": _rfc3339(self.start)}
+        if self.end is not None:
+            data["end"] = _rfc3339(self.end)
+        return data
+
+
+@dataclass(frozen=True)
+class RootWindows:
+    """Per-component `validFor` overrides of the trusted root (None keeps the default)."""
+
+    ca: Window | None = None
+    tlog: Window | None = None
+    ctlog: Window | None = None
+    tsa: Window | None = None
+    rekor_v1: Window | None = None
+    """Overrides `tlog` for the Rekor v1-shaped log only."""
 
 
 @dataclass
@@ -345,6 +392,7 @@ class TestAuthority:
         lifetime: timedelta = timedelta(minutes=10),
         embed_sct: bool = True,
         key: ec.EllipticCurvePrivateKey | None = None,
+        shape: LeafShape | None = None,
     ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
         """A keyless-style leaf for `signer` valid from `not_before` for `lifetime`.
 
@@ -390,25 +438,35 @@ class TestAuthority:
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(self._inter_key.public_key()),
                 critical=False,
             )
-            .add_extension(x509.SubjectAlternativeName([san_for(signer.identity)]), critical=True)
-            .add_extension(
-                x509.UnrecognizedExtension(OID_ISSUER_V1, signer.issuer.encode()), critical=False
-            )
-            .add_extension(
-                x509.UnrecognizedExtension(OID_ISSUER_V2, der_utf8string(signer.issuer)),
-                critical=False,
-            )
         )
-        precert = builder.sign(self._inter_key, hashes.SHA384(), ecdsa_deterministic=True)
+        builder = _identity_extensions(builder, signer, shape or LeafShape())
+        precert = self._sign_leaf(builder)
         if not embed_sct:
             return key, precert
         sct_list = self._sct_list(precert.tbs_certificate_bytes, start)
-        leaf = builder.add_extension(
+        leaf = self._sign_leaf(builder.add_extension(
             x509.UnrecognizedExtension(OID_PRECERT_SCTS, der_octet_string(sct_list)),
             critical=False,
-        ).sign(self._inter_key, hashes.SHA384(), ecdsa_deterministic=True)
-        assert leaf.tbs_precertificate_bytes == precert.tbs_certificate_bytes, "SCT TBS drift"
+        ))
+        repeated = shape is not None and len(shape.issuers_v2 or ()) > 1
+        if not repeated:  # cryptography refuses to parse a repeated extension
+            assert leaf.tbs_precertificate_bytes == precert.tbs_certificate_bytes, "SCT TBS drift"
         return key, leaf
+
+    def _sign_leaf(self, builder: x509.CertificateBuilder) -> x509.Certificate:
+        """Sign a leaf; a placeholder OID (a repeated `.1.8`) is patched in and re-signed."""
+        cert = builder.sign(self._inter_key, hashes.SHA384(), ecdsa_deterministic=True)
+        tbs = cert.tbs_certificate_bytes
+        if _PLACEHOLDER_DER not in tbs:
+            return cert
+        patched = tbs.replace(_PLACEHOLDER_DER, _ISSUER_V2_DER)
+        der = cert.public_bytes(serialization.Encoding.DER)
+        old_sig = _der_tlv(0x03, b"\x00" + cert.signature)
+        body_start = der.index(tbs)
+        algorithm = der[body_start + len(tbs): len(der) - len(old_sig)]
+        signature = self._inter_key.sign(patched, ec.ECDSA(hashes.SHA384(), deterministic_signing=True))
+        new_der = _der_tlv(0x30, patched + algorithm + _der_tlv(0x03, b"\x00" + signature))
+        return x509.load_der_x509_certificate(new_der)
 
     def _sct_list(self, tbs: bytes, when: datetime) -> bytes:
         """One RFC 6962 precert SCT from the CT key, wrapped in a 2-byte-length SCT list."""
@@ -438,9 +496,20 @@ class TestAuthority:
 
     # ------------------------------------------------------------------ trust root
 
-    def trusted_root(self, *, include_tsa: bool = True, valid_from: datetime | None = None) -> dict[str, Any]:
-        """The trusted root as protobuf-JSON data. `valid_from` defaults to the authority epoch."""
+    def trusted_root(
+        self,
+        *,
+        include_tsa: bool = True,
+        valid_from: datetime | None = None,
+        windows: RootWindows | None = None,
+    ) -> dict[str, Any]:
+        """The trusted root as protobuf-JSON data. `valid_from` defaults to the authority epoch;
+        `windows` overrides single components' `validFor` (for validity-window tests)."""
         start = {"start": _rfc3339(valid_from or self.epoch)}
+        win = windows or RootWindows()
+
+        def valid(override: Window | None) -> dict[str, str]:
+            return override.as_json() if override is not None else start
 
         def tlog(log: _Log) -> dict[str, Any]:
             return {
@@ -449,7 +518,8 @@ class TestAuthority:
                 "publicKey": {
                     "rawBytes": b64(spki_der(log.key.public_key())),
                     "keyDetails": "PKIX_ECDSA_P256_SHA_256",
-                    "validFor": start,
+                    "validFor": valid(win.rekor_v1 if log is self._v1 and win.rekor_v1
+                                      else win.tlog),
                 },
                 "logId": {"keyId": b64(log.log_id)},
             }
@@ -469,7 +539,7 @@ class TestAuthority:
                     "subject": {"organization": self.name, "commonName": f"{self.name} intermediate"},
                     "uri": "https://fulcio.test.invalid",
                     "certChain": chain([self.intermediate_cert, self.root_cert]),
-                    "validFor": start,
+                    "validFor": valid(win.ca),
                 }
             ],
             "ctlogs": [
@@ -479,7 +549,7 @@ class TestAuthority:
                     "publicKey": {
                         "rawBytes": b64(spki_der(self._ct_key.public_key())),
                         "keyDetails": "PKIX_ECDSA_P256_SHA_256",
-                        "validFor": start,
+                        "validFor": valid(win.ctlog),
                     },
                     "logId": {"keyId": b64(key_id(self._ct_key.public_key()))},
                 }
@@ -491,14 +561,20 @@ class TestAuthority:
                     "subject": {"organization": self.name, "commonName": f"{self.name} TSA"},
                     "uri": "https://tsa.test.invalid/api/v1/timestamp",
                     "certChain": chain([self.tsa_leaf_cert, self.tsa_root_cert]),
-                    "validFor": start,
+                    "validFor": valid(win.tsa),
                 }
             ]
         return root
 
-    def trusted_root_json(self, *, include_tsa: bool = True, valid_from: datetime | None = None) -> bytes:
+    def trusted_root_json(
+        self,
+        *,
+        include_tsa: bool = True,
+        valid_from: datetime | None = None,
+        windows: RootWindows | None = None,
+    ) -> bytes:
         """The trusted root file (`TrustedRoot.from_file` reads it): 2-space JSON plus newline."""
-        data = self.trusted_root(include_tsa=include_tsa, valid_from=valid_from)
+        data = self.trusted_root(include_tsa=include_tsa, valid_from=valid_from, windows=windows)
         return (json.dumps(data, indent=2) + "\n").encode()
 
     def trust_config_json(self, *, include_tsa: bool = True, valid_from: datetime | None = None) -> bytes:
@@ -536,8 +612,12 @@ class TestAuthority:
         """Sign `payload` as a DSSE envelope and return Sigstore bundle v0.3 JSON bytes."""
         opts = options or SigningOptions()
         start = _utc(signed_at)
+        key = None
+        if opts.key_label is not None:
+            key = _derive_key(self.seed, f"shared-leaf\x00{opts.key_label}", ec.SECP256R1())
         key, leaf = self.issue_leaf(
-            signer, start, lifetime=opts.cert_lifetime, embed_sct=opts.embed_sct
+            signer, start, lifetime=opts.cert_lifetime, embed_sct=opts.embed_sct, key=key,
+            shape=opts.leaf,
         )
         signature = key.sign(pae(payload_type, payload), _ECDSA256)
         envelope = {
@@ -675,6 +755,41 @@ class TestAuthority:
             leaf_cert_der=self.tsa_leaf_cert.public_bytes(serialization.Encoding.DER),
             sign=lambda data: self._tsa_leaf_key.sign(data, _ECDSA256),
         )
+
+
+_PLACEHOLDER_OID = ObjectIdentifier("1.3.6.1.4.1.57264.1.127")
+"""Same DER length as `.1.8`; stands in for a repeated issuer extension until patched."""
+_PLACEHOLDER_DER = b"\x06\x0a" + bytes.fromhex("2b0601040183bf30017f")
+_ISSUER_V2_DER = b"\x06\x0a" + bytes.fromhex("2b0601040183bf300108")
+
+
+def _der_tlv(tag: int, content: bytes) -> bytes:
+    return bytes([tag]) + _der_length(len(content)) + content
+
+
+def _identity_extensions(
+    builder: x509.CertificateBuilder, signer: SignerIdentity, shape: LeafShape
+) -> x509.CertificateBuilder:
+    """The SAN and OIDC issuer extensions `shape` asks for (Fulcio's by default)."""
+    sans: Sequence[str] = (signer.identity,) if shape.sans is None else shape.sans
+    if sans:
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([san_for(s) for s in sans]), critical=True
+        )
+    if not shape.omit_issuer_v1:
+        v1 = signer.issuer if shape.issuer_v1 is None else shape.issuer_v1
+        builder = builder.add_extension(
+            x509.UnrecognizedExtension(OID_ISSUER_V1, v1.encode()), critical=False
+        )
+    v2s = (signer.issuer,) if shape.issuers_v2 is None else shape.issuers_v2
+    for position, issuer in enumerate(v2s):
+        oid = OID_ISSUER_V2 if position == 0 else _PLACEHOLDER_OID
+        if position > 1:
+            raise ValueError("at most two .1.8 issuer extensions are supported")
+        builder = builder.add_extension(
+            x509.UnrecognizedExtension(oid, der_utf8string(issuer)), critical=False
+        )
+    return builder
 
 
 def _ca_key_usage() -> x509.KeyUsage:

@@ -38,7 +38,7 @@ from generator.model import (
     SignerIdentity,
 )
 from generator.testing import yamlemit
-from generator.testing.authority import BUNDLE_MEDIA_TYPE, TestAuthority
+from generator.testing.authority import BUNDLE_MEDIA_TYPE, SigningOptions, TestAuthority
 
 AICR_ARTIFACT_TYPE = "application/vnd.nvidia.aicr.artifact"
 OCI_MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -115,6 +115,8 @@ class BundleSpec:
     policy_descriptor_identity: str = EMPTY_POLICY_IDENTITY
     tar_prefix: str = ""
     """`""` puts files at the layer root; `"summary-bundle/"` mimics older packagers."""
+    signing: SigningOptions | None = None
+    """Authority knobs for hostile signatures (multi-SAN leaves, a shared key); None is honest."""
 
 
 def make_recipe(
@@ -776,7 +778,8 @@ def _assemble(
         if authority is None:
             raise ValueError("a signed bundle needs a TestAuthority")
         statement = statement_bytes(oci, subject_hex or digest.removeprefix("sha256:"), ptype, predicate)
-        sig = authority.sign_dsse(statement, signer=signer, signed_at=spec.attested_at, rekor_v2=spec.rekor_v2)
+        sig = authority.sign_dsse(statement, signer=signer, signed_at=spec.attested_at,
+                                  rekor_v2=spec.rekor_v2, options=spec.signing)
         referrer = referrer_manifest(sig, manifest, ptype)
         entry = json.loads(sig)["verificationMaterial"]["tlogEntries"][0]
         log_index = int(entry["logIndex"])

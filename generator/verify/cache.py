@@ -82,7 +82,10 @@ def _hash(doc: dict[str, Any]) -> str:
 
 def verifier_version() -> str:
     """The versions whose change invalidates every cached verdict."""
-    return f"evidence-dashboard {generator.__version__}; sigstore {sigstore.__version__}"
+    from generator.verify.signature import RULES_VERSION
+
+    return (f"evidence-dashboard {generator.__version__}; sigstore {sigstore.__version__}; "
+            f"{RULES_VERSION}")
 
 
 class VerdictCache:

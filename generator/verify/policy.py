@@ -22,6 +22,11 @@ OID_ISSUER_V1 = ObjectIdentifier("1.3.6.1.4.1.57264.1.1")
 """Fulcio OIDC issuer, raw bytes (legacy, deprecated)."""
 
 _UTF8STRING_TAG = 0x0C
+_OID_NAMES = {
+    OID_ISSUER_V2: " (OIDC issuer, .1.8)",
+    OID_ISSUER_V1: " (OIDC issuer, .1.1)",
+    ExtensionOID.SUBJECT_ALTERNATIVE_NAME: " (subjectAltName)",
+}
 
 
 def _der_utf8string(data: bytes) -> str:
@@ -48,12 +53,18 @@ _Extensions = dict[ObjectIdentifier, x509.Extension[x509.ExtensionType]]
 
 
 def _extensions(cert: x509.Certificate) -> _Extensions:
-    """The certificate's extensions by OID, read in one pass (the first of a repeated OID wins,
-    as `get_extension_for_oid` would return; cryptography refuses duplicates anyway)."""
-    found: _Extensions = {}
-    for ext in cert.extensions:
-        found.setdefault(ext.oid, ext)
-    return found
+    """The certificate's extensions by OID, read in one pass. A repeated extension (two OIDC
+    issuers, two SAN lists) is refused: which one a reader takes would decide the signer."""
+    try:
+        extensions = cert.extensions
+    except x509.DuplicateExtension as exc:
+        raise VerificationError(
+            f"certificate repeats the extension {exc.oid.dotted_string}"
+            f"{_OID_NAMES.get(exc.oid, '')}; a signer must be named exactly once"
+        ) from exc
+    except ValueError as exc:
+        raise VerificationError(f"certificate extensions are unreadable: {exc}") from exc
+    return {ext.oid: ext for ext in extensions}
 
 
 def _extension_bytes(extensions: _Extensions, oid: ObjectIdentifier) -> bytes | None:
@@ -92,17 +103,44 @@ def _issuer(extensions: _Extensions) -> str:
 
 
 def certificate_sans(cert: x509.Certificate) -> tuple[str, ...]:
-    """The email and URI SANs of a certificate, in certificate order."""
-    return _sans(_extensions(cert))
+    """Every SAN of a certificate as `kind:value`, in certificate order (for messages)."""
+    return tuple(_describe(name) for name in _general_names(_extensions(cert)))
 
 
-def _sans(extensions: _Extensions) -> tuple[str, ...]:
+def _general_names(extensions: _Extensions) -> tuple[x509.GeneralName, ...]:
     ext = extensions.get(ExtensionOID.SUBJECT_ALTERNATIVE_NAME)
     if ext is None or not isinstance(ext.value, x509.SubjectAlternativeName):
         return ()
-    return tuple(
-        name.value for name in ext.value
-        if isinstance(name, x509.RFC822Name | x509.UniformResourceIdentifier))
+    return tuple(ext.value)
+
+
+def _describe(name: x509.GeneralName) -> str:
+    """`kind:value` for messages; control characters escaped so a reason stays one line."""
+    kind = _SAN_KINDS.get(type(name), type(name).__name__)
+    value = name.value if isinstance(name.value, str) else str(name.value)
+    return f"{kind}:{repr(value)[1:-1]}"
+
+
+_SAN_KINDS: dict[type, str] = {
+    x509.RFC822Name: "email",
+    x509.UniformResourceIdentifier: "URI",
+    x509.DNSName: "DNS",
+    x509.IPAddress: "IP",
+    x509.OtherName: "otherName",
+    x509.DirectoryName: "dirName",
+    x509.RegisteredID: "registeredID",
+}
+
+
+def _single_san(extensions: _Extensions) -> str:
+    """The one email or URI SAN; any other count or kind is refused with the SANs named."""
+    names = _general_names(extensions)
+    if len(names) != 1 or not isinstance(names[0], x509.RFC822Name | x509.UniformResourceIdentifier):
+        found = ", ".join(_describe(n) for n in names) or "none"
+        raise VerificationError(
+            f"certificate must name exactly one signer (one email or URI SAN); SANs found: {found}"
+        )
+    return str(names[0].value)
 
 
 def _hygienic(value: str, what: str) -> str:
@@ -112,21 +150,24 @@ def _hygienic(value: str, what: str) -> str:
 
 
 def certificate_identity(cert: x509.Certificate) -> SignerIdentity:
-    """The signer a certificate names: its single email/URI SAN and its OIDC issuer."""
+    """The signer a certificate names: its single email/URI SAN and its single OIDC issuer.
+
+    This is the only source of a bundle's signer; a pointer's claim is compared with it, never
+    substituted for it. Raises `VerificationError` naming what was found."""
     extensions = _extensions(cert)
-    sans = _sans(extensions)
-    if len(sans) != 1:
-        raise VerificationError(
-            f"certificate must carry exactly one email or URI SAN; found {list(sans)}"
-        )
+    identity = _single_san(extensions)
+    try:
+        issuer = _issuer(extensions)
+    except VerificationError as exc:
+        raise VerificationError(f"{exc} (SAN: {identity})") from exc
     return SignerIdentity(
-        issuer=_hygienic(_issuer(extensions), "issuer"),
-        identity=_hygienic(sans[0], "identity"),
+        issuer=_hygienic(issuer, "issuer"),
+        identity=_hygienic(identity, "identity"),
     )
 
 
 class ExactIdentity:
-    """A sigstore verification policy: one SAN equals `identity`, the issuer equals `issuer`."""
+    """A sigstore verification policy: the only SAN equals `identity`, the issuer `issuer`."""
 
     def __init__(self, signer: SignerIdentity) -> None:
         if not signer.identity or not signer.issuer:
@@ -142,10 +183,10 @@ class ExactIdentity:
                 f"certificate OIDC issuer {issuer!r} does not equal the expected "
                 f"{self.signer.issuer!r}"
             )
-        sans = _sans(extensions)
-        if self.signer.identity not in sans:
+        identity = _single_san(extensions)
+        if identity != self.signer.identity:
             raise VerificationError(
-                f"certificate identity (SAN) {list(sans)} does not include the expected "
+                f"certificate identity (SAN) {identity!r} does not equal the expected "
                 f"{self.signer.identity!r}"
             )
 

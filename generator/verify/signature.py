@@ -32,6 +32,12 @@ from generator import strictjson
 from generator.model import SignerIdentity
 from generator.verify.policy import ExactIdentity, certificate_identity
 from generator.verify.trust import Trust
+from generator.verify.windows import window_problem, windows_for
+
+RULES_VERSION = "signature-rules/2"
+"""What a signature must satisfy here, beyond sigstore (2: one signer per certificate, trust-root
+windows at signing time). Part of the verdict-cache key, so a verdict made under older rules is
+verified again instead of being reused."""
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 MAX_SIGSTORE_BUNDLE_BYTES = 10 * 1024 * 1024
@@ -138,8 +144,8 @@ def verify_signature(
     expected: SignerIdentity | None,
     rekor_log_index: int | None = None,
 ) -> SignatureOk:
-    """Verify one Sigstore bundle against `trust`, pinned to `expected` (or, if None, to the
-    identity its own certificate names, so a real policy always applies). Raises
+    """Verify one Sigstore bundle against `trust`. The signer is the certificate's single SAN and
+    OIDC issuer; `expected` (the pointer's claim), when given, must equal it. Raises
     `SignatureFailure`."""
     if len(bundle_json) > MAX_SIGSTORE_BUNDLE_BYTES:
         raise SignatureFailure(
@@ -159,14 +165,21 @@ def verify_signature(
     except Exception as exc:  # noqa: BLE001 - pydantic errors from the strict models
         raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
 
-    cert_signer: SignerIdentity | None
     try:
         cert_signer = certificate_identity(bundle.signing_certificate)
     except SigstoreError as exc:
-        if expected is None:
-            raise SignatureFailure(f"certificate identity unreadable: {_one_line(exc)}") from exc
-        cert_signer = None
-    policy = ExactIdentity(expected if expected is not None else _require(cert_signer))
+        raise SignatureFailure(
+            f"certificate identity rejected: {_one_line(exc)}",
+            hint="a bundle's signer is what its certificate names: sign with a certificate "
+                 "that carries one email or URI SAN and one OIDC issuer (Fulcio's keyless flow)",
+        ) from exc
+    if expected is not None and expected != cert_signer:
+        raise SignatureFailure(
+            claim_mismatch(expected, cert_signer),
+            hint="correct the pointer's signer.identity and signer.issuer to the certificate's",
+            signer=cert_signer,
+        )
+    policy = ExactIdentity(cert_signer)
 
     verifier = verifier_for(trust)
     if isinstance(verifier, _TimedVerifier):
@@ -180,6 +193,15 @@ def verify_signature(
             hint=stale_root_hint(f"{type(exc).__name__} {message}"),
             signer=cert_signer,
         ) from exc
+
+    problem = window_problem(raw, bundle, windows_for(trust.digest, trust.trusted_root))
+    if problem is not None:
+        raise SignatureFailure(
+            f"trust root validity window: {problem}",
+            hint="a CA or log key may only vouch for signatures made inside its validFor "
+                 "window; check the trust root, or re-sign with the current keys",
+            signer=cert_signer,
+        )
 
     if payload_type != IN_TOTO_PAYLOAD_TYPE:
         raise SignatureFailure(
@@ -195,15 +217,26 @@ def verify_signature(
             hint="re-generate the pointer from the signed bundle (is the pointer stale?)",
             signer=cert_signer,
         )
-    signer = cert_signer if cert_signer is not None else _require(expected)
     when = verifier.verified_time() if isinstance(verifier, _TimedVerifier) else None
     return SignatureOk(
-        signer=signer,
+        signer=cert_signer,
         log_index=entry_index if entry_index > 0 else None,
         statement=statement,
         rekor_v2=rekor_v2,
         logged_at=None if when is None else when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
+
+
+def claim_mismatch(claimed: SignerIdentity, signer: SignerIdentity) -> str:
+    """Why a pointer's claimed signer is not the certificate's (the differing parts named)."""
+    parts = []
+    if claimed.identity != signer.identity:
+        parts.append(f"certificate identity (SAN) {signer.identity!r} does not equal the "
+                     f"pointer's claimed {claimed.identity!r}")
+    if claimed.issuer != signer.issuer:
+        parts.append(f"certificate OIDC issuer {signer.issuer!r} does not equal the pointer's "
+                     f"claimed {claimed.issuer!r}")
+    return "; ".join(parts)
 
 
 def parse_statement(payload: bytes) -> Mapping[str, Any]:
@@ -279,12 +312,6 @@ def _json_object(data: bytes) -> Mapping[str, Any]:
     if not isinstance(doc, dict):
         raise SignatureFailure("sigstore bundle is not a JSON object")
     return doc
-
-
-def _require(signer: SignerIdentity | None) -> SignerIdentity:
-    if signer is None:  # pragma: no cover - guarded by the callers above
-        raise SignatureFailure("no identity to verify against")
-    return signer
 
 
 def _one_line(exc: BaseException) -> str:

@@ -24,6 +24,7 @@ from sigstore.models import ClientTrustConfig, TrustedRoot
 from sigstore_models.trustroot import v1 as trustroot_v1
 
 from generator.errors import InputError, Location, UsageError
+from generator.verify.refresh import refresh_fallback
 
 PRODUCTION_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
 STAGING_TUF_URL = "https://tuf-repo-cdn.sigstage.dev"
@@ -52,6 +53,8 @@ class Trust:
     refreshed: bool
     digest: str
     public_log_base: str | None
+    fallback: str | None = None
+    """Why a refresh fell back to the wheel's root (a network fault), for the site's banner."""
 
     def log_url(self, log_index: int | None, *, rekor_v2: bool = False) -> str | None:
         """A public transparency-log link for a v1 entry of the public-good log, else None."""
@@ -84,18 +87,22 @@ def load_trust(
     """Load the trust root to verify with.
 
     `root_file` wins over `mode`. Otherwise the public-good root of `mode` is refreshed through
-    TUF (`refresh`, default `tuf_refresh`) unless `offline`; when offline or when the refresh
-    fails, the wheel's embedded copy is used and `refreshed` is False, so the site can show
-    "trust root not refreshed".
+    TUF (`refresh`, default `tuf_refresh`) unless `offline`. When offline, or when the refresh
+    could not reach the repository (a network fault), the wheel's embedded copy is used and
+    `refreshed` is False; a network fallback also sets `fallback`, which every page shows. A
+    TUF security error (expired, rolled back, unsigned, bad hash) or any other fault raises
+    `InputError` (exit 2): falling back then would defeat TUF's rollback and freeze protection.
     """
     if root_file is not None:
         return _from_file(root_file)
     url, production = _mode(mode)
     data: bytes | None = None
+    fallback: str | None = None
     if not offline:
         try:
             data = (refresh or tuf_refresh)(url)
-        except Exception:  # noqa: BLE001 - any refresh fault falls back to the embedded root
+        except Exception as exc:  # noqa: BLE001 - classified: only a network fault falls back
+            fallback = refresh_fallback(exc, url=url).reason
             data = None
     refreshed = data is not None
     if data is None:
@@ -108,6 +115,8 @@ def load_trust(
         refreshed=refreshed,
         digest=hashlib.sha256(data).hexdigest(),
         public_log_base=PUBLIC_LOG_SEARCH if production else None,
+        fallback=f"{fallback}; verified with the root bundled in sigstore instead" if fallback
+        else None,
     )
 
 
