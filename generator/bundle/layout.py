@@ -18,6 +18,7 @@ from typing import Any
 
 from generator import strictjson
 from generator.errors import InputError, Location
+from generator.limits import LISTING_LIMITS
 from generator.model import BundleRef, FailureClass, OciDigest
 
 from .oci import (
@@ -268,10 +269,13 @@ class LayoutReader:
 
 
 def _json_object(data: bytes, where: str) -> dict[str, Any]:
+    """The top-level `index.json`, read under `LISTING_LIMITS` (it lists every bundle)."""
     try:
-        value = strictjson.loads(data)
+        value = strictjson.loads(data, LISTING_LIMITS)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise integrity_error("index is not valid JSON", where=where, expected="a JSON object",
+        over = isinstance(exc, strictjson.JsonLimitError)
+        raise integrity_error(f"index {strictjson.problem(exc)}" if over
+                              else "index is not valid JSON", where=where, expected="a JSON object",
                               found=f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(value, dict):
         raise integrity_error("index is not a JSON object", where=where,

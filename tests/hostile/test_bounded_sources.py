@@ -168,6 +168,24 @@ def test_a_deep_top_level_index_names_the_limit(tmp_path: Path) -> None:
     assert "nested more than 64 deep" in caught.value.diagnostics()
 
 
+def test_a_layout_index_listing_more_than_one_document_may_hold_is_read(tmp_path: Path) -> None:
+    """The top-level index.json lists every bundle (two entries each): it is read under the
+    listing limits, so a large layout stays usable past the per-document item and size caps."""
+    from generator.limits import LISTING_LIMITS, PARSE_LIMITS
+
+    good, _ = _layout_with_two_bundles(tmp_path)
+    index = json.loads((tmp_path / "index.json").read_bytes())
+    filler = {"mediaType": MANIFEST_TYPE, "size": 1, "artifactType": "application/x-other",
+              "annotations": {"org.example.padding": "p" * 40}}
+    extra = PARSE_LIMITS.container_items + 10
+    index["manifests"] += [dict(filler, digest=f"sha256:{i:064x}") for i in range(extra)]
+    data = json.dumps(index).encode()
+    assert PARSE_LIMITS.document_bytes < len(data) <= LISTING_LIMITS.document_bytes
+    (tmp_path / "index.json").write_bytes(data)
+    source = OciLayoutSource(tmp_path)
+    assert source.fetch(good.ref()).digest == good.digest
+
+
 # --------------------------------------------------------------------------- option files
 
 
