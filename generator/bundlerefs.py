@@ -134,8 +134,9 @@ def parse_bundle_refs(data: bytes, *, file: str) -> tuple[BundleRefEntry, ...]:
     try:
         doc = strictjson.loads(data) if data.lstrip().startswith(b"[") else load_yaml(data, file=file)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise _bad(file, None, None, "not valid JSON", expected="a JSON or YAML list",
-                   found=type(exc).__name__) from exc
+        over = isinstance(exc, strictjson.JsonLimitError)
+        raise _bad(file, None, None, strictjson.problem(exc) if over else "not valid JSON",
+                   expected="a JSON or YAML list", found=type(exc).__name__) from exc
     except EvidenceDashError as exc:
         raise _bad(file, None, None, f"not valid YAML: {exc.message}",
                    expected="a JSON or YAML list", found="unparseable YAML") from exc

@@ -18,6 +18,7 @@ from typing import Any
 
 from generator import strictjson
 from generator.errors import InputError, Location
+from generator.limits import LISTING_LIMITS
 from generator.model import BundleRef, FailureClass, OciDigest
 
 from .oci import (
@@ -188,7 +189,9 @@ class LayoutReader:
 
     def _walk(self, data: bytes, where: str, depth: int, result: LayoutIndex,
               *, top_level: bool) -> None:
-        body = _json_object(data, where)
+        body = _json_object(data, where) if top_level else _json_object_or_none(data)
+        if body is None:
+            return  # a listed index that cannot be read lists nothing (see _json_object_or_none)
         entries = body.get("manifests", [])
         if not isinstance(entries, list):
             raise integrity_error("index has no manifests list", where=where,
@@ -220,7 +223,9 @@ class LayoutReader:
                                       "referrer_manifest", "listed manifest")
         if data is None:
             return
-        body = _json_object(data, where)
+        body = _json_object_or_none(data)
+        if body is None:
+            return
         subject = body.get("subject")
         target = subject.get("digest") if isinstance(subject, dict) else None
         if referrer_artifact_type(body) == SIGSTORE_TYPE and isinstance(target, str) \
@@ -264,15 +269,33 @@ class LayoutReader:
 
 
 def _json_object(data: bytes, where: str) -> dict[str, Any]:
+    """The top-level `index.json`, read under `LISTING_LIMITS` (it lists every bundle)."""
     try:
-        value = strictjson.loads(data)
+        value = strictjson.loads(data, LISTING_LIMITS)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise integrity_error("index is not valid JSON", where=where, expected="a JSON object",
+        over = isinstance(exc, strictjson.JsonLimitError)
+        raise integrity_error(f"index {strictjson.problem(exc)}" if over
+                              else "index is not valid JSON", where=where, expected="a JSON object",
                               found=f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(value, dict):
         raise integrity_error("index is not a JSON object", where=where,
                               expected="a JSON object", found=type(value).__name__)
     return value
+
+
+def _json_object_or_none(data: bytes) -> dict[str, Any] | None:
+    """A listed blob's JSON object, or None when it is none (not JSON, over a parse limit).
+
+    Indexing only learns which blobs are referrers and nested indexes; a blob that cannot be
+    read is neither, and must not make the whole layout unusable (one contributor's bad blob
+    would take every other bundle down). A pointer that names such a blob is refused when its
+    bundle is read, with the reason.
+    """
+    try:
+        value = strictjson.loads(data)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 class OciLayoutSource:

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import strictjson
-from generator.model import OciDigest
+from generator.model import FailureClass, OciDigest
 
 from .extract import extract_layer
 from .refs import is_digest
 from .types import (
     MAX_SIGNATURES,
+    BundleFetchError,
     Limits,
     Materialized,
     Origin,
@@ -97,17 +98,30 @@ class RawBundle:
         return sha256_digest(self.manifest)
 
 
-def load_json(data: bytes, what: str, where: str) -> dict[str, Any]:
-    """Parse a JSON object or raise `integrity`."""
+def load_json(data: bytes, what: str, where: str,
+              failure_class: FailureClass = FailureClass.INTEGRITY) -> dict[str, Any]:
+    """Parse a JSON object or raise `integrity` (or `failure_class`: `registry` for what a
+    registry composed, such as its referrers list)."""
     try:
         value = strictjson.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise integrity_error(f"{what} is not valid JSON", where=where, expected="a JSON object",
-                              found=f"{type(exc).__name__}: {exc}") from exc
+        over = isinstance(exc, strictjson.JsonLimitError)
+        raise _refused(f"{what} {strictjson.problem(exc)}" if over
+                       else f"{what} is not valid JSON", where, failure_class,
+                       f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(value, dict):
-        raise integrity_error(f"{what} is not a JSON object", where=where,
-                              expected="a JSON object", found=type(value).__name__)
+        raise _refused(f"{what} is not a JSON object", where, failure_class,
+                       type(value).__name__)
     return value
+
+
+def _refused(message: str, where: str, failure_class: FailureClass,
+             found: str) -> BundleFetchError:
+    error = integrity_error(message, where=where, expected="a JSON object", found=found)
+    if failure_class is not FailureClass.INTEGRITY:
+        error.failure_class = failure_class
+        error.hint = "the registry's answer is refused; check the registry or its mirror"
+    return error
 
 
 def parse_descriptor(value: Any, what: str, where: str) -> Descriptor:
@@ -189,12 +203,15 @@ def referrer_layer(manifest: bytes, subject: OciDigest, limits: Limits,
     return layer
 
 
-def index_candidates(index: bytes, limits: Limits, where: str) -> list[Descriptor]:
-    """Descriptors in a referrers index that may be Sigstore referrers, in digest order."""
+def index_candidates(index: bytes, limits: Limits, where: str,
+                     failure_class: FailureClass = FailureClass.INTEGRITY) -> list[Descriptor]:
+    """Descriptors in a referrers index that may be Sigstore referrers, in digest order
+    (`failure_class`: what an index that is no JSON object is; `registry` for a registry's
+    answer)."""
     if len(index) > limits.referrer_manifest:
         raise cap_error("a referrers index", "referrer_manifest", limits.referrer_manifest,
                         where=where, found=f"{len(index)} bytes")
-    body = load_json(index, "referrers index", where)
+    body = load_json(index, "referrers index", where, failure_class)
     manifests = body.get("manifests", [])
     if not isinstance(manifests, list):
         raise integrity_error("referrers index has no manifests list", where=where,

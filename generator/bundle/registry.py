@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
-import json
 import logging
 import os
 import re
@@ -33,6 +32,7 @@ from urllib.parse import quote, urljoin, urlsplit
 import requests
 import urllib3
 
+from generator import strictjson
 from generator.errors import InputError, Location
 from generator.model import BundleRef, FailureClass
 
@@ -67,7 +67,6 @@ from .types import (
     Materialized,
     PrivateAddressError,
     cap_error,
-    integrity_error,
     status_error,
     transient_error,
 )
@@ -134,7 +133,7 @@ def load_credentials(auth_file: Path | None = None,
             raise bad("no such file")
         return {}
     try:
-        body = json.loads(data)
+        body = strictjson.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
         if explicit:
             raise bad(f"invalid JSON: {exc}") from exc
@@ -338,7 +337,7 @@ class RegistryClient:
             return ()
         where = f"{reference.name} referrers of {reference.digest}"
         found: list[RawReferrer] = []
-        for candidate in index_candidates(index, limits, where):
+        for candidate in index_candidates(index, limits, where, FailureClass.REGISTRY):
             manifest = self._get(attempt, f"manifests/{candidate.digest}", accept=MANIFEST_ACCEPT,
                                  cap=limits.referrer_manifest, cap_name="referrer_manifest",
                                  what="a signature referrer manifest")
@@ -479,10 +478,14 @@ class RegistryClient:
         finally:
             response.close()
         try:
-            value = json.loads(body)
+            value = strictjson.loads(body)
         except (UnicodeDecodeError, ValueError) as exc:
-            raise integrity_error("token endpoint returned junk", where=realm,
-                                  expected="JSON with `token`") from exc
+            raise BundleFetchError(
+                "token endpoint returned junk", failure_class=FailureClass.REGISTRY,
+                location=Location(realm), expected="JSON with `token`",
+                found=f"{type(exc).__name__}: {exc}",
+                hint="the registry's token service answered something unreadable; retry later "
+                     "or check the registry") from exc
         token = value.get("token") or value.get("access_token") if isinstance(value, dict) \
             else None
         if not isinstance(token, str) or not token:

@@ -39,7 +39,8 @@ def parse_ctrf(data: bytes, phase: Phase, *, file: str) -> CtrfReport:
         doc = strictjson.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(
-            "CTRF report is not valid JSON",
+            f"CTRF report {strictjson.problem(exc)}"
+            if isinstance(exc, strictjson.JsonLimitError) else "CTRF report is not valid JSON",
             location=Location(file),
             expected="a CTRF JSON document",
             found=str(exc),

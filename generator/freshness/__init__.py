@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from generator import strictjson
 from generator.errors import EvidenceDashError, InputError, Location
 from generator.model import Canonicalizer, Freshness, PredicateType
 
@@ -100,7 +101,14 @@ class DigestsFileProvider:
         from generator.tree import load_yaml, read_bounded
 
         data = read_bounded(path, 16 << 20, display=str(path))
-        doc = json.loads(data) if path.suffix == ".json" else load_yaml(data, file=str(path))
+        try:
+            doc = strictjson.loads(data) if path.suffix == ".json" \
+                else load_yaml(data, file=str(path))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InputError(f"digest map {strictjson.problem(exc)}", location=Location(str(path)),
+                             expected="{<recipe>: {legacy: <hex>, v3: <hex>}} as JSON",
+                             found=f"{type(exc).__name__}: {exc}",
+                             hint="regenerate the digest map") from exc
         if not isinstance(doc, dict):
             raise InputError("digest map is not a mapping", location=Location(str(path)),
                              expected="{<recipe>: {legacy: <hex>, v3: <hex>}}",

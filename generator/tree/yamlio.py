@@ -14,8 +14,12 @@ the same events and the value rules are ours, so the result does not depend on t
   the core types (`!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!map`, `!!seq`) and the
   non-specific `!`; any other tag (`!!binary`, `!!timestamp`, `!!set`, `!custom`, ...) is refused.
 - Refused with `YamlError` naming the file: invalid UTF-8, NUL bytes, duplicate mapping keys,
-  non-scalar keys, nesting deeper than `MAX_DEPTH`, more than `MAX_ALIASES` alias uses or more
-  than `MAX_NODES` nodes after alias expansion (billion-laughs bombs), recursive aliases.
+  non-scalar keys, recursive aliases, and anything over `generator.limits.ParseLimits`: more
+  bytes than `document_bytes`, nesting deeper than `MAX_DEPTH`, more than `MAX_ALIASES` alias
+  uses or more than `MAX_NODES` nodes after alias expansion (billion-laughs bombs), a sequence
+  or mapping of more than `container_items` entries, a scalar longer than `string_chars`.
+  Depth is enforced on the event stream, which neither parser builds recursively, so no
+  document can make either recurse.
 - `<<` is an ordinary key (YAML 1.2 has no merge keys).
 
 Aliases are returned as shared references to the anchored value; the expansion bound makes that
@@ -35,15 +39,16 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from generator.errors import Location, YamlError
+from generator.limits import PARSE_LIMITS, ParseLimits
 
 Event = Any
 """A parser event of either backend (same class names and attributes in both)."""
 
-MAX_DEPTH = 100
-"""Deepest allowed nesting of mappings and sequences."""
-MAX_ALIASES = 10_000
+MAX_DEPTH = PARSE_LIMITS.depth
+"""Deepest allowed nesting of mappings and sequences (the default `ParseLimits.depth`)."""
+MAX_ALIASES = PARSE_LIMITS.yaml_aliases
 """Most alias uses (`*name`) in one document."""
-MAX_NODES = 1_000_000
+MAX_NODES = PARSE_LIMITS.total_items
 """Most nodes the document may hold once every alias is expanded."""
 
 _CORE = "tag:yaml.org,2002:"
@@ -162,8 +167,15 @@ class _Frame:
 class _Builder:
     """Turns one document's events into plain data while enforcing every bound."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, limits: ParseLimits | None = None) -> None:
         self.file = file
+        # the module values unless limits are given (tests lower the module values)
+        self.max_depth = MAX_DEPTH if limits is None else limits.depth
+        self.max_aliases = MAX_ALIASES if limits is None else limits.yaml_aliases
+        self.max_nodes = MAX_NODES if limits is None else limits.total_items
+        chosen = limits or PARSE_LIMITS
+        self.max_items = chosen.container_items
+        self.max_string = chosen.string_chars
         self.stack: list[_Frame] = []
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.open_anchors: set[str] = set()
@@ -183,8 +195,8 @@ class _Builder:
 
     def _too_many_nodes(self, event: Event) -> YamlError:
         return self.fail(
-            "document expands to too many nodes", expected=f"at most {MAX_NODES} nodes",
-            found=f"more than {MAX_NODES} (alias expansion)", event=event,
+            "document expands to too many nodes", expected=f"at most {self.max_nodes} nodes",
+            found=f"more than {self.max_nodes} (alias expansion)", event=event,
             hint="this looks like an alias bomb; do not use nested anchors and aliases",
         )
 
@@ -242,14 +254,14 @@ class _Builder:
         parent.pending_key = None
 
     def _open(self, container: dict[Any, Any] | list[Any], event: Event) -> None:
-        if len(self.stack) >= MAX_DEPTH:
+        if len(self.stack) >= self.max_depth:
             raise self.fail(
-                "nesting too deep", expected=f"at most {MAX_DEPTH} levels",
-                found=f"more than {MAX_DEPTH} nested mappings/sequences", event=event,
+                "nesting too deep", expected=f"at most {self.max_depth} levels (limit depth)",
+                found=f"more than {self.max_depth} nested mappings/sequences", event=event,
                 hint="flatten the document",
             )
         self.nodes += 1
-        if self.nodes > MAX_NODES:
+        if self.nodes > self.max_nodes:
             raise self._too_many_nodes(event)
         anchor = event.anchor
         if anchor is not None:
@@ -261,9 +273,14 @@ class _Builder:
         if tag is not None and tag not in _SCALAR_TAGS:
             raise self._bad_tag(tag, event)
         self.nodes += 1
-        if self.nodes > MAX_NODES:
+        if self.nodes > self.max_nodes:
             raise self._too_many_nodes(event)
         text = event.value
+        if len(text) > self.max_string:
+            raise self.fail(
+                "scalar too long", expected=f"at most {self.max_string} characters "
+                "(limit string_chars)", found=f"a scalar of {len(text)} characters",
+                event=event, hint="shorten the value; evidence files hold no such text")
         if tag is not None:
             try:
                 value = _tagged(tag, text)
@@ -290,13 +307,13 @@ class _Builder:
             raise self.fail("unknown alias", expected="an anchor defined before its alias",
                             found=f"*{name}", event=event, hint="define the anchor first")
         self.aliases += 1
-        if self.aliases > MAX_ALIASES:
-            raise self.fail("too many aliases", expected=f"at most {MAX_ALIASES} aliases",
-                            found=f"more than {MAX_ALIASES}", event=event,
+        if self.aliases > self.max_aliases:
+            raise self.fail("too many aliases", expected=f"at most {self.max_aliases} aliases",
+                            found=f"more than {self.max_aliases}", event=event,
                             hint="this looks like an alias bomb; expand the data instead")
         value, size = self.anchors[name]
         self.nodes += size
-        if self.nodes > MAX_NODES:
+        if self.nodes > self.max_nodes:
             raise self._too_many_nodes(event)
         self._add(value, size, event)
 
@@ -318,6 +335,12 @@ class _Builder:
             self._open([], event)
         elif kind == _COLLECTION_END:
             frame = self.stack.pop()
+            entries = len(frame.container)
+            if entries > self.max_items:
+                raise self.fail(
+                    "too many entries", expected=f"at most {self.max_items} entries in one "
+                    "sequence or mapping (limit container_items)", found=f"{entries} entries",
+                    event=event, hint="split the data; evidence files hold no such list")
             if frame.anchor is not None:
                 self.open_anchors.discard(frame.anchor)
                 self.anchors[frame.anchor] = (frame.container, frame.size)
@@ -326,15 +349,17 @@ class _Builder:
             self._alias(event)
 
 
-def _build(events: Iterable[Event], file: str, record: list[Event] | None = None) -> Any:
+def _build(events: Iterable[Event], file: str, record: list[Event] | None = None,
+           limits: ParseLimits | None = None, long_text: bool = True) -> Any:
     """The one document of `events` as plain data (None for an empty stream).
 
     The common events (scalars, and keys and values into an open collection) are handled
     inline here, the rest by `_Builder`; the checks and their order are the builder's. Every
-    event read is appended to `record` when one is given.
+    event read is appended to `record` when one is given. `long_text` False says no scalar can
+    exceed the string limit (the document is shorter), so the inline path need not look.
     """
     kinds = _KIND_BY_CLASS
-    max_nodes = MAX_NODES
+    max_nodes = MAX_NODES if limits is None else limits.total_items
     builder: _Builder | None = None
     stack: list[_Frame] = []
     documents = 0
@@ -350,12 +375,13 @@ def _build(events: Iterable[Event], file: str, record: list[Event] | None = None
                     expected="exactly one document", found="a second '---' document",
                     hint="keep one document per file",
                 )
-            builder = _Builder(file)
+            builder = _Builder(file, limits)
             stack = builder.stack
             continue
         if builder is None or builder.done:
             continue
-        if kind != _SCALAR or not stack or event.tag is not None or event.anchor is not None:
+        if kind != _SCALAR or not stack or event.tag is not None or event.anchor is not None \
+                or long_text:
             builder.feed(event, kind)
             continue
         # an untagged, unanchored scalar inside a collection
@@ -396,13 +422,15 @@ def _events(text: str, backend: str) -> Iterable[Event]:
     return events
 
 
-def load_yaml(data: bytes, *, file: str, backend: str | None = None) -> Any:
+def load_yaml(data: bytes, *, file: str, backend: str | None = None,
+              limits: ParseLimits | None = None) -> Any:
     """Parse one untrusted YAML document into plain Python data (rules in the module docstring).
 
     `file` is the name shown in errors (relative to the recipes root or the bundle). `backend`
-    picks an event parser from `BACKENDS` (default: the first, the fastest available).
+    picks an event parser from `BACKENDS` (default: the first, the fastest available). `limits`
+    defaults to `PARSE_LIMITS` (with the module's `MAX_*` values).
     """
-    return _load(data, file, backend, None)
+    return _load(data, file, backend, None, limits)
 
 
 def load_yaml_with_events(data: bytes, *, file: str) -> tuple[Any, list[Event] | None]:
@@ -419,10 +447,16 @@ def load_yaml_with_events(data: bytes, *, file: str) -> tuple[Any, list[Event] |
     return _load(data, file, "libyaml", events), events
 
 
-def _load(data: bytes, file: str, backend: str | None, record: list[Event] | None) -> Any:
+def _load(data: bytes, file: str, backend: str | None, record: list[Event] | None,
+          limits: ParseLimits | None = None) -> Any:
     chosen = backend if backend is not None else BACKENDS[0]
     if chosen not in BACKENDS:
         raise ValueError(f"unknown or unavailable YAML backend {chosen!r}")
+    bounds = limits or PARSE_LIMITS
+    if len(data) > bounds.document_bytes:
+        raise YamlError("YAML document too large", location=Location(file),
+                        expected=f"at most {bounds.document_bytes} bytes (limit document_bytes)",
+                        found=f"{len(data)} bytes", hint="split or shorten the document")
     if b"\x00" in data:
         raise YamlError("NUL byte in YAML", location=Location(file), expected="a text file",
                         found=f"a NUL byte at offset {data.index(0)}",
@@ -436,11 +470,18 @@ def _load(data: bytes, file: str, backend: str | None, record: list[Event] | Non
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
-        return _build(_events(text, chosen), file, record)
+        return _build(_events(text, chosen), file, record, limits,
+                      long_text=len(text) > bounds.string_chars)
     except (YAMLError, pyyaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         key = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if "nesting depth" in str(problem):  # libyaml's own bound (1,000) met while scanning
+            depth = limits.depth if limits is not None else MAX_DEPTH
+            raise YamlError("nesting too deep", location=Location(file, key),
+                            expected=f"at most {depth} levels (limit depth)",
+                            found=f"more than {depth} nested mappings/sequences",
+                            hint="flatten the document") from exc
         raise YamlError("not valid YAML", location=Location(file, key),
                         expected="well-formed YAML", found=str(problem),
                         hint="fix the syntax at the reported position") from exc

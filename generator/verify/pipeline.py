@@ -480,7 +480,7 @@ def _step3(
         try:
             doc = strictjson.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
-            run.fail(3, f"statement.intoto.json is not JSON: {exc}")
+            run.fail(3, f"statement.intoto.json {strictjson.problem(exc)}")
             return None
         if not isinstance(doc, dict):
             run.fail(3, "statement.intoto.json is not a JSON object")
@@ -573,7 +573,7 @@ def _step4(
     try:
         manifest = strictjson.loads(raw_manifest)
     except (ValueError, UnicodeDecodeError) as exc:
-        run.fail(4, f"manifest.json is not JSON: {exc}")
+        run.fail(4, f"manifest.json {strictjson.problem(exc)}")
         return None
     entries = manifest.get("files") if isinstance(manifest, dict) else None
     if not isinstance(manifest, dict) or not _schema_version_ok(manifest.get("schemaVersion")):
@@ -778,6 +778,8 @@ def _beyond_aicr(
         try:
             doc = strictjson.loads(bom_bytes)
             bom = doc if isinstance(doc, dict) else None
+        except strictjson.JsonLimitError as exc:
+            row("bom.cdx.json", strictjson.problem(exc), True)
         except (ValueError, UnicodeDecodeError):
             bom = None
     if isinstance(bom_claim, dict):

@@ -252,7 +252,7 @@ def parse_statement(payload: bytes) -> Mapping[str, Any]:
     try:
         doc = strictjson.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise SignatureFailure(f"DSSE payload is not JSON: {exc}") from exc
+        raise SignatureFailure(f"DSSE payload {strictjson.problem(exc)}") from exc
     if not isinstance(doc, dict):
         raise SignatureFailure("in-toto statement is not a JSON object")
     subject = doc.get("subject")
@@ -308,7 +308,7 @@ def _json_object(data: bytes) -> Mapping[str, Any]:
     try:
         doc = strictjson.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise SignatureFailure(f"sigstore bundle is not JSON: {exc}") from exc
+        raise SignatureFailure(f"sigstore bundle {strictjson.problem(exc)}") from exc
     if not isinstance(doc, dict):
         raise SignatureFailure("sigstore bundle is not a JSON object")
     return doc

@@ -773,6 +773,19 @@ def test_a_statement_with_a_nan_count_is_rejected_not_a_crash(case: EvidenceCase
     assert "not JSON" in verdict.cause.detail
 
 
+@pytest.mark.parametrize("depth", [65, 10_000])
+def test_a_deep_unsigned_statement_is_rejected_naming_the_limit(case: EvidenceCase,
+                                                                depth: int) -> None:
+    """Python's json raised RecursionError on ~1,000 levels, out of the verifier."""
+    case.files["statement.intoto.json"] = case.statement_bytes().replace(
+        b'"predicate": {', b'"predicate": {"deep": ' + b"[" * (depth - 2) + b"]" * (depth - 2)
+        + b", ", 1)
+    verdict = run(case)
+    assert_failed_at(verdict, 3, FailureClass.SCHEMA)
+    assert "statement.intoto.json exceeds a parse limit" in verdict.cause.detail
+    assert "nested more than 64 deep" in verdict.cause.detail
+
+
 def test_a_lone_surrogate_in_a_ctrf_report_is_replaced_and_the_verdict_caches(
         tmp_path: Any) -> None:
     """`"\\ud800"` is valid JSON but no character: kept, it made the verdict cache (and data/)
