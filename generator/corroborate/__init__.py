@@ -21,6 +21,7 @@ from generator.corroborate.board import (
     safe_slug,
     signer_label,
 )
+from generator.corroborate.bounds import Omitted, drop_unlisted, shown_rows
 from generator.corroborate.grid import (
     Grid,
     GridRow,
@@ -71,6 +72,7 @@ __all__ = [
     "Group",
     "Health",
     "Naming",
+    "Omitted",
     "OrganisationOf",
     "RowConsensus",
     "RowCounts",
@@ -88,6 +90,7 @@ __all__ = [
     "compare_semver",
     "compute_consensus",
     "default_naming",
+    "drop_unlisted",
     "grid_over",
     "grid_when",
     "k8s_lens",
@@ -106,6 +109,7 @@ __all__ = [
     "run_id_for",
     "safe_slug",
     "series_when",
+    "shown_rows",
     "signer_label",
     "tally",
     "version_grids",

@@ -173,15 +173,18 @@ def combined_grid(runs: Iterable[Run], organisation_of: OrganisationOf) -> Grid:
     return grid_over(latest_per_signer(runs).values(), organisation_of)
 
 
-def version_grids(runs: Iterable[Run], organisation_of: OrganisationOf) -> tuple[Grid, ...]:
-    """Strict per-version grids, newest version first (aicr `orderVersionsNewestFirst`)."""
+def version_grids(runs: Iterable[Run], organisation_of: OrganisationOf, *,
+                  limit: int | None = None) -> tuple[Grid, ...]:
+    """Strict per-version grids, newest version first (aicr `orderVersionsNewestFirst`); only
+    the first `limit` versions get a grid when a limit is given."""
     by_version: dict[str, list[Run]] = {}
     for run in runs:
         by_version.setdefault(run.aicr_version, []).append(run)
     newest_at = {v: newest_first(rs)[0].attested_at for v, rs in by_version.items()}
+    ordered = order_versions_newest_first(list(by_version), newest_at)
     return tuple(
         grid_over(latest_per_signer(by_version[v]).values(), organisation_of, aicr_version=v)
-        for v in order_versions_newest_first(list(by_version), newest_at)
+        for v in (ordered if limit is None else ordered[:max(limit, 0)])
     )
 
 
