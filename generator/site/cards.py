@@ -102,6 +102,10 @@ def pointer_card(m: SiteModel, page: str, p: Mapping[str, Any], show_recipe: boo
     w(f' · {html(sig.get("class") or "unlisted")}')
     if not sig.get("allowlisted"):
         w(' · <span class="tag-not-counted">not counted</span>')
+    if p.get("omitted"):
+        w(' · <span class="tag-omitted" data-omitted="{0}" title="this run is left out of the '
+          'recipe\'s grids and history: {0} (see data/pointers.json)">not in the grids</span>'
+          .format(html(p["omitted"])))
     if ev:
         when = ev.get("attestedAt")
         w(f' · attested <time datetime="{html(when)}">{html(when)}</time> '

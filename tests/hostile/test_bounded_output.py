@@ -88,6 +88,9 @@ def test_page_stays_within_its_limits_and_says_what_it_left_out(built: Built) ->
     rows = len(re.findall(r'<tr class="grid-row" ', page))
     assert rows <= LIMITS.rows_per_page
     assert 'class="rows-omitted"' in page
+    combined = built.tab()["combined"]
+    total = len(combined["tests"]) + combined["omitted"]["tests"]
+    assert f'<label for="checks">Checks <span class="tab-count">{total}</span>' in page
     assert "2 more unlisted signers (2 runs) are not shown" in page
     # grid columns: the two throw-away identities past the limit (the highest source ids)
     # have none; the others have theirs
@@ -97,6 +100,8 @@ def test_page_stays_within_its_limits_and_says_what_it_left_out(built: Built) ->
         assert str(throwaway(u).slug) not in head
     for _src, u in ranked[:-2]:
         assert str(throwaway(u).slug) in head
+    # their evidence cards say they are not in the grids
+    assert page.count('<span class="tag-omitted" data-omitted="unlisted-signer-limit"') == 2
 
 
 def test_pointers_json_marks_and_counts_what_is_left_out(built: Built) -> None:
