@@ -28,8 +28,9 @@ class OutputLimits:
     """Tests one CTRF report may list; a larger report fails the bundle's CTRF check."""
     unlisted_signers: int = 20
     """Unlisted (not allowlisted) signers per recipe in grids and history, the lowest source
-    ids first; the others' runs are left out of the recipe (unlisted signers never change a
-    state) and counted. Allowlisted signers are never left out."""
+    ids first; the others get no column and no history, and rows only they report no row,
+    though those rows still count as UNTESTED in the rollups (as without the limit: an
+    unlisted signer never changes a row's state). Allowlisted signers are never left out."""
     versions_per_recipe: int = 10
     """aicr-version grids ("strict view" lenses) per recipe, newest versions first."""
     runs_per_signer: int = 10

@@ -330,9 +330,11 @@ def build_board(
         runs, dropped, dropped_signers = drop_unlisted(bucket.runs, limits.unlisted_signers)
         omitted_origins.update((bucket.origins[rid], "unlisted-signer-limit")
                                for rid in dropped if rid in bucket.origins)
+        left_out = [r for r in bucket.runs if r.run_id in dropped] if dropped else []
         version_count = len({r.aicr_version for r in runs})
         bounded = version_count > limits.versions_per_recipe
-        versions = version_grids(runs, organisation_of, limit=limits.versions_per_recipe)
+        versions = version_grids(runs, organisation_of, limit=limits.versions_per_recipe,
+                                 left_out=left_out)
         series = build_series(bucket.recipe, runs, versions,
                               keep=grid_signers_of(runs) if bounded else None,
                               runs_per_signer=limits.runs_per_signer,
@@ -343,7 +345,7 @@ def build_board(
             coord=_display(bucket.criteria),
             profile=bucket.profile,
             profile_selection=next(iter(bucket.selections)),
-            combined=combined_grid(runs, organisation_of),
+            combined=combined_grid(runs, organisation_of, left_out=left_out),
             versions=versions,
             series=series,
             runs=tuple(sorted(runs, key=lambda r: (r.attested_at, r.run_id), reverse=True)),

@@ -1,8 +1,9 @@
 """Count limits of one recipe (`generator.limits`): which runs, versions and rows are shown.
 
 Pure and count-based (a sort or a scan per recipe, nothing per test beyond one comparison).
-Nothing here changes a consensus: grids are computed before rows are chosen for display, and
-only unlisted signers' runs (which never change a state) are ever left out of a recipe.
+Nothing here changes a state: grids are computed before rows are chosen for display, and
+only unlisted signers' runs are ever left out of a recipe (the grids still count the rows only
+they report as UNTESTED, see `grid_over`).
 """
 
 from __future__ import annotations

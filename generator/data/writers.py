@@ -73,6 +73,9 @@ SCHEMA_FILES: tuple[str, ...] = (
 
 def _grid(grid: Grid, limit: int = LIMITS.rows_per_grid) -> dict[str, Any]:
     rows, left = shown_rows(grid.rows, limit)
+    if grid.unlisted_only:  # rows only left-out unlisted signers report: untested, unlisted
+        left = dict(sorted({**left, "UNTESTED": left.get("UNTESTED", 0)
+                            + grid.unlisted_only}.items()))
     doc: dict[str, Any] = {
         "aicrVer": grid.aicr_version,
         "phaseRollup": {str(p): str(s) for p, s in grid.phase_rollup.items()},

@@ -139,3 +139,56 @@ def _parsed(f: type, evidence: object, path: str) -> object:
 
     return ParsedPointer(location=PointerLocation(path, "r", None),
                          pointer=f.make_pointer(evidence, f.identity("x")))
+
+
+def test_leaving_unlisted_signers_out_changes_no_state(f: type) -> None:
+    """Rows only the left-out unlisted signers report still count as untested: the rollups
+    and tallies equal those of the same board without any limit."""
+    from generator.limits import OutputLimits
+
+    row = {(CONF, "nccl"): "passed"}
+    entries = [_entry(f, "alpha", row), _entry(f, "beta", row)]
+    # every unlisted signer reports the shared row; each also reports a row of its own
+    entries += [_entry(f, f"junk{i:02d}", {**row, (Phase.DEPLOYMENT, f"own-{i}"): "passed"},
+                       allowlisted=False)
+                for i in range(LIMITS.unlisted_signers + 3)]
+    bounded = build_board(entries, organisation_of=f.org_of, naming=f.naming)
+    unbounded = build_board(entries, organisation_of=f.org_of, naming=f.naming,
+                            limits=OutputLimits(unlisted_signers=10_000))
+    one, other = bounded.tabs[0], unbounded.tabs[0]
+    assert one.omitted.unlisted_signers == 3 and other.omitted.unlisted_signers == 0
+    for mine, full in zip((one.combined, *one.versions), (other.combined, *other.versions),
+                          strict=True):
+        assert mine.rollup == full.rollup == S.PARTIAL
+        assert mine.phase_rollup == full.phase_rollup
+        assert mine.tally == full.tally
+        assert mine.unlisted_only == 3 and len(mine.rows) == len(full.rows) - 3
+    combined = _tab_doc(index_document(bounded, build_time=""))["combined"]
+    assert combined["omitted"] == {"tests": 3, "byState": {"UNTESTED": 3}}
+
+
+def test_rows_shared_with_left_out_signers_keep_their_state(f: type) -> None:
+    row = {(CONF, "nccl"): "passed"}
+    entries = [_entry(f, "alpha", row), _entry(f, "beta", row)]
+    entries += [_entry(f, f"junk{i:02d}", row, allowlisted=False)
+                for i in range(LIMITS.unlisted_signers + 3)]
+    tab = build_board(entries, organisation_of=f.org_of, naming=f.naming).tabs[0]
+    assert tab.rollup is S.CONFIRMED and tab.combined.unlisted_only == 0
+    assert tab.combined.rows[0].reported == LIMITS.unlisted_signers  # the shown ones
+
+
+def test_a_left_out_signers_own_row_keeps_the_recipe_partial(f: type) -> None:
+    """Without its row counted, the recipe would read CONFIRMED instead of PARTIAL."""
+    from generator.corroborate.grid import signer_source_id
+
+    row = {(CONF, "nccl"): "passed"}
+    orgs = [f"junk{i:02d}" for i in range(LIMITS.unlisted_signers + 1)]
+    last = max(orgs, key=lambda o: str(signer_source_id(f.identity(o))))  # the one left out
+    entries = [_entry(f, "alpha", row), _entry(f, "beta", row)]
+    entries += [_entry(f, o, {**row, (CONF, "extra"): "passed"} if o == last else row,
+                       allowlisted=False) for o in orgs]
+    tab = build_board(entries, organisation_of=f.org_of, naming=f.naming).tabs[0]
+    assert tab.omitted.unlisted_signers == 1
+    assert [r.name for r in tab.combined.rows] == ["nccl"]
+    assert tab.rollup is S.PARTIAL
+    assert tab.combined.phase_rollup[CONF] is S.PARTIAL
