@@ -156,20 +156,26 @@ class BuildSummary:
     build_time: str
     from_memo: bool = False
     """The evaluation was the cached one of an identical earlier build (generator.buildmemo)."""
+    warnings: tuple[str, ...] = ()
+    """Output size warnings (generator.outputsize)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "out": self.out, "pointers": self.pointers, "verified": self.verified,
             "rejected": self.rejected, "pending": self.pending, "noVerdict": self.no_verdict,
             "recipes": self.recipes, "buildTime": self.build_time, "exit": 0,
             "evaluation": "reused" if self.from_memo else "evaluated",
         }
+        if self.warnings:
+            doc["warnings"] = list(self.warnings)
+        return doc
 
     def describe(self) -> str:
         reused = "; nothing changed, the cached evaluation was reused" if self.from_memo else ""
         return (f"built {self.out}: {self.recipes} recipes, {self.pointers} pointers "
                 f"({self.verified} verified, {self.rejected} rejected, {self.pending} pending, "
-                f"{self.no_verdict} without a verdict), build time {self.build_time}{reused}")
+                f"{self.no_verdict} without a verdict), build time {self.build_time}{reused}"
+                + "".join(f"\nwarning: {w}" for w in self.warnings))
 
 
 def rfc3339(moment: datetime) -> str:
@@ -773,7 +779,8 @@ def _run_build_with(options: BuildOptions, indexes: IndexPrefetch) -> BuildSumma
         _check_unverified(options, memo.counts.no_verdict, memo.counts.pointers)
         _write_output(options, memo.documents, data_from=memo.data_dir,
                       page_digests=memo.page_digests)
-        return _summary(options, memo.counts, len(memo.documents["series"]), from_memo=True)
+        return _summary(options, memo.counts, len(memo.documents["series"]), from_memo=True,
+                        warnings=_size_warnings(options))
     evaluation = evaluate(options, indexes)
     records = evaluation.records
     counts = Counts(
@@ -801,7 +808,20 @@ def _run_build_with(options: BuildOptions, indexes: IndexPrefetch) -> BuildSumma
     digests = _write_output(options, documents, keep_data=keep)
     if memo_key is not None and digests is not None:
         memos.add_page_digests(memo_key, digests)
-    return _summary(options, counts, len(documents["series"]), from_memo=False)
+    return _summary(options, counts, len(documents["series"]), from_memo=False,
+                    warnings=_size_warnings(options))
+
+
+def _size_warnings(options: BuildOptions) -> tuple[str, ...]:
+    """Measure the written site against its budget; warnings also go into build-info.json."""
+    from generator.outputsize import measure, record
+
+    out = options.out.absolute()
+    size = measure(out)
+    info = out / "data" / "build-info.json"
+    if size.warnings and info.is_file():
+        record(info, size)
+    return size.warnings
 
 
 def _aicr_program(options: BuildOptions) -> Path | None:
@@ -825,12 +845,12 @@ def _check_unverified(options: BuildOptions, no_verdict: int, pointers: int) -> 
             )
 
 
-def _summary(options: BuildOptions, counts: Any, recipes: int, *, from_memo: bool
-             ) -> BuildSummary:
+def _summary(options: BuildOptions, counts: Any, recipes: int, *, from_memo: bool,
+             warnings: tuple[str, ...] = ()) -> BuildSummary:
     return BuildSummary(
         out=str(options.out), pointers=counts.pointers, verified=counts.verified,
         rejected=counts.rejected, pending=counts.pending, no_verdict=counts.no_verdict,
-        recipes=recipes, build_time=counts.build_time, from_memo=from_memo)
+        recipes=recipes, build_time=counts.build_time, from_memo=from_memo, warnings=warnings)
 
 
 def _record_exit(record: Any) -> int:

@@ -138,6 +138,9 @@ def build(fmt: str, **kwargs: Any) -> None:
         click.echo(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
     elif not kwargs.get("quiet"):
         click.echo(summary.describe(), err=True)
+    else:
+        for warning in summary.warnings:  # size warnings are never quiet
+            click.echo(f"warning: {warning}", err=True)
 
 
 @main.command("check-tree")

@@ -21,6 +21,7 @@ from generator.corroborate.board import (
     safe_slug,
     signer_label,
 )
+from generator.corroborate.bounds import Omitted, drop_unlisted, shown_rows
 from generator.corroborate.grid import (
     Grid,
     GridRow,
@@ -73,6 +74,7 @@ __all__ = [
     "Group",
     "Health",
     "Naming",
+    "Omitted",
     "OrganisationOf",
     "RowConsensus",
     "RowCounts",
@@ -91,6 +93,7 @@ __all__ = [
     "compute_consensus",
     "count_each_bundle_once",
     "default_naming",
+    "drop_unlisted",
     "grid_over",
     "grid_when",
     "k8s_lens",
@@ -110,6 +113,7 @@ __all__ = [
     "run_order",
     "safe_slug",
     "series_when",
+    "shown_rows",
     "signer_label",
     "tally",
     "version_grids",

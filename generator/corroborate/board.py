@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from generator.corroborate.bounds import Omitted, drop_unlisted
 from generator.corroborate.grid import (
     Grid,
     OrganisationOf,
@@ -23,8 +24,9 @@ from generator.corroborate.grid import (
     version_grids,
 )
 from generator.corroborate.runs import countable, parse_rfc3339, run_from_verified, run_order
-from generator.corroborate.series import Series, build_series
+from generator.corroborate.series import Series, build_series, grid_signers_of
 from generator.facts import Criteria, criteria
+from generator.limits import LIMITS, OutputLimits
 from generator.model import (
     Classification,
     ConsensusState,
@@ -115,6 +117,8 @@ class Tab:
     versions: tuple[Grid, ...]
     series: Series
     runs: tuple[Run, ...]
+    omitted: Omitted = Omitted()
+    """What the recipe leaves out past the count limits (`generator.limits`)."""
 
     @property
     def rollup(self) -> ConsensusState:
@@ -178,6 +182,8 @@ class Board:
     runs: tuple[Run, ...] = field(default=())
     newest_logged_at: str | None = None
     """The newest verified transparency-log time of a counted run."""
+    omitted_origins: Mapping[str, str] = field(default_factory=dict)
+    """Origin (pointer path) -> why its run was left out of its recipe (count limits)."""
 
     @property
     def tabs(self) -> tuple[Tab, ...]:
@@ -220,6 +226,8 @@ class _Bucket:
     profile: str | None
     selections: set[str | None]
     runs: list[Run]
+    origins: dict[str, str] = field(default_factory=dict)
+    """Run id -> origin, for runs a limit may leave out."""
 
 
 def _display(crit: Criteria) -> Criteria:
@@ -242,6 +250,7 @@ def build_board(
     organisation_of: OrganisationOf,
     naming: Naming | None = None,
     label_of: Callable[[SignerIdentity, Classification], str] = signer_label,
+    limits: OutputLimits = LIMITS,
 ) -> Board:
     """Aggregate entries into the board (aicr cheat-sheet order of checks, section 8)."""
     names = naming or default_naming()
@@ -296,6 +305,8 @@ def build_board(
                             f"kept the first name {bucket.recipe!r}")
         bucket.selections.add(run.profile)
         bucket.runs.append(run)
+        if entry.origin:
+            bucket.origins[run.run_id] = entry.origin
         src = signer_source_id(run.signer)
         if src not in sources:
             sources[src] = SourceRecord(
@@ -310,6 +321,7 @@ def build_board(
             )
 
     tabs: list[Tab] = []
+    omitted_origins: dict[str, str] = {}
     for path, bucket in buckets.items():
         if len(bucket.selections) > 1:
             shown = sorted("(none)" if s is None else s for s in bucket.selections)
@@ -319,17 +331,32 @@ def build_board(
                 for run in bucket.runs
             )
             continue
-        versions = version_grids(bucket.runs, organisation_of)
+        runs, dropped, dropped_signers = drop_unlisted(bucket.runs, limits.unlisted_signers)
+        omitted_origins.update((bucket.origins[rid], "unlisted-signer-limit")
+                               for rid in dropped if rid in bucket.origins)
+        left_out = [r for r in bucket.runs if r.run_id in dropped] if dropped else []
+        version_count = len({r.aicr_version for r in runs})
+        bounded = version_count > limits.versions_per_recipe
+        versions = version_grids(runs, organisation_of, limit=limits.versions_per_recipe,
+                                 left_out=left_out)
+        series = build_series(bucket.recipe, runs, versions,
+                              keep=grid_signers_of(runs) if bounded else None,
+                              runs_per_signer=limits.runs_per_signer,
+                              max_rows=limits.rows_per_series)
         tabs.append(Tab(
             recipe=bucket.recipe,
             coordinate=bucket.coordinate,
             coord=_display(bucket.criteria),
             profile=bucket.profile,
             profile_selection=next(iter(bucket.selections)),
-            combined=combined_grid(bucket.runs, organisation_of),
+            combined=combined_grid(runs, organisation_of, left_out=left_out),
             versions=versions,
-            series=build_series(bucket.recipe, bucket.runs, versions),
-            runs=tuple(sorted(bucket.runs, key=run_order, reverse=True)),
+            series=series,
+            runs=tuple(sorted(runs, key=run_order, reverse=True)),
+            omitted=Omitted(
+                unlisted_signers=dropped_signers, unlisted_runs=len(dropped),
+                versions=max(version_count - limits.versions_per_recipe, 0),
+                history_runs=series.omitted_runs, history_rows=series.omitted_rows),
         ))
 
     groups = _arrange(tabs, names)
@@ -351,6 +378,7 @@ def build_board(
         warnings=tuple(warnings),
         runs=all_runs,
         newest_logged_at=logged,
+        omitted_origins=dict(sorted(omitted_origins.items())),
     )
 
 

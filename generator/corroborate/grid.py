@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 from generator.corroborate.runs import latest_per_signer, newest_first, run_order
 from generator.corroborate.semver import order_versions_newest_first
@@ -75,6 +76,9 @@ class Grid:
     phase_rollup: Mapping[Phase, ConsensusState]
     rollup: ConsensusState
     tally: Mapping[ConsensusState, int]
+    unlisted_only: int = 0
+    """Rows only runs left out by the unlisted-signer limit report: UNTESTED, counted in the
+    rollups and the tally as the unbounded grid would count them, but without a row (ours)."""
 
 
 @lru_cache(maxsize=4096)
@@ -139,11 +143,24 @@ def _row(key: RowKey, columns: list[_Column], org_of: Callable[[int], str]) -> G
 
 
 def grid_over(
-    selected: Iterable[Run], organisation_of: OrganisationOf, *, aicr_version: str = ""
+    selected: Iterable[Run], organisation_of: OrganisationOf, *, aicr_version: str = "",
+    left_out: Iterable[Run] = (),
 ) -> Grid:
-    """The grid over already-selected runs (one per signer, in any order)."""
+    """The grid over already-selected runs (one per signer, in any order).
+
+    `left_out` are selected runs of unlisted signers a count limit leaves out: they get no
+    column, and the rows only they report get no row, but those rows still count as UNTESTED
+    in the rollups and the tally (an unlisted signer never changes a row's state, so that is
+    exactly what they would be)."""
     chosen = sorted(selected, key=lambda r: signer_source_id(r.signer))
-    keys = sorted({k for run in chosen for k in run.results}, key=row_order)
+    own = {k for run in chosen for k in run.results}
+    keys = sorted(own, key=row_order)
+    extra: dict[Phase, int] = {}
+    for run in left_out:
+        for key in run.results:
+            if key not in own:
+                own.add(key)
+                extra[key[0]] = extra.get(key[0], 0) + 1
     columns = [_Column(run, run.signer.consensus_key, run.allowlisted,
                        signer_source_id(run.signer), str(run.recipe_digest)) for run in chosen]
     known: dict[int, str] = {}
@@ -156,34 +173,52 @@ def grid_over(
         return known[at]
 
     rows = tuple(_row(k, columns, org_of) for k in keys)
+    untested = (ConsensusState.UNTESTED,)
     phase_rollup = {
-        phase: rollup(r.consensus for r in rows if r.phase is phase) for phase in PHASE_ORDER
+        phase: rollup(chain((r.consensus for r in rows if r.phase is phase),
+                            untested if extra.get(phase) else ()))
+        for phase in PHASE_ORDER
     }
+    counts = dict(tally(r.consensus for r in rows))
+    if extra:
+        counts[ConsensusState.UNTESTED] += sum(extra.values())
     return Grid(
         aicr_version=aicr_version,
         rows=rows,
         phase_rollup=phase_rollup,
-        rollup=rollup(r.consensus for r in rows),
-        tally=tally(r.consensus for r in rows),
+        rollup=rollup(chain((r.consensus for r in rows), untested if extra else ())),
+        tally=counts,
+        unlisted_only=sum(extra.values()),
     )
 
 
-def combined_grid(runs: Iterable[Run], organisation_of: OrganisationOf) -> Grid:
-    """The all-versions grid: each signer's single newest run, whatever its version."""
-    return grid_over(latest_per_signer(runs).values(), organisation_of)
+def combined_grid(runs: Iterable[Run], organisation_of: OrganisationOf, *,
+                  left_out: Iterable[Run] = ()) -> Grid:
+    """The all-versions grid: each signer's single newest run, whatever its version
+    (`left_out`: runs a count limit leaves out, see `grid_over`)."""
+    return grid_over(latest_per_signer(runs).values(), organisation_of,
+                     left_out=latest_per_signer(left_out).values())
 
 
-def version_grids(runs: Iterable[Run], organisation_of: OrganisationOf) -> tuple[Grid, ...]:
-    """Strict per-version grids, newest version first (aicr `orderVersionsNewestFirst`)."""
+def version_grids(runs: Iterable[Run], organisation_of: OrganisationOf, *,
+                  limit: int | None = None, left_out: Iterable[Run] = ()) -> tuple[Grid, ...]:
+    """Strict per-version grids, newest version first (aicr `orderVersionsNewestFirst`); only
+    the first `limit` versions get a grid when a limit is given (`left_out`: runs a count
+    limit leaves out, see `grid_over`)."""
     by_version: dict[str, list[Run]] = {}
     for run in runs:
         by_version.setdefault(run.aicr_version, []).append(run)
+    left_by_version: dict[str, list[Run]] = {}
+    for run in left_out:
+        left_by_version.setdefault(run.aicr_version, []).append(run)
     # "newest" by the verified log time, then attestedAt (both normalised: string order is
     # time order)
     newest_at = {v: "|".join(run_order(newest_first(rs)[0])[:2]) for v, rs in by_version.items()}
+    ordered = order_versions_newest_first(list(by_version), newest_at)
     return tuple(
-        grid_over(latest_per_signer(by_version[v]).values(), organisation_of, aicr_version=v)
-        for v in order_versions_newest_first(list(by_version), newest_at)
+        grid_over(latest_per_signer(by_version[v]).values(), organisation_of, aicr_version=v,
+                  left_out=latest_per_signer(left_by_version.get(v, ())).values())
+        for v in (ordered if limit is None else ordered[:max(limit, 0)])
     )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from generator.corroborate.grid import Grid, row_order, signer_source_id
-from generator.corroborate.runs import countable, newest_first
+from generator.corroborate.runs import countable, latest_per_signer, newest_first
 from generator.model import Phase, RowKey, Run, SourceId, TestResult
 
 
@@ -42,6 +42,10 @@ class Series:
     """Every (phase, name) pair, never de-duplicated (ours)."""
     builds: Mapping[SourceId, tuple[Build, ...]]
     health: Mapping[SourceId, Health]
+    omitted_runs: int = 0
+    """Runs left out, past the runs-per-signer limit (ours)."""
+    omitted_rows: int = 0
+    """Rows left out, past the rows limit (ours)."""
 
 
 def round_half_up_pct(part: int, whole: int) -> int:
@@ -79,16 +83,64 @@ def grid_signers(versions: Iterable[Grid]) -> set[SourceId]:
     return {cell.src for grid in versions for row in grid.rows for cell in row.signers}
 
 
-def build_series(recipe: str, runs: Iterable[Run], versions: Iterable[Grid]) -> Series:
-    """The series of one recipe over every run of its grid signers."""
-    keep = grid_signers(versions)
+def grid_signers_of(runs: Iterable[Run]) -> set[SourceId]:
+    """`grid_signers` of every per-version grid of `runs`, without making the grids: each
+    signer's newest run per aicr version that passed or failed something."""
+    by_version: dict[str, list[Run]] = {}
+    for run in runs:
+        by_version.setdefault(run.aicr_version, []).append(run)
+    found: set[SourceId] = set()
+    for version_runs in by_version.values():
+        for run in latest_per_signer(version_runs).values():
+            if any(r is not TestResult.NOT_RUN for r in run.results.values()):
+                found.add(signer_source_id(run.signer))
+    return found
+
+
+def _rows_first(by_src: Mapping[SourceId, list[Run]], row_keys: tuple[RowKey, ...],
+                limit: int) -> tuple[RowKey, ...]:
+    """At most `limit` rows, in row order: rows an allowlisted run failed first, then rows
+    one passed, then the rest."""
+    failed: set[RowKey] = set()
+    passed: set[RowKey] = set()
+    for runs in by_src.values():
+        for run in runs:
+            if not run.allowlisted:
+                continue
+            for key, result in run.results.items():
+                if result is TestResult.FAIL:
+                    failed.add(key)
+                elif result is TestResult.PASS:
+                    passed.add(key)
+    ranked = sorted(row_keys, key=lambda k: (0 if k in failed else 1 if k in passed else 2,
+                                             row_order(k)))
+    return tuple(sorted(ranked[:max(limit, 0)], key=row_order))
+
+
+def build_series(recipe: str, runs: Iterable[Run], versions: Iterable[Grid], *,
+                 keep: set[SourceId] | None = None, runs_per_signer: int | None = None,
+                 max_rows: int | None = None) -> Series:
+    """The series of one recipe over every run of its grid signers (`keep`, when given, is
+    that set already worked out), at most `runs_per_signer` newest runs per signer and at most
+    `max_rows` rows (`generator.limits`); what is left out is counted."""
+    keep = grid_signers(versions) if keep is None else keep
     by_src: dict[SourceId, list[Run]] = {}
     for run in runs:
         src = signer_source_id(run.signer) if countable(run) else None
         if src is not None and src in keep:
             by_src.setdefault(src, []).append(run)
+    omitted_runs = 0
+    if runs_per_signer is not None:
+        for src, src_runs in by_src.items():
+            if len(src_runs) > runs_per_signer:
+                omitted_runs += len(src_runs) - runs_per_signer
+                by_src[src] = newest_first(src_runs)[:runs_per_signer]
     row_keys = tuple(sorted({k for rs in by_src.values() for r in rs for k in r.results},
                             key=row_order))
+    omitted_rows = 0
+    if max_rows is not None and len(row_keys) > max_rows:
+        omitted_rows = len(row_keys) - max_rows
+        row_keys = _rows_first(by_src, row_keys, max_rows)
     first_phase: dict[str, Phase] = {}
     for phase, name in row_keys:
         first_phase.setdefault(name, phase)
@@ -112,4 +164,5 @@ def build_series(recipe: str, runs: Iterable[Run], versions: Iterable[Grid]) -> 
             last_pass_build=last_pass_build(columns),
             builds=len(columns),
         )
-    return Series(recipe=recipe, rows=rows, row_keys=row_keys, builds=builds, health=health)
+    return Series(recipe=recipe, rows=rows, row_keys=row_keys, builds=builds, health=health,
+                  omitted_runs=omitted_runs, omitted_rows=omitted_rows)

@@ -12,6 +12,7 @@ from typing import Any
 
 from generator import strictjson
 from generator.errors import InputError, Location
+from generator.limits import LIMITS
 from generator.model import CtrfReport, CtrfTest, Phase, TestResult
 
 _BUCKETS: Mapping[str, TestResult] = {
@@ -22,8 +23,8 @@ _BUCKETS: Mapping[str, TestResult] = {
     "pending": TestResult.NOT_RUN,
 }
 
-MAX_TESTS = 10_000
-"""Most tests one report may list. aicr's suites run dozens; every test becomes a check with a
+MAX_TESTS = LIMITS.tests_per_report
+"""Most tests one report may list (`generator.limits`). aicr's suites run dozens; every test becomes a check with a
 row on the recipe page and in `index.json`, so a 100,000-test report would take the whole build
 down (hundreds of MB, minutes of rendering). Larger reports fail the bundle's CTRF check."""
 

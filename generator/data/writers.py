@@ -18,6 +18,7 @@ from generator.corroborate import (
     Board,
     Grid,
     GridRow,
+    Omitted,
     Series,
     Tab,
     grid_when,
@@ -25,6 +26,7 @@ from generator.corroborate import (
     safe_slug,
     series_when,
 )
+from generator.corroborate.bounds import shown_rows
 from generator.data.gojson import write_go_json
 from generator.data.records import FreshnessInfo, PointerRecord
 from generator.errors import BuildError, InputError, Location
@@ -38,6 +40,7 @@ from generator.facts import (
     skip_reason,
     validator_images,
 )
+from generator.limits import LIMITS
 from generator.model import (
     PHASE_ORDER,
     Evidence,
@@ -46,6 +49,7 @@ from generator.model import (
     Pending,
     Rejected,
     RejectedPointer,
+    TestResult,
     Verified,
     VerifyExit,
 )
@@ -67,13 +71,27 @@ SCHEMA_FILES: tuple[str, ...] = (
 # --------------------------------------------------------------------------- index.json
 
 
-def _grid(grid: Grid) -> dict[str, Any]:
-    return {
+def _grid(grid: Grid, limit: int = LIMITS.rows_per_grid) -> dict[str, Any]:
+    rows, left = shown_rows(grid.rows, limit)
+    if grid.unlisted_only:  # rows only left-out unlisted signers report: untested, unlisted
+        left = dict(sorted({**left, "UNTESTED": left.get("UNTESTED", 0)
+                            + grid.unlisted_only}.items()))
+    doc: dict[str, Any] = {
         "aicrVer": grid.aicr_version,
         "phaseRollup": {str(p): str(s) for p, s in grid.phase_rollup.items()},
         "rollup": str(grid.rollup),
-        "tests": [_row(r) for r in grid.rows],
+        "tests": [_row(r) for r in rows],
     }
+    if left:  # ours: rows past the limit, by state (the rollups count them)
+        doc["omitted"] = {"tests": sum(left.values()), "byState": left}
+    return doc
+
+
+def omitted_document(omitted: Omitted) -> dict[str, int]:
+    """`omitted` of a recipe (ours): what it leaves out past the count limits."""
+    return {"unlistedSigners": omitted.unlisted_signers, "unlistedRuns": omitted.unlisted_runs,
+            "versions": omitted.versions, "historyRuns": omitted.history_runs,
+            "historyRows": omitted.history_rows}
 
 
 _grid_when = lru_cache(maxsize=1 << 14)(grid_when)
@@ -112,20 +130,35 @@ def _row(row: GridRow) -> dict[str, Any]:
     }
 
 
+def _grids(tab: Tab) -> list[dict[str, Any]]:
+    """The combined grid, then each version's, within the rows limits of one grid and of one
+    recipe (the combined grid is filled first)."""
+    budget = LIMITS.rows_per_recipe
+    out = []
+    for grid in (tab.combined, *tab.versions):
+        doc = _grid(grid, min(LIMITS.rows_per_grid, budget))
+        budget -= len(doc["tests"])
+        out.append(doc)
+    return out
+
+
 def _tab(tab: Tab) -> dict[str, Any]:
+    combined, *versions = _grids(tab)
     doc: dict[str, Any] = {
         "recipe": tab.recipe,
         "coord": tab.coord.as_dict(),
         "rollup": str(tab.rollup),
         "tally": {str(s): n for s, n in tab.tally.items()},
-        "combined": _grid(tab.combined),
-        "versions": [_grid(g) for g in tab.versions],
+        "combined": combined,
+        "versions": versions,
         "path": tab.coordinate.path,
     }
     if tab.profile:
         doc["profile"] = tab.profile
     if tab.profile_selection:
         doc["profileSelection"] = tab.profile_selection
+    if tab.omitted.any:
+        doc["omitted"] = omitted_document(tab.omitted)
     return doc
 
 
@@ -190,7 +223,7 @@ def series_document(series: Series) -> dict[str, Any]:
                 column["aicrCommit"] = run.aicr_commit
             out.append(column)
         builds[src] = out
-    return {
+    doc: dict[str, Any] = {
         "recipe": series.recipe,
         "rows": [{"name": n, "phase": str(p)} for p, n in series.rows],
         "builds": builds,
@@ -199,6 +232,9 @@ def series_document(series: Series) -> dict[str, Any]:
             for src, h in series.health.items()
         },
     }
+    if series.omitted_runs or series.omitted_rows:  # ours: past the count limits
+        doc["omitted"] = {"builds": series.omitted_runs, "rows": series.omitted_rows}
+    return doc
 
 
 def series_documents(board: Board) -> dict[str, dict[str, Any]]:
@@ -225,15 +261,17 @@ def evidence_document(evidence: Evidence, *, rekor_log_index: int | None = None,
         entry = raw_phases.get(str(phase)) if isinstance(raw_phases, Mapping) else None
         if isinstance(entry, Mapping):
             phases[str(phase)] = {k: _int(entry.get(k)) for k in ("passed", "failed", "skipped")}
-    tests: list[dict[str, Any]] = []
-    for phase in PHASE_ORDER:
-        report = evidence.ctrf.get(phase)
-        tests.extend(
-            {"phase": str(phase), "name": t.name, "status": t.status, "result": str(t.result),
-             "skipReason": skip_reason(t)}
-            for t in (report.tests if report else ())
-        )
-    return {
+    listed = [(str(phase), t) for phase in PHASE_ORDER
+              for t in (evidence.ctrf[phase].tests if phase in evidence.ctrf else ())]
+    limit = LIMITS.tests_per_pointer
+    left = max(len(listed) - limit, 0)
+    if left:  # non-passing tests first, then in report order
+        order = sorted(range(len(listed)),
+                       key=lambda i: (listed[i][1].result is TestResult.PASS, i))
+        listed = [listed[i] for i in sorted(order[:limit])]
+    tests = [{"phase": phase, "name": t.name, "status": t.status,
+              "result": str(t.result), "skipReason": skip_reason(t)} for phase, t in listed]
+    doc = {
         "attestedAt": evidence.attested_at,
         "loggedAt": evidence.logged_at,
         "runId": run_id,
@@ -275,6 +313,9 @@ def evidence_document(evidence: Evidence, *, rekor_log_index: int | None = None,
             for b in bandwidth(evidence)
         ],
     }
+    if left:  # ours: tests past the limit, not listed
+        doc["truncated"] = {"tests": left}
+    return doc
 
 
 def _int(value: Any) -> int:
@@ -369,14 +410,28 @@ def _freshness(info: FreshnessInfo) -> dict[str, Any]:
 
 
 def pointers_document(records: Iterable[PointerRecord],
-                      made: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+                      made: Mapping[str, dict[str, Any]] | None = None, *,
+                      board: Board | None = None) -> dict[str, Any]:
     """`data/pointers.json`: every pointer file, sorted by path.
 
     `made` holds entries already made by `pointer_document` (by path), where the verdicts
-    were (a build's verification workers); the other records are made here."""
+    were (a build's verification workers); the other records are made here. With a `board`,
+    pointers whose run a count limit left out of its recipe say so (`omitted`), and the
+    recipes that left something out are counted (`omitted`, ours)."""
     known = made or {}
-    return {"pointers": [known.get(r.path) or pointer_document(r)
-                         for r in sorted(records, key=lambda r: r.path)]}
+    left = board.omitted_origins if board is not None else {}
+    pointers = []
+    for r in sorted(records, key=lambda r: r.path):
+        doc = known.get(r.path) or pointer_document(r)
+        if r.path in left:
+            doc = {**doc, "omitted": left[r.path]}
+        pointers.append(doc)
+    out: dict[str, Any] = {"pointers": pointers}
+    recipes = {t.recipe: omitted_document(t.omitted)
+               for t in (board.tabs if board is not None else ()) if t.omitted.any}
+    if recipes:
+        out["omitted"] = dict(sorted(recipes.items()))
+    return out
 
 
 # --------------------------------------------------------------------------- build-info.json
@@ -456,7 +511,7 @@ def data_documents(
     return {
         "index": index_document(board, build_time=build_time),
         "series": series_documents(board),
-        "pointers": pointers_document(records, pointer_documents),
+        "pointers": pointers_document(records, pointer_documents, board=board),
         "build_info": dict(build_info),
     }
 

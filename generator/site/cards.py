@@ -16,6 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from generator.site.bounded import omitted_line, page_grids
 from generator.site.escape import link
 from generator.site.escape import text as html
 from generator.site.pages import (
@@ -113,6 +114,10 @@ def pointer_card(m: SiteModel, page: str, p: Mapping[str, Any], show_recipe: boo
     w(f' · {html(sig.get("class") or "unlisted")}')
     if not sig.get("allowlisted"):
         w(' · <span class="tag-not-counted">not counted</span>')
+    if p.get("omitted"):
+        w(' · <span class="tag-omitted" data-omitted="{0}" title="this run is left out of the '
+          'recipe\'s grids and history: {0} (see data/pointers.json)">not in the grids</span>'
+          .format(html(p["omitted"])))
     if ev:
         when = ev.get("attestedAt")
         w(f' · attested <time datetime="{html(when)}">{html(when)}</time> '
@@ -304,7 +309,9 @@ def grid_block(m: SiteModel, page: str, grids: Sequence[Mapping[str, Any]],
     heads = "".join(_head_cell(m, page, src) for src in columns)
     not_counted = [not m.counted(src) for src in columns]
     span = 2 + len(columns)
-    for n, g in enumerate(grids):
+    ranks = {str(k): int(v.get("rank", 99)) for k, v in m.states.items()}
+    labels = {str(k): str(v.get("label", k)) for k, v in m.states.items()}
+    for n, (g, hidden) in enumerate(page_grids(grids, ranks)):
         lens = g.get("aicrVer") or "combined"
         rows = grid_rows(m, g, columns, latest)
         o.append(f'<div class="grid-lens" data-lens="{html(lens)}"{" hidden" if n else ""}>\n')
@@ -324,13 +331,19 @@ def grid_block(m: SiteModel, page: str, grids: Sequence[Mapping[str, Any]],
                      f'<tr class="phase-head"><th scope="rowgroup" colspan="{span}">{html(ph)} · '
                      f'{m.state_badge(str(rollups.get(ph, "UNTESTED")))} · {len(prow)} test'
                      f'{"s" if len(prow) != 1 else ""}</th></tr>\n')
-            if not prow:
+            if not prow and hidden:
+                o.append(f'<tr class="grid-row grid-empty" data-state="UNTESTED" data-rank="2" '
+                         f'data-name=""><td colspan="{span}">(no rows shown here: see the note '
+                         "below the grid)</td></tr>\n")
+            elif not prow:
                 o.append(f'<tr class="grid-row grid-empty" data-state="UNTESTED" data-rank="2" '
                          f'data-name=""><td colspan="{span}">{m.state_badge("UNTESTED")} '
                          "(no tests run)</td></tr>\n")
             o.extend(_row_html(m, r, not_counted) for r in prow)
             o.append("</tbody>\n")
-        o.append("</table>\n</div>\n</div>\n")
+        o.append("</table>\n</div>\n")
+        o.append(omitted_line(hidden, labels))
+        o.append("</div>\n")
     return Markup("".join(o))
 
 

@@ -18,7 +18,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from generator.site import escape
+from generator.limits import LIMITS
+from generator.site import bounded, escape
 from generator.site.charts import Reading, history_figure, latest_figure
 
 STATE_ORDER = ("CONFIRMED", "SINGLE", "PARTIAL", "UNTESTED", "FAILING", "CONTESTED")
@@ -171,7 +172,9 @@ def evidence_time(evidence: Mapping[str, Any]) -> str:
 
 
 def _counted_evidence(p: Mapping[str, Any]) -> bool:
-    return verdict_of(p) in ("verified", "failures") and p.get("evidence") is not None
+    """Verified evidence its recipe shows (not left out by a count limit)."""
+    return (verdict_of(p) in ("verified", "failures") and p.get("evidence") is not None
+            and not p.get("omitted"))
 
 
 class SiteModel:
@@ -359,10 +362,27 @@ class SiteModel:
                 every.append(r)
                 if p["path"] in latest_paths:
                     latest.append(r)
-        for latest, every in out.values():
+        for check, (latest, every) in out.items():
             latest.sort(key=lambda r: (not r.counted, r.signer))
             every.sort(key=lambda r: (r.signer, r.when))
+            out[check] = (latest, newest_per_signer(every, LIMITS.runs_per_signer))
         return out
+
+
+def newest_per_signer(readings: list[Reading], limit: int) -> list[Reading]:
+    """At most `limit` readings per signer (its newest), of a list sorted by signer and time."""
+    counts: dict[str, int] = {}
+    for r in readings:
+        counts[r.signer] = counts.get(r.signer, 0) + 1
+    if all(n <= limit for n in counts.values()):
+        return readings
+    seen: dict[str, int] = {}
+    kept = []
+    for r in readings:
+        seen[r.signer] = seen.get(r.signer, 0) + 1
+        if counts[r.signer] - seen[r.signer] < limit:
+            kept.append(r)
+    return kept
 
 
 def _environment(templates: Path) -> jinja2.Environment:
@@ -384,7 +404,8 @@ def _environment(templates: Path) -> jinja2.Environment:
                        latest_figure=latest_figure, history_figure=history_figure,
                        STATE_ORDER=STATE_ORDER, STATE_CLASS=STATE_CLASS,
                        RESULT_WORD=RESULT_WORD, EXIT_WORD=EXIT_WORD, COMMIT_URL=COMMIT_URL,
-                       result_badge=result_badge)
+                       result_badge=result_badge, cards_shown=bounded.cards_shown,
+                       recipe_omissions=bounded.recipe_omissions)
     from generator.site import cards  # cards builds on this module's helpers
 
     env.globals.update(pointer_card=cards.pointer_card, grid_block=cards.grid_block,

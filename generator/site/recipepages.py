@@ -22,17 +22,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.limits import LIMITS
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 from generator.site.shell import PageShell
 
 RENDER_VERSION = "2"
 """Bump when page output changes in a way the hashed inputs and sources below cannot see."""
-_CODE = ("pages.py", "cards.py", "escape.py", "charts.py", "shell.py", "recipepages.py")
+_CODE = ("pages.py", "cards.py", "escape.py", "charts.py", "shell.py", "recipepages.py",
+         "bounded.py")
 
 
 def templates_digest(templates: Path) -> str:
     """A digest of the page templates and the page code: any change renders every page anew."""
     h = hashlib.sha256(RENDER_VERSION.encode())
+    h.update(repr(LIMITS).encode())  # the page limits decide what a page shows
     here = Path(__file__).resolve().parent
     files = sorted(templates.rglob("*.j2")) + [here / name for name in _CODE]
     for path in files:

@@ -1,0 +1,91 @@
+"""The size of a built site against its budget (`generator.limits`): warn, never fail.
+
+The count limits bound what one recipe adds; a tree with enough recipes can still outgrow a
+host (GitHub Pages publishes at most 1 GB). After a build the site is measured once (one
+directory walk); past `site_warn_share` of the budget, or with a page or data file past its
+own limit, the build summary and `data/build-info.json` (`output`, ours) carry a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.limits import LIMITS, MIB, OutputLimits
+
+__all__ = ["SiteSize", "measure", "record"]
+
+
+@dataclass(frozen=True)
+class SiteSize:
+    """Bytes of a built site, its largest page and data file, and the warnings they raise."""
+
+    total: int
+    largest_page: tuple[str, int]
+    largest_data: tuple[str, int]
+    budget: int
+    warnings: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"bytes": self.total, "budget": self.budget,
+                "largestPage": {"path": self.largest_page[0], "bytes": self.largest_page[1]},
+                "largestDataFile": {"path": self.largest_data[0],
+                                    "bytes": self.largest_data[1]},
+                "warnings": list(self.warnings)}
+
+
+def _mib(n: int) -> str:
+    return f"{n / MIB:,.1f} MiB"
+
+
+def measure(site: Path, limits: OutputLimits | None = None) -> SiteSize:
+    """Walk `site` once and compare it with `limits` (default `LIMITS`)."""
+    limits = limits or LIMITS
+    total = 0
+    page = ("", 0)
+    data = ("", 0)
+    warnings: list[str] = []
+    for folder, dirs, files in os.walk(site):
+        dirs.sort()
+        here = Path(folder)
+        for name in sorted(files):
+            path = here / name
+            try:
+                size = path.lstat().st_size
+            except OSError:
+                continue
+            total += size
+            rel = path.relative_to(site).as_posix()
+            if name.endswith(".html"):
+                page = max(page, (rel, size), key=lambda p: p[1])
+                if size > limits.page_bytes:
+                    warnings.append(f"page {rel} is {_mib(size)}, over the "
+                                    f"{_mib(limits.page_bytes)} page limit")
+            elif rel.startswith("data/"):
+                data = max(data, (rel, size), key=lambda p: p[1])
+                if size > limits.data_file_bytes:
+                    warnings.append(f"data file {rel} is {_mib(size)}, over the "
+                                    f"{_mib(limits.data_file_bytes)} data file limit")
+    if total >= limits.site_warn_bytes:
+        share = 100 * total / limits.site_bytes
+        warnings.insert(0, f"the site is {_mib(total)}, {share:.0f}% of the "
+                           f"{_mib(limits.site_bytes)} budget (GitHub Pages publishes at most "
+                           "1 GB): split the tree or drop old evidence before it no longer fits")
+    return SiteSize(total, page, data, limits.site_bytes, tuple(warnings))
+
+
+def record(build_info: Path, size: SiteSize) -> None:
+    """Add `output` (the size and its warnings) to a written `build-info.json`, atomically."""
+    from generator.data.gojson import write_go_json
+
+    doc = json.loads(build_info.read_text(encoding="utf-8"))
+    doc["output"] = size.as_dict()
+    fd, tmp = tempfile.mkstemp(prefix=".build-info-", dir=build_info.parent)
+    with os.fdopen(fd, "wb") as fh:
+        write_go_json(doc, fh)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, build_info)
