@@ -36,7 +36,9 @@ class PointerRecord:
     """One pointer file found in the tree and what became of it.
 
     `verdict` is None when the tree already rejected the file (a `RejectedPointer`) or the
-    bundle was never looked at; `verified_at` is set when a cached verdict was reused.
+    bundle was never looked at; `verified_at` is set when a cached verdict was reused (the
+    bundle could not be read this time), with `reused_trust_root`, the digest of the trust
+    root that earlier verification was judged under.
     """
 
     pointer: PointerFile
@@ -46,6 +48,7 @@ class PointerRecord:
     duplicate_of: str | None = None
     freshness: FreshnessInfo = FreshnessInfo()
     verified_at: str | None = None
+    reused_trust_root: str | None = None
 
     @property
     def path(self) -> str:
