@@ -18,27 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import BuildOptions, BuildSummary, run_build
+from generator.build import BuildSummary, run_build
 from generator.cacheauth import CACHE_KEY_ENV
-
-REPO = Path(__file__).resolve().parents[2]
-EPOCH = 1_790_000_000
-
-
-@pytest.fixture()
-def tree(tmp_path: Path) -> Path:
-    """A private copy of the embedded demo tree (signed bundles, trust root, overlays)."""
-    root = tmp_path / "recipes"
-    shutil.copytree(REPO / "recipes", root)
-    return root
-
-
-def options(tree: Path, out: Path, cache: Path, **extra: object) -> BuildOptions:
-    values: dict[str, object] = {
-        "recipes": tree, "out": out, "cache": cache, "offline": True, "quiet": True,
-        "oci_layouts": (tree / "bundles",), "trust_root": tree / "trust" / "trusted_root.json",
-        "source_date_epoch": EPOCH, **extra}
-    return BuildOptions(**values)  # type: ignore[arg-type]
+from tests.cacheauth.conftest import options
 
 
 def site_files(root: Path) -> dict[str, bytes]:
