@@ -182,8 +182,8 @@ class ContentMemo:
     PyYAML versions and the canonicaliser's source), and a file with another fingerprint, or
     one that cannot be read, is ignored. The file is sealed with an HMAC tag
     (`generator.cacheauth`): one that fails the check is ignored and counted. `save` writes
-    atomically (a temporary file, then
-    `os.replace`), so concurrent builds at worst lose each other's additions.
+    atomically (a temporary file, then `os.replace`), so concurrent builds at worst lose each
+    other's additions.
     """
 
     def __init__(self, path: Path | None) -> None:

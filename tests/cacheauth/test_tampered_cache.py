@@ -16,10 +16,12 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from generator.build import BuildSummary, run_build
 from generator.cacheauth import CACHE_KEY_ENV
+from generator.data.writers import schema_text
 from tests.cacheauth.conftest import options
 
 
@@ -194,3 +196,7 @@ def test_an_honest_warm_build_reports_no_failure(tree: Path, tmp_path: Path) -> 
     assert warm.auth_failures == 0 and "authentication" not in warm.describe()
     assert (tmp_path / "b" / "data" / "build-info.json").read_bytes() == \
         (tmp_path / "a" / "data" / "build-info.json").read_bytes()
+    for name in ("build-info", "pointers"):  # the report and the new fields follow the schemas
+        schema = json.loads(schema_text(f"{name}.schema.json"))
+        document = json.loads((tmp_path / "b" / "data" / f"{name}.json").read_bytes())
+        jsonschema.Draft202012Validator(schema).validate(document)

@@ -13,10 +13,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from generator.build import Assessor, BuildOptions, _engine, _verify_miss, run_build
 from generator.data import pointer_document
+from generator.data.writers import schema_text
 from generator.model import NoVerdict, ParsedPointer, Verified
 from generator.testing.authority import TestAuthority
 from generator.tree import load_allowlist, scan_tree
@@ -113,11 +115,14 @@ def test_the_fallback_says_which_verification_it_rests_on(
     allowlist = scanned[0]
     assessor = Assessor(allowlist, [], None)
     assessor.trust_root = trust.digest
+    validator = jsonschema.Draft202012Validator(
+        json.loads(schema_text("pointers.schema.json")))
     for item, verdict, when in reused:
         record, _ = assessor.assess(item, verdict, verified_at=when)
         doc = pointer_document(record)
         assert doc["verify"]["verifiedAt"] == when
         assert doc["verify"]["reusedFrom"] == {"verifiedAt": when, "trustRoot": trust.digest}
+        validator.validate({"pointers": [doc]})
 
 
 def test_the_fallback_never_crosses_trust_roots(
