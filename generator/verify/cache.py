@@ -2,11 +2,12 @@
 
 The key is a sha256 over the bundle digest, everything the pointer claims (and where it sits,
 since the file name is checked), the trust root digest, the allowlist digest, the verifier
-version (`generator.__version__`, `sigstore.__version__`) and the policy options that reach a
-verdict (`policy`, e.g. the trusted registries). Change any of them and the bundle is verified
-again, and no earlier verdict stands in for it: the "verified at <time>" fallback used when a
-bundle cannot be read this time (`remembered`) answers by the same full key, so a verdict
-judged under another trust root, allowlist, verifier or policy is never reused.
+(`generator.__version__`, `sigstore.__version__` and a digest of the verifier's sources) and
+the policy options that reach a verdict (`policy`, e.g. the trusted registries). Change any of
+them and the bundle is verified again, and no earlier verdict stands in for it: the "verified
+at <time>" fallback used when a bundle cannot be read this time (`remembered`) answers by the
+same full key, so a verdict judged under another trust root, allowlist, verifier or policy is
+never reused.
 
 Entries are stored in packs (`packs/<time>-<pid>-<n>.jsonl`): a header line listing each
 entry's key and claims key, then one line per entry: its HMAC tag (`generator.cacheauth`,
@@ -32,6 +33,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +96,29 @@ class Remembered:
 
 
 def verifier_version() -> str:
-    """The versions whose change invalidates every cached verdict."""
-    return f"evidence-dashboard {generator.__version__}; sigstore {sigstore.__version__}"
+    """The versions and the verifier code whose change invalidates every cached verdict."""
+    return (f"evidence-dashboard {generator.__version__}; sigstore {sigstore.__version__}; "
+            f"code {verifier_code_digest()}")
+
+
+_VERIFIER_CODE = ("verify", "bundle", "model", "recipe", "ctrf", "strictjson.py",
+                  "tree/yamlio.py")
+"""The sources a verdict depends on (relative to the package), hashed into every key."""
+
+
+@lru_cache(maxsize=1)
+def verifier_code_digest() -> str:
+    """sha256 over the verifier's sources: a verdict is reused only by the code that made it
+    (a change without a version bump, too). Read once per process."""
+    package = Path(generator.__file__).resolve().parent
+    h = hashlib.sha256()
+    for part in _VERIFIER_CODE:
+        base = package / part
+        files = sorted(base.rglob("*.py")) if base.is_dir() else [base]
+        for path in files:
+            h.update(path.relative_to(package).as_posix().encode() + b"\0")
+            h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 def verdict_policy(trusted_registries: Sequence[str] | None) -> str:
