@@ -195,19 +195,25 @@ def _read_key_file(path: Path) -> str | None:
 
 
 def _create_key_file(path: Path) -> str:
-    """Create the key file (exclusively, mode 0600); another process's new file wins."""
+    """Create the key file, whole or not at all: the key is written to a private temporary
+    file (mode 0600) that is then hard-linked into place, so a concurrent build sees either
+    no file or the finished one; when another build's file won, its key is used."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     text = secrets.token_hex(32)
+    tmp = path.parent / f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600)
     try:
-        fd = os.open(path, flags, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        os.link(tmp, path)
     except FileExistsError:
         found = _read_key_file(path)
-        if found is None:  # created and removed again meanwhile: try once more
+        if found is None:  # removed again meanwhile: try once more
             return _create_key_file(path)
         return found
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
+    finally:
+        tmp.unlink(missing_ok=True)
     return text
 
 

@@ -95,3 +95,13 @@ def test_tags_are_bound_to_the_key_the_purpose_and_the_name() -> None:
     assert one.unseal(Purpose.PAGE, sealed, b"b.html") is None
     assert one.unseal(Purpose.PAGE, sealed + b"<script>", b"a.html") is None
     assert one.unseal(Purpose.PAGE, b"<p>page</p>", b"a.html") is None
+
+
+def test_builds_creating_the_key_at_once_agree_on_it(config: Path) -> None:
+    """The key file appears whole or not at all: concurrent first builds share one key."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        keys = set(pool.map(lambda _: load_key(), range(16)))
+    assert len(keys) == 1
+    assert [p.name for p in (config / "evidence-dashboard").iterdir()] == ["cache.key"]
