@@ -36,6 +36,7 @@ __all__ = [
     "Purpose",
     "adopt_failures",
     "failures",
+    "file_digest",
     "key_file_path",
     "load_key",
     "note_failure",
