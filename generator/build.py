@@ -158,6 +158,8 @@ class BuildSummary:
     """The evaluation was the cached one of an identical earlier build (generator.buildmemo)."""
     warnings: tuple[str, ...] = ()
     """Output size warnings (generator.outputsize)."""
+    auth_failures: int = 0
+    """Cache entries that failed authentication (generator.cacheauth), read as misses."""
 
     def as_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -165,6 +167,7 @@ class BuildSummary:
             "rejected": self.rejected, "pending": self.pending, "noVerdict": self.no_verdict,
             "recipes": self.recipes, "buildTime": self.build_time, "exit": 0,
             "evaluation": "reused" if self.from_memo else "evaluated",
+            "cache": {"authenticationFailures": self.auth_failures},
         }
         if self.warnings:
             doc["warnings"] = list(self.warnings)
@@ -172,6 +175,8 @@ class BuildSummary:
 
     def describe(self) -> str:
         reused = "; nothing changed, the cached evaluation was reused" if self.from_memo else ""
+        if self.auth_failures:
+            reused += f"; {self.auth_failures} cache entries failed authentication"
         return (f"built {self.out}: {self.recipes} recipes, {self.pointers} pointers "
                 f"({self.verified} verified, {self.rejected} rejected, {self.pending} pending, "
                 f"{self.no_verdict} without a verdict), build time {self.build_time}{reused}"
@@ -228,6 +233,7 @@ def _engine(options: BuildOptions, indexes: IndexPrefetch | None = None
     from generator.bundle.layout import OciLayoutSource
     from generator.bundle.registry import RegistryClient
     from generator.bundle.types import Limits
+    from generator.cacheauth import CacheAuth
     from generator.verify.cache import VerdictCache
     from generator.verify.trust import load_trust
 
@@ -235,7 +241,8 @@ def _engine(options: BuildOptions, indexes: IndexPrefetch | None = None
                        offline=options.offline)
     limits = Limits()
     cache_root = options.cache or default_cache_dir()
-    bundle_cache = BundleCache(cache_root / "bundles", limits)
+    auth = CacheAuth.from_environment()
+    bundle_cache = BundleCache(cache_root / "bundles", limits, auth)
     layouts = [OciLayoutSource(path, limits, None if indexes is None else indexes.get(path))
                for path in options.oci_layouts]
     registry = None if options.offline else RegistryClient(
@@ -248,7 +255,7 @@ def _engine(options: BuildOptions, indexes: IndexPrefetch | None = None
     )
     source = ChainSource(layouts, bundle_cache, registry, options.offline,
                          trusted_prefixes=options.trusted_registries, limits=limits)
-    return trust, source, VerdictCache(cache_root / "verify")
+    return trust, source, VerdictCache(cache_root / "verify", auth)
 
 
 def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
@@ -277,9 +284,13 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     verdicts keyed by their synthetic paths. A ref naming a bundle a pointer (or an earlier ref)
     already names is recorded in `ref_duplicates` and verified on its own all the same.
     """
+    from generator.verify.cache import verdict_policy
     from generator.verify.times import judge_time
 
     trust, source, verdicts_cache = _engine(options, indexes)
+    policy = verdict_policy(options.trusted_registries, options.allow_private_registries)
+    if assessor is not None:
+        assessor.trust_root = trust.digest  # named by the records of reused verdicts
     todo = [f for f in files if isinstance(f, ParsedPointer)]
     verdicts: dict[str, Verdict] = {}
     verified_at: dict[str, str] = {}
@@ -288,7 +299,8 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     epoch = options.source_date_epoch
     for item in todo:
         def lookup(item: ParsedPointer = item) -> Verdict | None:
-            key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest)
+            key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest,
+                                     policy)
             cached = verdicts_cache.get(key)
             if cached is None:
                 misses.append((item, key))
@@ -373,20 +385,23 @@ _WORKER_STATE: dict[str, Any] = {}
 def _verify_miss(item: ParsedPointer, key: str, trust: Any, source: Any, verdicts_cache: Any,
                  epoch: int | None) -> tuple[str, Verdict, str | None]:
     """Verify one pointer the cache did not answer (under its cache `key`), record the raw
-    verdict, fall back when none; return it judged on time. Inside the isolation boundary:
-    an exception is this pointer's `internal` verdict (never cached)."""
+    verdict, fall back when none: only to a verdict recorded under the same full key (same
+    trust root, allowlist, verifier and policy), with the time it was recorded; return it
+    judged on time. Inside the isolation boundary: an exception is this pointer's `internal`
+    verdict (never cached)."""
     from generator.verify.pipeline import verify_pointer
     from generator.verify.times import judge_time
 
     def work() -> tuple[str, Verdict, str | None]:
         verdict = verify_pointer(item.pointer, item.location, source, trust)
         if isinstance(verdict, NoVerdict):
-            fallback = verdicts_cache.last_recorded(item.pointer, item.location)
-            if fallback is not None:
-                return item.location.path, judge_time(fallback[0], epoch), fallback[1]
+            earlier = verdicts_cache.remembered(key)
+            if earlier is not None and earlier.trust_root == trust.digest:
+                return (item.location.path, judge_time(earlier.verdict, epoch),
+                        earlier.recorded_at)
             return item.location.path, verdict, None
         recorded = build_time_for(epoch, [verdict_logged(verdict)])
-        verdicts_cache.put(key, verdict, recorded,
+        verdicts_cache.put(key, verdict, recorded, trust_root=trust.digest,
                            claims_key=verdicts_cache.claims_key(item.pointer, item.location))
         return item.location.path, judge_time(verdict, epoch), None
 
@@ -401,10 +416,13 @@ def _worker_init(options: BuildOptions) -> None:
 
 
 def _worker_chunk(items: Sequence[tuple[ParsedPointer, str]]
-                  ) -> tuple[list[tuple[str, Verdict, str | None, Made | None]], dict[str, Any]]:
+                  ) -> tuple[list[tuple[str, Verdict, str | None, Made | None]], dict[str, Any],
+                             frozenset[str]]:
     """Verify (and, given an assessor, assess) a chunk in a worker; verdicts travel back
     pickled (frozen dataclasses of plain data: far cheaper than the cache's JSON form both
-    ways), their strings shared, with the freshness memo answers the chunk used."""
+    ways), their strings shared, with the freshness memo answers the chunk used and the cache
+    entries that failed authentication."""
+    from generator.cacheauth import failures
     from generator.data import pointer_document
 
     s = _WORKER_STATE
@@ -426,7 +444,8 @@ def _worker_chunk(items: Sequence[tuple[ParsedPointer, str]]
             except RecursionError:
                 pass  # a deeply nested document travels back as it is
             out.append((path, verdict, when, done))
-    return out, assessor.memo.drain() if assessor is not None and assessor.memo else {}
+    answers = assessor.memo.drain() if assessor is not None and assessor.memo else {}
+    return out, answers, failures()
 
 
 def _shared_strings(verdict: Verdict) -> Verdict:
@@ -476,6 +495,8 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    from generator.cacheauth import adopt_failures
+
     fork = "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if fork else None)
     size = max(1, min(_CHUNK, len(misses) // (jobs * 4) or 1))
@@ -493,7 +514,7 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
             futures = {pool.submit(_worker_chunk, chunk): chunk for chunk in chunks}
             for future in as_completed(futures):
                 try:
-                    results, memo_answers = future.result()
+                    results, memo_answers, failed = future.result()
                 except (KeyboardInterrupt, SystemExit):
                     raise
                 except BaseException as exc:  # noqa: BLE001 - a lost chunk: its pointers' fault
@@ -502,6 +523,8 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
                     results, memo_answers = [
                         (item.location.path, internal_verdict(exc, "a verification worker"),
                          None, None) for item, _key in futures[future]], {}
+                    failed = frozenset()
+                adopt_failures(failed)
                 if assessor is not None and assessor.memo is not None:
                     assessor.memo.adopt(memo_answers)
                 for path, verdict, when, done in results:
@@ -609,7 +632,8 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
             record = PointerRecord(
                 pointer=item, verdict=verdict, classification=done.classification,
                 label=done.label, freshness=done.freshness, verified_at=verified_at.get(path),
-                attested_at_skew=flagged_skew(verdict))
+                attested_at_skew=flagged_skew(verdict),
+                reused_trust_root=trust.digest if verified_at.get(path) else None)
             entry = done.entry
             made_documents[path] = done.document
         records.append(record)
@@ -662,6 +686,8 @@ class Assessor:
         self.memo = memo
         """The freshness `ContentMemo` the providers and explainer share, if any."""
         self._labelled: dict[Any, tuple[Any, str]] = {}  # per signer: a build has few
+        self.trust_root: str | None = None
+        """The digest of the build's trust root (a reused verdict was judged under it)."""
 
     def assess(self, item: ParsedPointer, verdict: Verdict | None, *,
                verified_at: str | None = None, duplicate_of: str | None = None
@@ -685,7 +711,8 @@ class Assessor:
             pointer=item, verdict=verdict, classification=classification, label=label,
             duplicate_of=duplicate_of, verified_at=verified_at,
             freshness=_freshness(verdict, item, self.providers, self.explainer),
-            attested_at_skew=flagged_skew(verdict))
+            attested_at_skew=flagged_skew(verdict),
+            reused_trust_root=self.trust_root if verified_at else None)
         entry = None
         # A duplicate gets its entry too: the caller counts each bundle once
         # (generator.corroborate.count_each_bundle_once).
@@ -770,7 +797,9 @@ def _run_build(options: BuildOptions) -> BuildSummary:
 
 def _run_build_with(options: BuildOptions, indexes: IndexPrefetch) -> BuildSummary:
     from generator.buildmemo import Counts, EvaluationMemo, fingerprint
+    from generator.cacheauth import reset_failures
 
+    reset_failures()  # counted afresh for this build's build-info.json and summary
     key = None if options.reevaluate else fingerprint(options, _aicr_program(options))
     memos = EvaluationMemo(_cache_root(options))
     memo = memos.load(key) if key is not None else None
@@ -847,10 +876,13 @@ def _check_unverified(options: BuildOptions, no_verdict: int, pointers: int) -> 
 
 def _summary(options: BuildOptions, counts: Any, recipes: int, *, from_memo: bool,
              warnings: tuple[str, ...] = ()) -> BuildSummary:
+    from generator.cacheauth import failures
+
     return BuildSummary(
         out=str(options.out), pointers=counts.pointers, verified=counts.verified,
         rejected=counts.rejected, pending=counts.pending, no_verdict=counts.no_verdict,
-        recipes=recipes, build_time=counts.build_time, from_memo=from_memo, warnings=warnings)
+        recipes=recipes, build_time=counts.build_time, from_memo=from_memo, warnings=warnings,
+        auth_failures=len(failures()))
 
 
 def _record_exit(record: Any) -> int:
@@ -950,6 +982,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
     site used are returned (for the memo), None without a site.
     """
     from generator.data import write_documents
+    from generator.data.writers import report_cache_failures
     from generator.site.swap import publish_atomically
 
     out = options.out.absolute()  # the staging folder and MkDocs' docs_dir must not be relative
@@ -969,8 +1002,9 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
         if options.data_only:
             staging = work / "site"
             staging.mkdir()
-            shutil.copytree(data_dir, staging / "data")
             keeper.wait()
+            report_cache_failures(data_dir)
+            shutil.copytree(data_dir, staging / "data")
             publish_atomically(staging, out)
             return None
         from generator.site.build import SiteInputs, build_site
@@ -985,10 +1019,15 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
         from generator.site.recipepages import InputDigests
 
         pages = (options.cache or default_cache_dir()) / "pages"
+
+        def data_ready() -> None:
+            keeper.wait()  # the memo has its copy: the build's cache report goes in now
+            report_cache_failures(data_dir)
+
         used = build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir,
                           move_data=True, page_cache=pages,
                           digests=InputDigests.from_dict(page_digests) if page_digests else None,
-                          data_ready=keeper.wait)
+                          data_ready=data_ready)
         keeper.wait()
         return None if used is None else used.as_dict()
     except EvidenceDashError:

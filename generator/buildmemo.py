@@ -11,6 +11,11 @@ reads them back instead of evaluating, so it reads no bundle, verifies nothing, 
 data/ by copying. The site is still built from the documents (its own page cache decides what to
 render). `--reevaluate` skips the memo.
 
+The cache is not trusted (`generator.cacheauth`): `meta.json` carries an HMAC tag and lists
+the sha256 of every file of the memo's data/ copy; a memo whose tag does not check, or whose
+data/ holds a file that is missing, added or changed, is a miss counted as an authentication
+failure, and the tree is evaluated again.
+
 Nothing network-dependent is memoized: an online build on the production trust root (whose
 root TUF may refresh) never uses the memo, and neither does a build that reached a registry
 for an answer it did not have in its cache.
@@ -31,9 +36,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from generator.cacheauth import CacheAuth, Purpose, file_digest, note_failure
 from generator.errors import EvidenceDashError
 
-MEMO_VERSION = "1"
+MEMO_VERSION = "2"
 _LIBRARIES = ("sigstore", "cryptography", "pyyaml", "rfc8785", "google-re2")
 
 
@@ -184,32 +190,74 @@ class EvaluationMemo:
     """The memo folder under the cache: one evaluation, replaced atomically.
 
     It holds the data files the evaluation wrote (`data/`, exactly as published) and
-    `meta.json` (key, counts, which series file is which recipe). A hit reads the documents
-    back from those JSON files: nothing executable is ever loaded from the cache, and JSON
-    parsing shares keys, so the documents take less memory than when first built.
+    `meta.json` (key, counts, which series file is which recipe, the digest of every data
+    file), sealed with an HMAC tag. A hit reads the documents back from those JSON files,
+    each checked against its listed digest: nothing executable is ever loaded from the cache,
+    and JSON parsing shares keys, so the documents take less memory than when first built.
+    The folder is checked when loaded; a writer racing the build in between is outside the
+    trust model (README, "The cache's trust model").
     """
 
-    def __init__(self, cache_root: Path) -> None:
+    def __init__(self, cache_root: Path, auth: CacheAuth | None = None) -> None:
         self.root = cache_root / "evaluation"
+        self._auth = auth
+
+    @property
+    def auth(self) -> CacheAuth:
+        if self._auth is None:
+            self._auth = CacheAuth.from_environment()
+        return self._auth
+
+    def _meta(self, folder: Path, key: str) -> dict[str, Any] | None:
+        """The memo's checked `meta.json`, None when absent or unreadable, counted as a
+        failure when its tag does not check."""
+        try:
+            stored = (folder / "meta.json").read_bytes()
+        except OSError:
+            return None
+        body = self.auth.unseal(Purpose.MEMO, stored, key.encode())
+        if body is None:
+            note_failure(f"memo {key}")
+            return None
+        try:
+            meta = json.loads(body)
+        except ValueError:
+            return None
+        return meta if isinstance(meta, dict) and meta.get("key") == key else None
+
+    def _write_meta(self, folder: Path, key: str, meta: Mapping[str, Any]) -> None:
+        tmp = folder / ".meta.json.tmp"
+        tmp.write_bytes(self.auth.seal(Purpose.MEMO, json.dumps(meta).encode(), key.encode()))
+        os.replace(tmp, folder / "meta.json")
 
     def load(self, key: str) -> Memo | None:
-        """The memo of `key`, or None (absent, for another key, or unreadable)."""
+        """The memo of `key`, or None (absent, for another key, unreadable or failing its
+        check)."""
         folder = self.root / key
         data = folder / "data"
+        meta = self._meta(folder, key)
+        if meta is None:
+            return None
         try:
-            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-            if meta.get("key") != key:
+            files = meta["files"]
+            if not isinstance(files, dict) or sorted(files) != _listing(data):
+                note_failure(f"memo {key} data/")
                 return None
             c = meta["counts"]
             counts = Counts(int(c["pointers"]), int(c["verified"]), int(c["rejected"]),
                             int(c["pending"]), int(c["noVerdict"]), str(c["buildTime"]))
+            checked = _Checked(data, files)
             documents = {
-                "index": _read_json(data / "index.json"),
-                "pointers": _read_json(data / "pointers.json"),
-                "build_info": _read_json(data / "build-info.json"),
-                "series": {str(recipe): _read_json(data / "series" / str(name))
+                "index": checked.json("index.json"),
+                "pointers": checked.json("pointers.json"),
+                "build_info": checked.json("build-info.json"),
+                "series": {str(recipe): checked.json(f"series/{name}")
                            for recipe, name in meta["series"]},
             }
+            checked.rest()
+        except _Changed as exc:
+            note_failure(f"memo {key} data/{exc}")
+            return None
         except (OSError, ValueError, KeyError, TypeError):
             return None
         return Memo(documents, counts, data, meta.get("pageDigests"))
@@ -218,13 +266,11 @@ class EvaluationMemo:
         """Keep the site's document digests with the memo of `key` (rewritten atomically)."""
         folder = self.root / key
         try:
-            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-            if meta.get("key") != key:
+            meta = self._meta(folder, key)
+            if meta is None:
                 return
             meta["pageDigests"] = dict(digests)
-            tmp = folder / ".meta.json.tmp"
-            tmp.write_text(json.dumps(meta), encoding="utf-8")
-            os.replace(tmp, folder / "meta.json")
+            self._write_meta(folder, key, meta)
         except (OSError, ValueError):
             pass
 
@@ -238,8 +284,10 @@ class EvaluationMemo:
             self.root.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".memo-", dir=self.root))
             shutil.copytree(data_dir, staging / "data")
-            (staging / "meta.json").write_text(json.dumps(
-                {"key": key, "counts": counts.as_dict(), "series": series}), encoding="utf-8")
+            files = {name: file_digest((staging / "data" / name).read_bytes())
+                     for name in _listing(staging / "data")}
+            self._write_meta(staging, key, {"key": key, "counts": counts.as_dict(),
+                                            "series": series, "files": files})
             for old in self.root.iterdir():
                 if old != staging:
                     shutil.rmtree(old, ignore_errors=True)
@@ -248,5 +296,42 @@ class EvaluationMemo:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_bytes())
+class _Changed(Exception):
+    """A memo data file does not match the digest its sealed meta lists (the file's name)."""
+
+
+class _Checked:
+    """Reads a memo's data files, each checked against its listed digest."""
+
+    def __init__(self, data: Path, files: Mapping[str, Any]) -> None:
+        self.data = data
+        self.files = files
+        self.read: set[str] = set()
+
+    def bytes(self, name: str) -> bytes:
+        content = (self.data / name).read_bytes()
+        if file_digest(content) != self.files.get(name):
+            raise _Changed(name)
+        self.read.add(name)
+        return content
+
+    def json(self, name: str) -> Any:
+        return json.loads(self.bytes(name))
+
+    def rest(self) -> None:
+        """Check the files no document was read from (the schemas)."""
+        for name in self.files:
+            if name not in self.read:
+                self.bytes(name)
+
+
+def _listing(root: Path) -> list[str]:
+    """Every file under `root` (relative POSIX names, sorted); anything else than a regular
+    file or a folder (a link) is listed under a name no digest matches."""
+    names = []
+    for path, info in _walk(root):
+        if stat.S_ISREG(info.st_mode):
+            names.append(Path(path).relative_to(root).as_posix())
+        elif not stat.S_ISDIR(info.st_mode):
+            names.append(Path(path).relative_to(root).as_posix() + "\0not-a-file")
+    return sorted(names)

@@ -6,6 +6,9 @@
 - Under `CI=true` a skipped test marked `browser`, `registry` or `fixtures` is reported as a
   failure carrying the skip reason, so a missing install can never pass as a skip. (A test also
   marked `online` is exempt: CI has no network.)
+- Cache key isolation: every test runs with `EVIDENCE_DASHBOARD_CACHE_KEY` set to a test key
+  and `XDG_CONFIG_HOME` pointing at a folder of its own, so no test reads or writes the real
+  cache key file in the user's config folder (tests of the key file unset the variable).
 - `shared_fixtures`: the repo root's sibling `shared/fixtures` folder, or a skip. Test modules
   that want the path without the fixture call `tests._support.fixtures_dir()`.
 
@@ -135,6 +138,20 @@ def offline_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket.socket, "sendto", sendto)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+# --------------------------------------------------------------------------- cache key
+
+#: The cache key of the test suite (`generator.cacheauth`); any long value will do.
+TEST_CACHE_KEY = "test-suite-cache-key-" + "0" * 43
+
+
+@pytest.fixture(autouse=True)
+def cache_key_isolation(tmp_path_factory: pytest.TempPathFactory,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test key in the environment and a private config folder: never the user's key file."""
+    monkeypatch.setenv("EVIDENCE_DASHBOARD_CACHE_KEY", TEST_CACHE_KEY)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
 
 
 # --------------------------------------------------------------------------- CI: no silent skips

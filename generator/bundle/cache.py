@@ -5,6 +5,13 @@ Each cached bundle is its manifest, layer and Sigstore referrer blobs, the manif
 referrers index. Blobs are written by atomic rename and `index.json` is rewritten under an
 exclusive file lock, so several processes and threads may share one cache. Only bytes whose
 digests were checked are stored; a corrupt or partial entry reads as a miss.
+
+Every blob is checked against its digest when read. What the digests do not cover, the
+manifest's annotations in `index.json` (whether the registry needed credentials, which the
+site publishes), is covered by an HMAC annotation (`generator.cacheauth`) over the manifest
+digest and that flag; an entry without a valid one, or with a blob that no longer matches
+its digest, is a miss counted as an authentication failure (an entry written before entries
+were tagged is a plain miss).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from generator.cacheauth import CacheAuth, Purpose, note_failure
 from generator.model import OciDigest
 
 from .artifact import Artifact, referrers_index
@@ -38,6 +46,8 @@ from .types import BundleFetchError, Limits, Materialized
 
 NEEDED_CREDENTIALS = "dev.evidence-dashboard.needed-credentials"
 """Index annotation: the registry refused this bundle anonymously."""
+ENTRY_TAG = "dev.evidence-dashboard.entry-tag"
+"""Index annotation: the HMAC of the manifest digest and the credentials flag."""
 
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -51,8 +61,10 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 class BundleCache:
     """Get and put materialized bundles by manifest digest."""
 
-    def __init__(self, root: Path, limits: Limits | None = None) -> None:
+    def __init__(self, root: Path, limits: Limits | None = None,
+                 auth: CacheAuth | None = None) -> None:
         self.root = root
+        self.auth = auth if auth is not None else CacheAuth.from_environment()
         self.limits = limits or Limits()
         self._reader = LayoutReader(root, self.limits)
         self._lock = threading.Lock()
@@ -82,9 +94,19 @@ class BundleCache:
             if index is None or digest not in index.listed:
                 return None
             referrers = set(index.referrers.get(digest, set()))
-            credentials = index.annotations.get(digest, {}).get(NEEDED_CREDENTIALS) == "true"
+            notes = index.annotations.get(digest, {})
+            credentials = notes.get(NEEDED_CREDENTIALS) == "true"
+            tag = notes.get(ENTRY_TAG)
+            if tag is None:
+                return None  # written before entries were tagged: a plain miss
+            if not self.auth.check(Purpose.BUNDLE, digest.encode(), tag.encode(),
+                                   _flag(credentials)):
+                note_failure(f"bundle {digest}")
+                return None
             found = self._reader.materialize(digest, referrers, "cache")
-        except BundleFetchError:
+        except BundleFetchError as exc:
+            if exc.message.endswith("does not match its digest"):
+                note_failure(f"bundle blob {digest}")
             return None
         if found is None:
             return None
@@ -134,7 +156,9 @@ class BundleCache:
                 listed = [Artifact(r.manifest, (), MANIFEST_TYPE, SIGSTORE_TYPE) for r in referrers]
                 writer.add_manifest(referrers_index(listed), INDEX_TYPE,
                                     ref_name=referrers_tag(digest))
-            notes = {NEEDED_CREDENTIALS: "true"} if raw.needed_credentials else None
+            notes = {NEEDED_CREDENTIALS: "true"} if raw.needed_credentials else {}
+            notes[ENTRY_TAG] = self.auth.tag(Purpose.BUNDLE, sha256_digest(raw.manifest).encode(),
+                                             _flag(raw.needed_credentials)).decode("ascii")
             writer.add_manifest(raw.manifest, MANIFEST_TYPE, annotations=notes)
             writer.close()
         return sha256_digest(raw.manifest)
@@ -148,3 +172,7 @@ class BundleCache:
             stored = None
         if stored is not None and stored != blob:
             path.unlink(missing_ok=True)
+
+
+def _flag(needed_credentials: bool) -> bytes:
+    return b"needed-credentials" if needed_credentials else b"anonymous"

@@ -36,8 +36,10 @@ class PointerRecord:
     """One pointer file found in the tree and what became of it.
 
     `verdict` is None when the tree already rejected the file (a `RejectedPointer`) or the
-    bundle was never looked at; `verified_at` is set when a cached verdict was reused;
-    `attested_at_skew` when the claimed attestedAt is far from the verified log time.
+    bundle was never looked at; `verified_at` is set when a cached verdict was reused (the
+    bundle could not be read this time), with `reused_trust_root`, the digest of the trust
+    root that earlier verification was judged under; `attested_at_skew` when the claimed
+    attestedAt is far from the verified log time.
     """
 
     pointer: PointerFile
@@ -50,6 +52,7 @@ class PointerRecord:
     attested_at_skew: int | None = None
     """attestedAt minus the verified log time in seconds, when they are more than the
     tolerance apart (generator.verify.times): the claim is flagged on the pointer's card."""
+    reused_trust_root: str | None = None
 
     @property
     def path(self) -> str:

@@ -7,6 +7,7 @@ docs/data-contract.md. `write_data` is the only function here that touches the f
 from __future__ import annotations
 
 import importlib.resources
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -389,6 +390,8 @@ def pointer_document(record: PointerRecord) -> dict[str, Any]:
             ],
             "rule": pf.rule if isinstance(pf, RejectedPointer) else None,
             "verifiedAt": record.verified_at,
+            "reusedFrom": None if record.verified_at is None else {
+                "verifiedAt": record.verified_at, "trustRoot": record.reused_trust_root},
             "anonymous": (not verdict.needed_credentials
                           if isinstance(verdict, Verified | Pending) else None),
         },
@@ -465,6 +468,20 @@ def build_info_document(
     if trust_fallback:
         info["trustRootFallback"] = {"reason": trust_fallback}
     return info
+
+
+def report_cache_failures(data_dir: Path) -> None:
+    """Add this build's cache report to `<data_dir>/build-info.json`: how many cache entries
+    failed authentication (`generator.cacheauth`) and were read as misses. Written once all
+    cache reads are done and after the evaluation memo took its copy, so a reused evaluation
+    never carries an earlier build's count."""
+    from generator.cacheauth import failures
+
+    path = data_dir / "build-info.json"
+    doc = json.loads(path.read_bytes())
+    doc["cache"] = {"authenticationFailures": len(failures())}
+    with path.open("wb") as fh:
+        write_go_json(doc, fh)
 
 
 def default_build_time(board: Board, source_date_epoch: int | None = None) -> str:

@@ -177,7 +177,7 @@ class OverlayListing:
         return self._files.get(f"{stem}.yaml")
 
 
-MEMO_FORMAT = "evidence-dashboard/freshness-memo/v1"
+MEMO_FORMAT = "evidence-dashboard/freshness-memo/v2"
 _ABSENT = object()
 
 
@@ -188,8 +188,10 @@ class ContentMemo:
     recipe again. Keys are sha256 over a kind, a parameter and the exact input bytes; the
     file also records a fingerprint of the code that computes the answers (generator and
     PyYAML versions and the canonicaliser's source), and a file with another fingerprint, or
-    one that cannot be read, is ignored. `save` writes atomically (a temporary file, then
-    `os.replace`), so concurrent builds at worst lose each other's additions.
+    one that cannot be read, is ignored. The file is sealed with an HMAC tag
+    (`generator.cacheauth`): one that fails the check is ignored and counted. `save` writes
+    atomically (a temporary file, then `os.replace`), so concurrent builds at worst lose each
+    other's additions.
     """
 
     def __init__(self, path: Path | None) -> None:
@@ -247,6 +249,9 @@ class ContentMemo:
         doc = {"format": MEMO_FORMAT, "fingerprint": self._fingerprint,
                "entries": dict(sorted(self._used.items()))}
         data = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        from generator.cacheauth import CacheAuth, Purpose
+
+        data = CacheAuth.from_environment().seal(Purpose.FRESHNESS, data)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.path.parent)
@@ -266,9 +271,21 @@ class ContentMemo:
 
     def _load(self) -> dict[str, Any]:
         assert self.path is not None
+        from generator.cacheauth import CacheAuth, Purpose, note_failure
+
         try:
-            doc = json.loads(self.path.read_bytes())
-        except (OSError, ValueError):
+            stored = self.path.read_bytes()
+        except OSError:
+            return {}
+        if stored.startswith(b"{"):
+            return {}  # written before the memo was sealed: ignored
+        data = CacheAuth.from_environment().unseal(Purpose.FRESHNESS, stored)
+        if data is None:  # the cache is not trusted (generator.cacheauth)
+            note_failure(f"freshness memo {self.path.name}")
+            return {}
+        try:
+            doc = json.loads(data)
+        except ValueError:
             return {}
         if not isinstance(doc, dict) or doc.get("format") != MEMO_FORMAT \
                 or doc.get("fingerprint") != self._fingerprint \

@@ -212,15 +212,16 @@ def _splice_plugin(fragments: Mapping[str, tuple[str, ...]],
     also keeps the theme's compiled Jinja templates between builds (compiling Material's
     templates is a good part of a small build).
     """
-    from jinja2 import FileSystemBytecodeCache
     from mkdocs.plugins import BasePlugin, event_priority
+
+    from generator.site.bytecode import SealedBytecodeCache
 
     class Splice(BasePlugin):  # type: ignore[type-arg, no-untyped-call]
         def on_env(self, env: Any, *, config: Any, files: Any) -> Any:
             if template_cache is not None:
                 try:
                     template_cache.mkdir(parents=True, exist_ok=True)
-                    env.bytecode_cache = FileSystemBytecodeCache(str(template_cache))
+                    env.bytecode_cache = SealedBytecodeCache(template_cache)
                 except OSError:
                     pass
             return env

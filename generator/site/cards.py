@@ -153,8 +153,12 @@ def pointer_card(m: SiteModel, page: str, p: Mapping[str, Any], show_recipe: boo
         at = vf["verifiedAt"]
         w(f'<div class="fact-cached"><dt>Verified</dt><dd>verified at <time datetime="{html(at)}">'
           f'{html(at)}</time>: the registry could not be reached during this build, so the '
-          'cached verdict of that earlier verification was reused for the same bundle digest'
-          '</dd></div>\n')
+          'cached verdict of that earlier verification was reused for the same bundle digest')
+        root = (vf.get("reusedFrom") or {}).get("trustRoot")
+        if root:
+            w(f', judged under the same trust root <code title="{html(root)}">'
+              f'{html(str(root)[:16])}</code>')
+        w('</dd></div>\n')
     skew = p.get("attestedAtSkew")
     if isinstance(skew, int) and not isinstance(skew, bool):
         w(clock_warning(skew, (ev or {}).get("loggedAt")))

@@ -5,7 +5,9 @@ Recipe pages are most of a large site. Each is rendered from the data documents 
 not change since the last build (same recipe documents, pointers, sources, states, build
 info, the same templates and page code, and the same shell) is copied from the page cache
 under `--cache` instead of being rendered again. The cache key is a SHA-256 over all those
-inputs; a missing or unreadable entry is rendered again, never trusted.
+inputs; a missing or unreadable entry is rendered again, never trusted. Each cached page
+carries an HMAC tag over its name and bytes (`generator.cacheauth`): a page that fails the
+check is rendered again and counted as an authentication failure.
 """
 
 from __future__ import annotations
@@ -15,18 +17,18 @@ import io
 import json
 import os
 import pickle
-import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.cacheauth import CacheAuth, Purpose, note_failure
 from generator.limits import LIMITS
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 from generator.site.shell import PageShell
 
-RENDER_VERSION = "2"
+RENDER_VERSION = "3"
 """Bump when page output changes in a way the hashed inputs and sources below cannot see."""
 _CODE = ("pages.py", "cards.py", "escape.py", "charts.py", "shell.py", "recipepages.py",
          "bounded.py")
@@ -113,35 +115,48 @@ def page_keys(digests: InputDigests, templates: Path) -> tuple[list[str], str]:
 
 class PageCache:
     """Rendered pages on disk: finished recipe pages (`<key>.html`) and the Markdown pages of
-    one site (`markdown-<key>.json`). Writes are atomic; unreadable entries are misses."""
+    one site (`markdown-<key>.json`), each sealed with its HMAC tag. Writes are atomic;
+    unreadable entries are misses, and so are entries whose tag does not check (counted)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, auth: CacheAuth | None = None) -> None:
         self.root = root
-
-    def html_path(self, key: str) -> Path:
-        return self.root / f"{key}.html"
-
-    def has_html(self, key: str) -> bool:
-        return self.html_path(key).is_file()
+        self.auth = auth if auth is not None else CacheAuth.from_environment()
 
     def _write(self, name: str, data: bytes) -> None:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".page-", dir=self.root)
             with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+                fh.write(self.auth.seal(Purpose.PAGE, data, name.encode()))
             os.replace(tmp, self.root / name)
         except OSError:
             pass  # a cache that cannot be written only costs speed
+
+    def _read(self, name: str) -> bytes | None:
+        try:
+            stored = (self.root / name).read_bytes()
+        except OSError:
+            return None
+        data = self.auth.unseal(Purpose.PAGE, stored, name.encode())
+        if data is None:
+            note_failure(f"page {name}")
+        return data
+
+    def get_html(self, key: str) -> bytes | None:
+        """A finished page's bytes, when cached and authentic."""
+        return self._read(f"{key}.html")
 
     def put_html(self, key: str, data: bytes) -> None:
         """Keep a finished page (its UTF-8 bytes, as written into the site)."""
         self._write(f"{key}.html", data)
 
     def get_markdown(self, key: str) -> dict[str, str] | None:
+        data = self._read(f"markdown-{key}.json")
+        if data is None:
+            return None
         try:
-            doc = json.loads((self.root / f"markdown-{key}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            doc = json.loads(data.decode("utf-8"))
+        except ValueError:
             return None
         if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
             return None
@@ -204,12 +219,13 @@ def _render_page(job: _Job, tab: Tab, key: str) -> PageMeta:
 
 def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
     """Place a cached finished page; False when there is none (or it cannot be read)."""
-    if job.cache is None or not job.cache.has_html(key):
+    data = None if job.cache is None else job.cache.get_html(key)
+    if data is None:
         return False
     target = job.site / "recipes" / tab.recipe
     try:
         target.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(job.cache.html_path(key), target / "index.html")
+        (target / "index.html").write_bytes(data)
     except OSError:
         return False
     return True

@@ -1,21 +1,24 @@
 """The verdict cache: a verdict is reused only for the exact same question asked the same way.
 
 The key is a sha256 over the bundle digest, everything the pointer claims (and where it sits,
-since the file name is checked), the trust root digest, the allowlist digest and the verifier
-version (`generator.__version__`, `sigstore.__version__`). Change any of them and the bundle is
-verified again.
-
-A second index, keyed by the bundle digest and the claims only, answers "when was this last
-verified?" for the "verified at <time>" fallback when a registry is down; it ignores trust,
-allowlist and version on purpose, and the caller must show its age.
+since the file name is checked), the trust root digest, the allowlist digest, the verifier
+(`generator.__version__`, `sigstore.__version__` and a digest of the verifier's sources) and
+the policy options that reach a verdict (`policy`, e.g. the trusted registries). Change any of
+them and the bundle is verified again, and no earlier verdict stands in for it: the "verified
+at <time>" fallback used when a bundle cannot be read this time (`remembered`) answers by the
+same full key, so a verdict judged under another trust root, allowlist, verifier or policy is
+never reused.
 
 Entries are stored in packs (`packs/<time>-<pid>-<n>.jsonl`): a header line listing each
-entry's key and claims key, then one compact JSON line per entry. Creating a file costs more
-here than anything else a cache write does (hundreds of microseconds of kernel time on a
-journalling file system), so a build writes one pack per batch of verdicts, not one file per
-verdict. A pack is written whole (a temporary file, then `os.replace`), never changed, and a
-later pack answers for a key before an earlier one. The headers are read on the first lookup;
-an unreadable pack or entry reads as a miss.
+entry's key and claims key, then one line per entry: its HMAC tag (`generator.cacheauth`,
+over the entry's JSON bytes as written), a space, and the compact JSON (key, claims key, trust
+root digest, recording time, verdict). A line whose tag does not check is a miss, counted as
+an authentication failure; the header is only a map (a lookup checks the key the entry itself
+names). Creating a file costs more here than anything else a cache write does (hundreds of
+microseconds of kernel time on a journalling file system), so a build writes one pack per
+batch of verdicts, not one file per verdict. A pack is written whole (a temporary file, then
+`os.replace`), never changed, and a later pack answers for a key before an earlier one. The
+headers are read on the first lookup; an unreadable pack or entry reads as a miss.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ import os
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +41,7 @@ import orjson
 import sigstore
 
 import generator
+from generator.cacheauth import TAG_LENGTH, CacheAuth, Purpose, note_failure
 from generator.model import Pointer, PointerLocation, Verdict
 from generator.verify.serialize import (
     VerdictFormatError,
@@ -45,8 +51,8 @@ from generator.verify.serialize import (
 )
 from generator.verify.trust import Trust
 
-KEY_VERSION = "verdict-cache/v1"
-PACK_VERSION = "verdict-pack/v1"
+KEY_VERSION = "verdict-cache/v2"
+PACK_VERSION = "verdict-pack/v2"
 PACK_ENTRIES = 256
 """A batch writes a pack when it holds this many entries (and at its end)."""
 _PACKS_READ = 4
@@ -80,19 +86,59 @@ def _hash(doc: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True)
+class Remembered:
+    """A verdict recorded by an earlier verification: when, and under which trust root."""
+
+    verdict: Verdict
+    recorded_at: str
+    trust_root: str | None
+
+
 def verifier_version() -> str:
-    """The versions whose change invalidates every cached verdict."""
+    """The versions, the signature rules and the verifier code whose change invalidates every
+    cached verdict."""
     from generator.verify.signature import RULES_VERSION
 
     return (f"evidence-dashboard {generator.__version__}; sigstore {sigstore.__version__}; "
-            f"{RULES_VERSION}")
+            f"{RULES_VERSION}; code {verifier_code_digest()}")
+
+
+_VERIFIER_CODE = ("verify", "bundle", "model", "recipe", "ctrf", "strictjson.py",
+                  "tree/yamlio.py")
+"""The sources a verdict depends on (relative to the package), hashed into every key."""
+
+
+@lru_cache(maxsize=1)
+def verifier_code_digest() -> str:
+    """sha256 over the verifier's sources: a verdict is reused only by the code that made it
+    (a change without a version bump, too). Read once per process."""
+    package = Path(generator.__file__).resolve().parent
+    h = hashlib.sha256()
+    for part in _VERIFIER_CODE:
+        base = package / part
+        files = sorted(base.rglob("*.py")) if base.is_dir() else [base]
+        for path in files:
+            h.update(path.relative_to(package).as_posix().encode() + b"\0")
+            h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def verdict_policy(trusted_registries: Sequence[str] | None,
+                   allow_private: Sequence[str] = ()) -> str:
+    """The policy options that reach a verdict besides trust root and allowlist (which
+    registries a bundle may come from), as the `policy` part of a cache key."""
+    return _hash({"trustedRegistries": None if trusted_registries is None
+                  else sorted(trusted_registries),
+                  "allowPrivateRegistries": sorted(allow_private)})
 
 
 class VerdictCache:
     """Verdicts on disk under `root`, in packs (see the module docstring)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, auth: CacheAuth | None = None) -> None:
         self.root = root
+        self.auth = auth if auth is not None else CacheAuth.from_environment()
         self._root_text = str(root)
         self._shared: dict[Any, Any] = {}
         """Equal steps of the verdicts read, shared (`verdict_from_json(shared=...)`)."""
@@ -100,21 +146,25 @@ class VerdictCache:
         self._verifier = verifier_version()
         self._by_key: dict[str, tuple[str, int]] | None = None
         """Where each key's latest entry is: (pack path, entry number); read on first use."""
-        self._by_claims: dict[str, tuple[str, int]] = {}
+        self._seen: set[str] = set()
+        """Packs whose headers are in the index."""
         self._lines: OrderedDict[str, list[bytes]] = OrderedDict()
         self._pending: list[tuple[str, str | None, bytes]] | None = None
         """Entries of the open batch (`batched`), written as one pack."""
 
     def key(
-        self, pointer: Pointer, location: PointerLocation, trust: Trust, allowlist_digest: str
+        self, pointer: Pointer, location: PointerLocation, trust: Trust, allowlist_digest: str,
+        policy: str = "",
     ) -> str:
-        """The full cache key of one verification (remembered with its claims key for `put`)."""
+        """The full cache key of one verification (remembered with its claims key for `put`).
+        `policy` stands for the options that reach a verdict besides trust and allowlist."""
         key = _hash({
             "v": KEY_VERSION,
             "claims": _claims(pointer, location),
             "trust": trust.digest,
             "allowlist": allowlist_digest,
             "verifier": self._verifier,
+            "policy": policy,
         })
         self._claims_of[key] = (pointer, location)  # its claims key is computed by `put`
         return key
@@ -127,7 +177,18 @@ class VerdictCache:
         """The cached verdict and the time it was recorded, or None."""
         _check_key(key)
         where = self._index().get(key)
-        return self._entry(where, key=key, shared=self._shared) if where else None
+        found = self._entry(where, key, self._shared) if where else None
+        return None if found is None else (found.verdict, found.recorded_at)
+
+    def remembered(self, key: str) -> Remembered | None:
+        """The verdict an earlier verification recorded under this full `key` (same claims,
+        trust root, allowlist, verifier and policy), with when and under which root, for the
+        "verified at <time>" fallback; packs written since the index was read (by another
+        build or worker) are looked at too. None under any other trust root or allowlist."""
+        _check_key(key)
+        self._refresh()
+        where = self._index().get(key)
+        return self._entry(where, key) if where else None
 
     def put(
         self,
@@ -136,6 +197,7 @@ class VerdictCache:
         recorded_at: str,
         *,
         claims_key: str | None = None,
+        trust_root: str | None = None,
     ) -> None:
         """Store a verdict, and index it under its bundle and claims (`claims_key`, by default
         the one remembered when `key()` made `key`). Within `batched()` it is written with the
@@ -145,14 +207,15 @@ class VerdictCache:
             claims_key = self.claims_key(*self._claims_of[key])
         if claims_key is not None:
             _check_key(claims_key)
-        doc = {"key": key, "recordedAt": recorded_at, "verdict": verdict_to_json(verdict)}
+        doc = {"key": key, "claims": claims_key, "trustRoot": trust_root,
+               "recordedAt": recorded_at, "verdict": verdict_to_json(verdict)}
         # Compact: a warm build reads every entry back, and whitespace is a third of the bytes.
         try:
-            line = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+            body = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
         except TypeError:  # what orjson does not write (an integer beyond 64 bits, ...)
-            line = json.dumps(doc, sort_keys=True, separators=(",", ":"),
+            body = json.dumps(doc, sort_keys=True, separators=(",", ":"),
                               ensure_ascii=False).encode()
-        entry = (key, claims_key, line)
+        entry = (key, claims_key, self.auth.tag(Purpose.VERDICT, body) + b" " + body)
         if self._pending is None:
             self._write_pack([entry])
             return
@@ -182,15 +245,6 @@ class VerdictCache:
             entries, self._pending = self._pending, []
             self._write_pack(entries)
 
-    def last_recorded(
-        self, pointer: Pointer, location: PointerLocation
-    ) -> tuple[Verdict, str] | None:
-        """The latest verdict recorded for this bundle and these claims, under any trust root,
-        allowlist or verifier version (for the "verified at <time>" fallback)."""
-        self._index()
-        where = self._by_claims.get(self.claims_key(pointer, location))
-        return self._entry(where) if where else None
-
     # ------------------------------------------------------------------ packs
 
     def _packs(self) -> Path:
@@ -205,22 +259,37 @@ class VerdictCache:
                                if n.endswith(".jsonl") and not n.startswith("."))
             except OSError:
                 names = []
-            for name in names:
-                path = f"{self._packs()}/{name}"
-                header = _read_header(path)
-                if header is not None:
-                    self._remember(path, header)
+            self._read_headers(names)
         return self._by_key
+
+    def _read_headers(self, names: list[str]) -> None:
+        for name in names:
+            path = f"{self._packs()}/{name}"
+            self._seen.add(path)
+            header = _read_header(path)
+            if header is not None:
+                self._remember(path, header)
+
+    def _refresh(self) -> None:
+        """Index the packs written since the index was read (each pack is named by its
+        writing time, so the new ones sort after the old)."""
+        if self._by_key is None:
+            return
+        try:
+            names = sorted(n for n in os.listdir(self._packs())
+                           if n.endswith(".jsonl") and not n.startswith("."))
+        except OSError:
+            return
+        self._read_headers([n for n in names if f"{self._packs()}/{n}" not in self._seen])
 
     def _remember(self, path: str, header: list[tuple[str, str | None]]) -> None:
         assert self._by_key is not None
-        for n, (key, claims_key) in enumerate(header):
+        self._seen.add(path)
+        for n, (key, _claims_key) in enumerate(header):
             self._by_key[key] = (path, n)
-            if claims_key is not None:
-                self._by_claims[claims_key] = (path, n)
 
-    def _entry(self, where: tuple[str, int], *, key: str | None = None,
-               shared: dict[Any, Any] | None = None) -> tuple[Verdict, str] | None:
+    def _entry(self, where: tuple[str, int], key: str,
+               shared: dict[Any, Any] | None = None) -> Remembered | None:
         path, n = where
         lines = self._lines.get(path)
         if lines is None:
@@ -236,7 +305,13 @@ class VerdictCache:
             self._lines.move_to_end(path)
         if n + 1 >= len(lines):
             return None
-        return _decode(lines[n + 1], key, shared)
+        line = lines[n + 1]
+        body = line[TAG_LENGTH + 1:]
+        if line[TAG_LENGTH:TAG_LENGTH + 1] != b" " or \
+                not self.auth.check(Purpose.VERDICT, body, line[:TAG_LENGTH]):
+            note_failure(f"verdict {path}#{n}")
+            return None
+        return _decode(body, key, shared)
 
     def _write_pack(self, entries: list[tuple[str, str | None, bytes]]) -> None:
         header = orjson.dumps({"v": PACK_VERSION,
@@ -290,28 +365,32 @@ def _read_header(path: str) -> list[tuple[str, str | None]] | None:
         return None
 
 
-def _decode(data: bytes, key: str | None, shared: dict[Any, Any] | None
-            ) -> tuple[Verdict, str] | None:
-    """One entry line as (verdict, recorded at), or None when it cannot be read back (or
-    holds another key than `key`).
+def _decode(data: bytes, key: str, shared: dict[Any, Any] | None) -> Remembered | None:
+    """One entry (its authenticated JSON) as a `Remembered`, or None when it cannot be read
+    back (or holds another key than `key`).
 
     Tagged values are decoded while parsing (`loads_decoded`); should that fail on some odd
     entry, the entry is read again the plain way, which decides."""
     try:
         doc = loads_decoded(data)
-        if key is not None and doc.get("key") != key:
+        if doc.get("key") != key:
             return None
         verdict = verdict_from_json(doc["verdict"], plain=True, shared=shared)
-        return verdict, str(doc["recordedAt"])
+        return Remembered(verdict, str(doc["recordedAt"]), _text(doc.get("trustRoot")))
     except (ValueError, KeyError, TypeError, AttributeError, VerdictFormatError):
         pass
     try:
         doc = json.loads(data)
-        if key is not None and doc.get("key") != key:
+        if doc.get("key") != key:
             return None
-        return verdict_from_json(doc["verdict"]), str(doc["recordedAt"])
+        return Remembered(verdict_from_json(doc["verdict"]), str(doc["recordedAt"]),
+                          _text(doc.get("trustRoot")))
     except (ValueError, KeyError, TypeError, AttributeError, VerdictFormatError):
         return None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 _TEMP_SERIAL = itertools.count()

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import generator.freshness as freshness
+from generator.cacheauth import CacheAuth, Purpose
 from generator.freshness import (
     ContentMemo,
     NativeProvider,
@@ -20,6 +21,33 @@ from generator.freshness import (
 from generator.model import Canonicalizer
 from generator.recipe.canonical import recipe_digest
 from tests.freshness.test_explain import CURRENT, NAME, SIGNED, _repo, needs_git
+
+
+def _read(memo_file: Path) -> Any:
+    """The memo document of a saved memo file (its tag line checked, then dropped)."""
+    data = CacheAuth.from_environment().unseal(Purpose.FRESHNESS, memo_file.read_bytes())
+    assert data is not None
+    return json.loads(data)
+
+
+def test_an_edited_memo_is_a_counted_miss(tmp_path: Path) -> None:
+    """The memo is sealed: edited answers are not believed, and the failure is counted."""
+    from generator.cacheauth import failures, reset_failures
+
+    overlays = _overlays(tmp_path)
+    memo_file = tmp_path / "memo.json"
+    memo = ContentMemo(memo_file)
+    NativeProvider(overlays, memo=memo).current(NAME, None, Canonicalizer.V3)
+    memo.save()
+    tag, body = memo_file.read_bytes().split(b"\n", 1)
+    doc = json.loads(body)
+    doc["entries"] = dict.fromkeys(doc["entries"], "f" * 64)
+    memo_file.write_bytes(tag + b"\n" + json.dumps(doc).encode())
+    reset_failures()
+    answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
+        NAME, None, Canonicalizer.V3)
+    assert answer == str(recipe_digest(CURRENT, Canonicalizer.V3))
+    assert failures() == {"freshness memo memo.json"}
 
 
 def _overlays(tmp_path: Path, data: bytes = CURRENT) -> Path:
@@ -86,10 +114,11 @@ def test_a_memo_from_other_code_is_ignored(tmp_path: Path) -> None:
     memo = ContentMemo(memo_file)
     NativeProvider(overlays, memo=memo).current(NAME, None, Canonicalizer.V3)
     memo.save()
-    doc = json.loads(memo_file.read_bytes())
+    doc = _read(memo_file)
     doc["entries"] = dict.fromkeys(doc["entries"], "f" * 64)  # wrong answers ...
     doc["fingerprint"] = "0" * 64                              # ... from other code
-    memo_file.write_text(json.dumps(doc))
+    memo_file.write_bytes(CacheAuth.from_environment().seal(
+        Purpose.FRESHNESS, json.dumps(doc).encode()))  # sealed: only the fingerprint is off
     answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
         NAME, None, Canonicalizer.V3)
     assert answer == str(recipe_digest(CURRENT, Canonicalizer.V3))
@@ -148,7 +177,7 @@ def test_answers_a_worker_copy_used_are_saved_by_the_build(tmp_path: Path,
     first = ContentMemo(memo_file)
     NativeProvider(overlays, memo=first).current(NAME, None, Canonicalizer.V3)
     first.save()
-    remembered = json.loads(memo_file.read_bytes())["entries"]
+    remembered = _read(memo_file)["entries"]
 
     build = ContentMemo(memo_file)   # the build's memo ...
     worker = ContentMemo(memo_file)  # ... and a worker's copy of it
@@ -159,7 +188,7 @@ def test_answers_a_worker_copy_used_are_saved_by_the_build(tmp_path: Path,
     assert set(remembered) < set(sent) and worker.drain() == {}
     build.adopt(sent)
     build.save()
-    saved = json.loads(memo_file.read_bytes())["entries"]
+    saved = _read(memo_file)["entries"]
     assert saved == sent
 
     _no_canonicalising(monkeypatch)  # the diff is remembered now

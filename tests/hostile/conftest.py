@@ -41,6 +41,7 @@ from generator.testing.bundles import (
 )
 from generator.testing.demo_content import stable_int
 from generator.testing.demo_scenario import parse_scenario
+from tests.conftest import TEST_CACHE_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "recipes"
@@ -192,7 +193,9 @@ class Sandbox:
         env = {k: v for k, v in os.environ.items()
                if k not in ("SOURCE_DATE_EPOCH", "SITE_URL", "XDG_CONFIG_HOME", "XDG_DATA_HOME")}
         env.update(HOME=str(self.home), XDG_CACHE_HOME=str(self.home / ".cache"),
-                   TMPDIR=str(self.tmp), PYTHONDONTWRITEBYTECODE="1")
+                   TMPDIR=str(self.tmp), PYTHONDONTWRITEBYTECODE="1",
+                   # the cache key comes from the environment, as in CI: HOME stays empty
+                   EVIDENCE_DASHBOARD_CACHE_KEY=TEST_CACHE_KEY)
         return env
 
     def build_args(self, *extra: str, offline: bool = True) -> list[str]:

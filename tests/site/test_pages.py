@@ -85,6 +85,17 @@ def test_cached_verdict_and_registry_policy_are_shown(documents: dict[str, Any])
     assert "every registry allowed" in pages["about.md"]
 
 
+def test_the_card_names_the_trust_root_of_a_reused_verdict(documents: dict[str, Any]) -> None:
+    docs = copy.deepcopy(documents)
+    cached = [p for p in docs["pointers"]["pointers"] if p["verify"]["verifiedAt"]]
+    assert cached
+    root = "ab" * 32
+    cached[0]["verify"]["reusedFrom"] = {"verifiedAt": cached[0]["verify"]["verifiedAt"],
+                                         "trustRoot": root}
+    page = rendered(docs)[f"recipes/{cached[0]['recipe']}.html"]
+    assert f'judged under the same trust root <code title="{root}">{root[:16]}</code>' in page
+
+
 def test_attestation_age_against_build_time(documents: dict[str, Any]) -> None:
     page = rendered(documents)["recipes/b200-gke-ubuntu-inference.html"]
     assert "days before this build" in page

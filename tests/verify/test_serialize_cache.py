@@ -12,14 +12,13 @@ import pytest
 
 from generator.bundle.types import status_error
 from generator.model import (
-    ClaimedSigner,
     FailureClass,
     NoVerdict,
     Pending,
     Rejected,
     Verified,
 )
-from generator.verify.cache import VerdictCache
+from generator.verify.cache import Remembered, VerdictCache
 from generator.verify.pipeline import verify_pointer
 from generator.verify.serialize import (
     VerdictFormatError,
@@ -135,24 +134,76 @@ def test_cache_key_covers_every_part(case: EvidenceCase, tmp_path: Path, authori
     assert base not in variants and len(variants) == 5
 
 
-def test_cache_put_get_and_last_recorded(case: EvidenceCase, tmp_path: Path,
-                                         authority_trust: Any) -> None:
+def test_cache_put_get_and_remembered(case: EvidenceCase, tmp_path: Path,
+                                      authority_trust: Any) -> None:
     verdict = verdicts(case, authority_trust)["verified"]
     cache = VerdictCache(tmp_path)
     trust = authority_trust[1]
     pointer, location = case.pointer(signer=SIGNER)
     key = cache.key(pointer, location, trust, "a" * 64)
     assert cache.get(key) is None
-    cache.put(key, verdict, "2026-09-19T03:00:00Z")
+    cache.put(key, verdict, "2026-09-19T03:00:00Z", trust_root=trust.digest)
     assert cache.get(key) == (verdict, "2026-09-19T03:00:00Z")
-    # a fresh cache object (a later build) finds it under a different allowlist only via claims
+    # a fresh cache object (a later build) remembers it under the same full key only
     later = VerdictCache(tmp_path)
-    assert later.get(later.key(pointer, location, trust, "b" * 64)) is None
-    assert later.last_recorded(pointer, location) == (verdict, "2026-09-19T03:00:00Z")
-    claimed = ClaimedSigner(SIGNER.__class__(SIGNER.issuer, "someone@else.example"))
-    other, _ = case.pointer(signer=claimed.identity)
-    assert later.last_recorded(other, location) is None
+    assert later.remembered(key) == Remembered(verdict, "2026-09-19T03:00:00Z", trust.digest)
+    for other_key in (later.key(pointer, location, trust, "b" * 64),
+                      later.key(pointer, location, load_trust(offline=True), "a" * 64),
+                      later.key(pointer, location, trust, "a" * 64, policy="other")):
+        assert later.get(other_key) is None and later.remembered(other_key) is None
     assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def test_remembered_sees_packs_written_after_the_index_was_read(
+        case: EvidenceCase, tmp_path: Path, authority_trust: Any) -> None:
+    verdict = verdicts(case, authority_trust)["verified"]
+    pointer, location = case.pointer(signer=SIGNER)
+    reader = VerdictCache(tmp_path)
+    key = reader.key(pointer, location, authority_trust[1], "a" * 64)
+    assert reader.get(key) is None  # the index is read now
+    VerdictCache(tmp_path).put(key, verdict, "2026-09-19T03:00:00Z")
+    assert reader.remembered(key) is not None
+
+
+def _tamper(pack: Path, old: bytes, new: bytes) -> None:
+    data = pack.read_bytes()
+    assert old in data
+    pack.write_bytes(data.replace(old, new))
+
+
+def test_an_edited_pack_line_is_a_counted_miss(case: EvidenceCase, tmp_path: Path,
+                                               authority_trust: Any) -> None:
+    """Editing a cached rejection into a pass (a JSON edit that keeps the line well formed)
+    must not be believed: the line fails its HMAC and is counted."""
+    from generator.cacheauth import failures, reset_failures
+
+    rejected = verdicts(case, authority_trust)["rejected"]
+    assert isinstance(rejected, Rejected)
+    pointer, location = case.pointer(signer=SIGNER)
+    cache = VerdictCache(tmp_path)
+    key = cache.key(pointer, location, authority_trust[1], "a" * 64)
+    cache.put(key, rejected, "2026-09-19T03:00:00Z")
+    (pack,) = (tmp_path / "packs").iterdir()
+    _tamper(pack, b'"recordedAt":"2026-09-19T03:00:00Z"', b'"recordedAt":"2026-09-19T03:00:01Z"')
+    reset_failures()
+    assert VerdictCache(tmp_path).get(key) is None
+    assert VerdictCache(tmp_path).remembered(key) is None
+    assert len(failures()) == 1
+
+
+def test_a_pack_written_under_another_key_is_all_misses(case: EvidenceCase, tmp_path: Path,
+                                                        authority_trust: Any) -> None:
+    from generator.cacheauth import CacheAuth, failures, reset_failures
+
+    verdict = verdicts(case, authority_trust)["verified"]
+    pointer, location = case.pointer(signer=SIGNER)
+    writer = VerdictCache(tmp_path, CacheAuth(b"k1" * 32))
+    key = writer.key(pointer, location, authority_trust[1], "a" * 64)
+    writer.put(key, verdict, "2026-09-19T03:00:00Z")
+    assert VerdictCache(tmp_path, CacheAuth(b"k1" * 32)).get(key) is not None
+    reset_failures()
+    assert VerdictCache(tmp_path, CacheAuth(b"k2" * 32)).get(key) is None
+    assert len(failures()) == 1
 
 
 def test_corrupt_cache_entries_are_misses(case: EvidenceCase, tmp_path: Path,
@@ -166,7 +217,7 @@ def test_corrupt_cache_entries_are_misses(case: EvidenceCase, tmp_path: Path,
     header, line, _ = pack.read_bytes().split(b"\n")
     pack.write_bytes(header + b"\n{not json\n")  # a damaged entry
     assert VerdictCache(tmp_path).get(key) is None
-    assert VerdictCache(tmp_path).last_recorded(pointer, location) is None
+    assert VerdictCache(tmp_path).remembered(key) is None
     pack.write_bytes(b"{not json\n" + line + b"\n")  # a damaged header
     assert VerdictCache(tmp_path).get(key) is None
     pack.write_bytes(header + b"\n")  # cut short
@@ -245,5 +296,18 @@ def test_cache_reads_tagged_evidence_back(case: EvidenceCase, tmp_path: Path,
     key = cache.key(pointer, location, authority_trust[1], "a" * 64)
     cache.put(key, verdict, "2026-09-19T03:00:00Z")
     assert VerdictCache(tmp_path).get(key) == (verdict, "2026-09-19T03:00:00Z")
-    assert VerdictCache(tmp_path).last_recorded(pointer, location) == (
-        verdict, "2026-09-19T03:00:00Z")
+    assert VerdictCache(tmp_path).remembered(key) == Remembered(verdict, "2026-09-19T03:00:00Z",
+                                                                None)
+
+
+def test_the_key_covers_the_verifier_code(case: EvidenceCase, tmp_path: Path,
+                                          authority_trust: Any,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verdict is remembered for the verifier code that made it, not only its version."""
+    from generator.verify import cache as cache_module
+
+    pointer, location = case.pointer(signer=SIGNER)
+    key = VerdictCache(tmp_path).key(pointer, location, authority_trust[1], "a" * 64)
+    assert len(cache_module.verifier_code_digest()) == 64
+    monkeypatch.setattr(cache_module, "verifier_code_digest", lambda: "0" * 64)
+    assert VerdictCache(tmp_path).key(pointer, location, authority_trust[1], "a" * 64) != key

@@ -409,3 +409,37 @@ def test_this_repositorys_builds_and_report_name_their_trusted_registry() -> Non
         assert option(argv, "--trusted-registry") == "ghcr.io", argv
     reports = [run for run in runs if "evidence-dashboard report" in run]
     assert len(reports) == 1 and "--trusted-registry ghcr.io" in reports[0]
+
+
+# --------------------------------------------------------------------------- the cache key
+
+
+CACHE_KEY = "EVIDENCE_DASHBOARD_CACHE_KEY"
+
+
+@pytest.mark.parametrize("path", PUBLISHERS, ids=_ids)
+def test_publishing_builds_take_the_cache_key_from_a_repository_secret(path: Any) -> None:
+    """Both builds of the gate share one key, which pull requests never see."""
+    for _, step in _build_steps(load(path).steps("build")):
+        assert step["env"][CACHE_KEY] == "${{ secrets.EVIDENCE_DASHBOARD_CACHE_KEY }}"
+
+
+@pytest.mark.parametrize("path", PUBLISHERS, ids=_ids)
+def test_the_gate_compares_build_info_but_for_its_cache_report(path: Any) -> None:
+    gate = next(s for s in load(path).steps("build")
+                if re.search(r"\bdiff -r\b", str(s.get("run", ""))))
+    assert "--exclude=build-info.json" in gate["run"]
+    assert 'pop("cache", None)' in gate["run"] and "data/build-info.json" in gate["run"]
+
+
+def test_pull_requests_build_with_a_fresh_random_key_and_no_secret() -> None:
+    wf = load(PR)
+    assert "secrets." not in wf.text
+    steps = wf.steps("preview")
+    keyed = [i for i, s in enumerate(steps)
+             if "openssl rand" in str(s.get("run", "")) and CACHE_KEY in str(s.get("run", ""))]
+    assert len(keyed) == 1 and "GITHUB_ENV" in steps[keyed[0]]["run"]
+    assert "add-mask" in steps[keyed[0]]["run"]
+    first_use = min(i for i, s in enumerate(steps)
+                    if "--cache" in str(s.get("run", "")))
+    assert keyed[0] < first_use

@@ -1,0 +1,53 @@
+"""The theme's compiled Jinja templates, kept between builds, authenticated.
+
+Jinja's own `FileSystemBytecodeCache` unmarshals whatever code object it finds in the cache
+folder and runs it: a shared cache would be a way to run code in the publishing build. Here
+each compiled template is sealed with an HMAC tag bound to its bucket key
+(`generator.cacheauth`), and one that fails the check is compiled again (counted).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from jinja2.bccache import BytecodeCache
+
+from generator.cacheauth import CacheAuth, Purpose, note_failure
+
+__all__ = ["SealedBytecodeCache"]
+
+
+class SealedBytecodeCache(BytecodeCache):
+    """A bytecode cache in `folder` whose entries load only when their tag checks."""
+
+    def __init__(self, folder: Path, auth: CacheAuth | None = None) -> None:
+        self.folder = folder
+        self.auth = auth if auth is not None else CacheAuth.from_environment()
+
+    def _path(self, bucket: Any) -> Path:
+        return self.folder / f"sealed-{bucket.key}.cache"
+
+    def load_bytecode(self, bucket: Any) -> None:
+        try:
+            stored = self._path(bucket).read_bytes()
+        except OSError:
+            return
+        data = self.auth.unseal(Purpose.TEMPLATE, stored, str(bucket.key).encode())
+        if data is None:
+            note_failure(f"template {bucket.key}")
+            return
+        bucket.bytecode_from_string(data)
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        data = self.auth.seal(Purpose.TEMPLATE, bucket.bytecode_to_string(),
+                              str(bucket.key).encode())
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".bytecode-", dir=self.folder)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, self._path(bucket))
+        except OSError:
+            pass  # a cache that cannot be written only costs speed
