@@ -9,6 +9,7 @@ quiet for a moment after a change, `run_build` runs again with the same options.
 (verdicts, the evaluation memo, the page cache) make that rebuild incremental: only what changed
 is verified and rendered again. A rebuild that fails prints its diagnostics and leaves the last
 good site on display (the build never replaces its output on failure); the next change retries.
+The pages are built with the preview's address as the site's URL (canonical links, sitemap).
 
 By default the site goes to a fresh temporary folder, removed on exit, so `serve` never replaces
 a folder of the user's; a given `--out` follows the rules of `build --out` (generator.outdir).
@@ -22,7 +23,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,10 @@ from types import FrameType
 from typing import Any
 
 from mkdocs.livereload import LiveReloadServer
+from watchdog.events import FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
 
 from generator.build import BuildOptions, run_build
 from generator.errors import EvidenceDashError, InternalError, UsageError
@@ -45,8 +50,10 @@ __all__ = [
     "watched_paths",
 ]
 
-POLL_INTERVAL = 0.5
-"""Seconds between two looks at the watched folders."""
+POLL_INTERVAL = 1.0
+"""Seconds between two looks at the watched folders where the OS cannot report changes. A look
+at a tree of 10,000 pointers takes about a second, so the OS's notifications (inotify) are
+used wherever they can be had."""
 DEBOUNCE = 0.3
 """Seconds without a further change before a rebuild starts (an editor's save is many events)."""
 
@@ -124,6 +131,17 @@ class PreviewServer(LiveReloadServer):
             self.url = f"http://{shown}:{bound_port}/"
         return str(self.url)
 
+    def watch_all(self, paths: Sequence[Path]) -> str:
+        """Watch `paths` (before `run`) with the OS's change notifications where they can be
+        had for all of them, else by polling (see POLL_INTERVAL). Returns "native" or
+        "polling"."""
+        native = _native_observer(paths)
+        if native is not None:
+            self.observer = native  # type: ignore[assignment]  # MkDocs types it as polling
+        for path in paths:
+            self.watch(str(path))
+        return "polling" if native is None else "native"
+
     def run(self) -> None:
         """Serve and rebuild on change until interrupted (MkDocs' loop, in this thread)."""
         self.serve()  # type: ignore[no-untyped-call]
@@ -139,6 +157,24 @@ class PreviewServer(LiveReloadServer):
 
     def server_activate(self) -> None:
         self.listen()
+
+
+def _native_observer(paths: Sequence[Path]) -> BaseObserver | None:
+    """A fresh native observer, if one can watch every path (inotify has per-user limits)."""
+    probe = Observer()
+    if isinstance(probe, PollingObserver):
+        return None  # no native API on this platform
+    try:
+        for path in paths:
+            probe.schedule(FileSystemEventHandler(), str(path), recursive=True)
+        probe.start()  # the watches are added here
+    except OSError:
+        return None
+    finally:
+        probe.stop()
+        if probe.is_alive():
+            probe.join()
+    return Observer()
 
 
 def _rebuild(options: BuildOptions, echo: Callable[[str], None]) -> None:
@@ -204,8 +240,10 @@ def serve(options: ServeOptions, *, echo: Callable[[str], None] = _echo,
             build = dataclasses.replace(options.build, out=out, site_url=url)
             echo(run_build(build).describe())
             server.builder = lambda: _rebuild(build, echo)
-            for path in watched_paths(build, templates_root()):
-                server.watch(str(path))
+            kind = server.watch_all(watched_paths(build, templates_root()))
+            if kind == "polling":
+                echo(f"note: file change notifications are not available; polling every "
+                     f"{POLL_INTERVAL:g} s")
             echo(f"serving on {url} (watching for changes; Ctrl-C to stop)")
             server.on_ready = started
             server.run()

@@ -7,6 +7,7 @@ wait is bounded and ends on an explicit signal: a line the command prints, a pag
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import re
@@ -160,6 +161,36 @@ def test_a_failed_rebuild_keeps_the_last_good_site_on_display(
     assert ASIDE in get(url)
     running.stop()
     assert running.error is None
+
+
+def test_a_changed_config_file_is_rebuilt_and_served(tmp_path: Path) -> None:
+    recipes, _ = demo_copy(tmp_path)
+    config = tmp_path / "site.yml"
+    packaged = locate().default_config.read_text(encoding="utf-8")
+    config.write_text(packaged, encoding="utf-8")
+    options = dataclasses.replace(build_options(recipes, tmp_path / "cache"), config=config)
+    running = InProcess(ServeOptions(build=options, port=0))
+    try:
+        url = running.url()
+        assert "Preview site name" not in get(url)
+        config.write_text(packaged.replace("site_name: Recipe evidence",
+                                           "site_name: Preview site name"), encoding="utf-8")
+        running.lines.wait_for(r"^rebuilt ")
+        assert "Preview site name" in get(url)
+    finally:
+        running.stop()
+    assert running.error is None
+
+
+def test_the_watchers_are_the_operating_systems_where_it_has_them(tmp_path: Path) -> None:
+    """Polling a tree of 10,000 pointers costs about a second a look: inotify is used."""
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "file.yml").write_text("x: 1\n", encoding="utf-8")
+    server = PreviewServer("127.0.0.1", 0, tmp_path)
+    try:
+        assert server.watch_all([tmp_path / "tree", tmp_path / "file.yml"]) == "native"
+    finally:
+        server.shutdown()
 
 
 def test_the_temporary_site_is_removed_when_the_preview_stops(
