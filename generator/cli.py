@@ -5,6 +5,7 @@ Exit codes (also in the README):
 | command         | 0            | 1                        | 2                          | 3                   |
 | --------------- | ------------ | ------------------------ | -------------------------- | ------------------- |
 | `build`         | site built   | -                        | usage, tree or allowlist   | internal error      |
+| `serve`         | stopped      | -                        | usage, first build, port   | internal error      |
 | `check-tree`    | clean        | violations               | usage or operational error | -                   |
 | `verify`        | valid        | valid, phase failures    | invalid                    | no verdict          |
 | `recipe-digest` | printed      | -                        | usage or unparseable YAML  | -                   |
@@ -141,6 +142,39 @@ def build(fmt: str, **kwargs: Any) -> None:
     else:
         for warning in summary.warnings:  # size warnings are never quiet
             click.echo(f"warning: {warning}", err=True)
+
+
+@main.command("serve")
+@_engine_options
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Build into this folder (the rules of `build --out`) and keep it; default: "
+                   "a fresh temporary folder, removed on exit.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. The preview has no access control: keep it local.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to listen on (0 picks a free one).")
+def serve_cmd(host: str, port: int, **kwargs: Any) -> None:
+    """Build the site, serve it with live reload, and rebuild when the tree or templates change.
+
+    Watches <recipes>/evidence (pointers, allowlist), <recipes>/overlays, the site templates and
+    --config; a failed rebuild is reported and the last good site stays on display.
+    """
+    from generator.serve import serve_from_cli
+
+    try:
+        serve_from_cli(kwargs, host=host, port=port)
+    except EvidenceDashError as error:
+        _fail(error, "text")
+    except Exception as error:  # pragma: no cover - last-resort mapping to exit 3
+        from generator.errors import InternalError
+
+        _fail(InternalError(f"internal error: {type(error).__name__}: {error}",
+                            hint="this is a bug"), "text")
+
+
+# `serve` takes the same site options as `build` (the very same click options).
+serve_cmd.params.extend(p for p in build.params if p.name in {
+    "config", "lock_timeout", "preview", "source_url", "commit", "max_unverified", "reevaluate"})
 
 
 @main.command("check-tree")
