@@ -361,8 +361,8 @@ def test_spec_is_frozen() -> None:
 
 @pytest.mark.parametrize("full", [False, True])
 def test_recipe_yaml_is_already_canonical(authority: TestAuthority, full: bool) -> None:
-    canonical = pytest.importorskip("generator.recipe.canonical")
     from generator.model import Canonicalizer
+    from generator.recipe import canonical
 
     built = build_bundle(spec(full=full, recipe=make_recipe(profile=("gpuStack", "a.b"))), authority)
     assert canonical.canonicalize(built.files["recipe.yaml"], Canonicalizer.LEGACY) == built.files["recipe.yaml"]
