@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bench.run import BUILDS, Measured, report
 
 
@@ -36,12 +38,16 @@ def test_targets_are_judged_on_the_10000_row() -> None:
     assert "peak memory < 1 GiB: MISSED" in bad and "warm verifies nothing: MISSED" in bad
 
 
-def test_the_sampler_sees_a_grandchild_s_memory(tmp_path: Path) -> None:
+def test_the_sampler_sees_a_grandchild_s_memory(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     import subprocess
     import sys
     import time
 
+    import bench.run
     from bench.run import PeakSampler
+
+    monkeypatch.setattr(bench.run, "PSS_EVERY_S", 0.0)  # no once-a-second PSS throttle here
 
     # Explicit signals, no fixed sleep: the grandchild touches its buffer, says `ready`, and
     # holds the buffer until the test says `release` (after it has sampled).
