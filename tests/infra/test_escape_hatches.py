@@ -39,7 +39,7 @@ def hatches(source: str) -> list[tuple[int, str]]:
                 found.append((node.lineno, "pytest.xfail() inside a test"))
             elif name == "importorskip":
                 found.append((node.lineno, "importorskip"))
-            elif name in ("skipif", "skip") and any(
+            elif name == "skipif" and any(
                     "find_spec" in _names(arg) or _mentions_generator(arg) for arg in node.args):
                 found.append((node.lineno, "a skip on whether a project module exists"))
         elif isinstance(node, ast.ExceptHandler) and _names(node.type) & IMPORT_ERRORS:
