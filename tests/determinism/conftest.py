@@ -68,7 +68,8 @@ ENV_C = Env(seed="7", tz="Asia/Kolkata", locale="C.UTF-8")
 
 def _require_demo() -> None:
     if not (RECIPES / "evidence").is_dir() or not (RECIPES / "bundles").is_dir():
-        pytest.skip("the demo tree (recipes/) is absent")
+        pytest.fail("the demo tree recipes/ (committed in this repo) is absent or incomplete: "
+                    "restore it with git checkout, or regenerate it with `make demo`")
 
 
 @pytest.fixture(scope="session")
