@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install the Debian packages the test suite drives: chromium (browser tests, through Playwright)
-# and docker-registry (registry tests on 127.0.0.1). Idempotent: a package whose binary is already
-# on PATH is left alone, and when nothing is missing apt-get is not called at all.
+# Install the Debian packages the test suite drives: chromium (browser tests, through Playwright),
+# docker-registry (registry tests on 127.0.0.1) and golang-go (`go` tests: Go's encoding/json as
+# the ground truth of the data files). Idempotent: a package whose binary is already on PATH is
+# left alone, and when nothing is missing apt-get is not called at all.
 #
 # Runs as root directly, through sudo otherwise. Never prompts (DEBIAN_FRONTEND=noninteractive,
 # apt-get -y). SKIP_SYSTEM_DEPS=1 skips the install (the tests that need a package then skip,
@@ -9,7 +10,7 @@
 set -euo pipefail
 
 # Debian package name : the binary it provides.
-REQUIRED=("chromium:chromium" "docker-registry:docker-registry")
+REQUIRED=("chromium:chromium" "docker-registry:docker-registry" "golang-go:go")
 
 say() { echo "install-system-deps: $*"; }
 

@@ -3,7 +3,7 @@
 - Offline guard: every test runs with non-loopback socket connections, datagrams and name lookups
   refused (`NetworkBlockedError`, `LookupBlockedError`), unless it is marked `online`.
 - `online` tests are skipped unless `--run-online` is given.
-- Under `CI=true` a skipped test marked `browser`, `registry` or `fixtures` is reported as a
+- Under `CI=true` a skipped test marked `browser`, `registry`, `fixtures` or `go` is reported as a
   failure carrying the skip reason, so a missing install can never pass as a skip. (A test also
   marked `online` is exempt: CI has no network.)
 - Cache key isolation: every test runs with `EVIDENCE_DASHBOARD_CACHE_KEY` set to a test key
@@ -32,7 +32,7 @@ import pytest
 from tests._support import fixtures_dir
 
 #: Markers whose skip means "something is not installed": under CI=true that is a failure.
-CI_STRICT_MARKERS = ("browser", "registry", "fixtures")
+CI_STRICT_MARKERS = ("browser", "registry", "fixtures", "go")
 
 
 # --------------------------------------------------------------------------- options
