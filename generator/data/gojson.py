@@ -156,7 +156,7 @@ def _finite(value: Any) -> Any:
 
 
 def _piece(value: Any, pad: str) -> bytes:
-    """`value` as the reference writes it at the depth of `pad`, before Go's escaping."""
+    """`value` at the depth of `pad`, its numbers as Go writes them, before Go's escaping."""
     try:
         data: bytes | None = orjson.dumps(value, option=_ORJSON)
     except TypeError:  # orjson.JSONEncodeError: something orjson does not write
@@ -242,7 +242,8 @@ class _Unusual(Exception):
 
 
 def reference_json(obj: Any) -> str:
-    """The reference text (before Go's escaping): `json.dumps` with a 2-space indent."""
+    """The reference layout: `json.dumps` with a 2-space indent (before Go's numbers and
+    escaping)."""
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
 
 
