@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install the Debian packages the test suite drives: chromium (browser tests, through Playwright),
-# docker-registry (registry tests on 127.0.0.1) and nodejs (the workflows' github-script steps). Idempotent: a package whose binary is already
-# on PATH is left alone, and when nothing is missing apt-get is not called at all.
+# docker-registry (registry tests on 127.0.0.1), nodejs (the workflows' github-script steps) and
+# golang-go (`go` tests: Go's encoding/json as the ground truth of the data files). Idempotent: a
+# package whose binary is already on PATH is left alone, and when nothing is missing apt-get is
+# not called at all.
 #
 # Runs as root directly, through sudo otherwise. Never prompts (DEBIAN_FRONTEND=noninteractive,
 # apt-get -y). SKIP_SYSTEM_DEPS=1 skips the install (the tests that need a package then skip,
@@ -9,7 +11,7 @@
 set -euo pipefail
 
 # Debian package name : the binary it provides.
-REQUIRED=("chromium:chromium" "docker-registry:docker-registry" "nodejs:node")
+REQUIRED=("chromium:chromium" "docker-registry:docker-registry" "nodejs:node" "golang-go:go")
 
 say() { echo "install-system-deps: $*"; }
 

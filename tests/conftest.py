@@ -5,7 +5,7 @@
 - `online` tests are skipped unless `--run-online` is given.
 - A test that uses the `browser`, `docker_registry`, `node` or a shared-fixtures fixture (directly or
   through another fixture) gets the matching marker automatically (`FIXTURE_MARKERS`).
-- Under `CI=true` a skipped test marked `browser`, `registry`, `fixtures` or `node` is reported as a
+- Under `CI=true` a skipped test marked `browser`, `registry`, `fixtures`, `node` or `go` is reported as a
   failure carrying the skip reason, so a missing install can never pass as a skip. (A test also
   marked `online` is exempt: CI has no network.) Likewise a module that skips itself while it is
   imported fails collection when its source asks for one of those markers or fixtures.
@@ -37,7 +37,7 @@ import pytest
 from tests._support import fixtures_dir
 
 #: Markers whose skip means "something is not installed": under CI=true that is a failure.
-CI_STRICT_MARKERS = ("browser", "registry", "fixtures", "node")
+CI_STRICT_MARKERS = ("browser", "registry", "fixtures", "node", "go")
 
 #: Fixtures that need something installed, and the marker a test using one gets automatically
 #: (directly or through another fixture), so a forgotten marker cannot hide a skip from CI.

@@ -1,26 +1,29 @@
-"""JSON written the way Go's `encoding/json` `MarshalIndent` writes it (aicr 2.5).
+"""JSON written byte for byte as Go's `encoding/json` `MarshalIndent(v, "", "  ")` writes it
+(aicr 2.5), plus a trailing newline.
 
-Sorted keys, 2-space indent, trailing newline, raw UTF-8, and Go's HTML escaping of `<`, `>`,
-`&` plus U+2028 and U+2029, so two builds from the same inputs are byte-identical and aicr's
-own output can be compared byte for byte.
+Sorted keys, 2-space indent, raw UTF-8, Go's HTML escaping of `<`, `>`, `&` plus U+2028 and
+U+2029, and numbers as Go writes them: a Python int as its decimal digits, a float as Go writes
+a float64 (`go_float`: `300`, `0.00001`, `1e-7`, `100000000000000000000`, `1e+21`, `-0`). Two
+builds from the same inputs are byte-identical and aicr's own output compares byte for byte
+(`tests/data/gojson/main.go` is the ground truth the tests run).
 
-Python's `json.dumps(..., indent=2)` is the reference output (before the escaping). Three ways
-give exactly its text, fastest first:
+The text is made in two steps. First Python's `json.dumps(..., indent=2)` layout, by the fastest
+of three ways that give exactly its text:
 
-1. orjson (Rust), for every subtree it writes identically: it refuses what it cannot write
-   (integers beyond 64 bits, non-string keys, lone surrogates) and the one number form it
-   writes differently, a float below 1e-4 (`0.00001` where Python writes `1e-05`), is spotted
-   in its output, so either way that subtree is written by the next path instead;
+1. orjson (Rust), for every subtree it writes: it refuses what it cannot write (integers
+   beyond 64 bits, non-string keys, lone surrogates), and that subtree goes the next way;
 2. `_Indenter`, which writes each container holding only scalars with one C-encoder call;
 3. the reference encoder itself, for anything `_Indenter` does not handle exactly.
 
-All three rest on one fact: an encoded string never holds a raw newline, so every newline in
-the text is a separator, and a subtree written at depth 0 is moved to its depth by indenting
-after each newline. Big documents are written as a stream of subtrees, never as one string.
+Then `_go_numbers` rewrites the float tokens whose form differs from Go's. All of this rests on
+one fact: an encoded string never holds a raw newline, so every newline in the text is a
+separator, a number token is always followed by `,\n`, `\n` or the end of the text (a string
+by a quote), and a subtree written at depth 0 is moved to its depth by indenting after each
+newline. Big documents are written as a stream of subtrees, never as one string.
 
-A NaN or infinity, which JSON cannot express, is written as `null` (as JavaScript's
-`JSON.stringify` does) instead of failing a whole build; contributor JSON is parsed strictly
-(`generator.strictjson`), so none comes from a bundle.
+A NaN or infinity, which JSON cannot express (Go's encoder refuses it), is written as `null`
+(as JavaScript's `JSON.stringify` does) instead of failing a whole build; contributor JSON is
+parsed strictly (`generator.strictjson`), so none comes from a bundle.
 """
 
 from __future__ import annotations
@@ -55,8 +58,13 @@ _ORJSON = (orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_D
            | orjson.OPT_PASSTHROUGH_DATETIME)
 """orjson's form of `json.dumps(sort_keys=True, indent=2)`. Dataclasses and datetimes, which
 the reference refuses, are passed through to no `default`, so orjson refuses them too."""
-_EXPONENT = re.compile(rb"e-[0-9]")
+_EXPONENT_MINUS = re.compile(rb"e-[0-9]")
+_EXPONENT_PLUS = re.compile(rb"e\+[0-9]")
+_POINT_ZERO = re.compile(rb"\.0(?=,?\n)")
+"""The `.0` of an integral float in the text, which Go does not write."""
 _DIGITS = frozenset(b"0123456789")
+_EXPONENT_TOKEN = re.compile(rb'(?m)(^ *|(?<=": ))(-?[0-9]+(?:\.[0-9]+)?e[-+][0-9]+)(?=,?$)')
+"""A number token with an exponent: an array item (a line of its own) or an object value."""
 _WALKED_DEPTH = 2
 """Containers above this depth are written item by item, deeper subtrees in one piece: a
 pointer or a recipe tab is one piece of tens of KB, the documents hundreds of MB."""
@@ -71,13 +79,65 @@ def _escape_utf8(data: bytes) -> bytes:
     return data
 
 
-def _small_float(data: bytes) -> bool:
-    """Whether orjson output may hold a float below 1e-4, which orjson writes as `0.00001` or
-    `1.5e-7` and Python as `1e-05` or `1.5e-07`. A string that happens to hold such text only
-    costs the slower path. (Plain searches: a regex scanning every byte took seconds.)"""
-    if b"0.0000" in data:
-        return True
-    return any(m.start() and data[m.start() - 1] in _DIGITS for m in _EXPONENT.finditer(data))
+def go_float(value: float) -> str:
+    """A finite float as Go's `encoding/json` writes a float64: the shortest digits that read
+    back as the same value (Python's `repr` digits, which are Go's `strconv` digits), in plain
+    notation (`300`, `0.00001`, `100000000000000000000`) unless below 1e-6 or from 1e21 on,
+    which Go writes with an exponent of at least one digit after `-` and two after `+`
+    (`1e-7`, `1.5e-10`, `1e+21`). Zero keeps its sign (`-0`), as in Go."""
+    if value == 0.0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    text = float.__repr__(value)
+    sign = ""
+    if text[0] == "-":
+        sign, text = "-", text[1:]
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    point = len(whole) + (int(exponent) if exponent else 0)  # value = 0.<digits> * 10**point
+    significant = digits.lstrip("0")
+    point -= len(digits) - len(significant)
+    digits = significant.rstrip("0")
+    size = abs(value)
+    if size < 1e-6 or size >= 1e21:
+        power = point - 1
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{body}e-{-power}" if power < 0 else f"{sign}{body}e+{power:02d}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def _go_token(match: re.Match[bytes]) -> bytes:
+    """One number token with an exponent, rewritten as Go writes it (its indent kept)."""
+    return match[1] + go_float(float(match[2])).encode("ascii")
+
+
+def _exponent(pattern: re.Pattern[bytes], data: bytes) -> bool:
+    """Whether `pattern` (`e-` or `e+` then a digit) matches after a digit in `data`."""
+    return any(m.start() and data[m.start() - 1] in _DIGITS for m in pattern.finditer(data))
+
+
+def _go_numbers(data: bytes) -> bytes:
+    """JSON text at depth 0 (orjson's or Python's) with its float tokens as Go writes them.
+
+    An integral float (`300.0`) is common: `.0` right before `,\n`, `\n` or the end of the
+    text can only end a number token (a string ends with a quote; shortest digits never end in
+    another 0 after the point), and dropping it is exact: that is all Go's form differs by.
+    A float with an exponent (Python `1e-05`, `1e+16`; orjson `1e-6`, `1e+16`) is rare: only
+    when the text holds `e-` or `e+` between digits are its tokens found line by line and
+    rewritten. The searches are what the cost of this is, so each is the fastest found: a
+    regex whose literal prefix starts with a rare byte, a one-byte `in` (memchr); `e-` is
+    the one common prefix left, and was already searched for before numbers were Go's.
+    """
+    if ((b"+" in data and _exponent(_EXPONENT_PLUS, data))
+            or _exponent(_EXPONENT_MINUS, data)):
+        data = _EXPONENT_TOKEN.sub(_go_token, data)
+    if _POINT_ZERO.search(data) is not None:
+        data = _POINT_ZERO.sub(b"", data)
+    return data[:-2] if data.endswith(b".0") else data
 
 
 def _finite(value: Any) -> Any:
@@ -96,18 +156,19 @@ def _finite(value: Any) -> Any:
 
 
 def _piece(value: Any, pad: str) -> bytes:
-    """`value` as the reference writes it at the depth of `pad`, before Go's escaping."""
+    """`value` at the depth of `pad`, its numbers as Go writes them, before Go's escaping."""
     try:
         data: bytes | None = orjson.dumps(value, option=_ORJSON)
     except TypeError:  # orjson.JSONEncodeError: something orjson does not write
         data = None
-    if data is None or _small_float(data):
+    if data is None:
         value = _finite(value)
         try:
             text = _Indenter().encode(value, "")
         except (_Unusual, RecursionError):
             text = reference_json(value)
         data = text.encode("utf-8")
+    data = _go_numbers(data)
     return data.replace(b"\n", b"\n" + pad.encode("ascii")) if pad else data
 
 
@@ -181,7 +242,8 @@ class _Unusual(Exception):
 
 
 def reference_json(obj: Any) -> str:
-    """The reference text (before Go's escaping): `json.dumps` with a 2-space indent."""
+    """The reference layout: `json.dumps` with a 2-space indent (before Go's numbers and
+    escaping)."""
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
 
 

@@ -355,8 +355,9 @@ class SiteModel:
             for bw in ev.get("bandwidth") or []:
                 r = Reading(signer=self.label(src, p),
                             counted=bool((p.get("signer") or {}).get("allowlisted")),
-                            when=str(ev.get("attestedAt")), measured=bw.get("measured"),
-                            floor=bw.get("floor"), pass_line=bw.get("passLine"),
+                            when=str(ev.get("attestedAt")),
+                            measured=_gbps(bw.get("measured")), floor=_gbps(bw.get("floor")),
+                            pass_line=_gbps(bw.get("passLine")),
                             result=bw.get("result"))
                 latest, every = out.setdefault(str(bw.get("check")), ([], []))
                 every.append(r)
@@ -367,6 +368,13 @@ class SiteModel:
             every.sort(key=lambda r: (r.signer, r.when))
             out[check] = (latest, newest_per_signer(every, LIMITS.runs_per_signer))
         return out
+
+
+def _gbps(value: Any) -> Any:
+    """A bandwidth number as a float: data/*.json writes an integral float as Go does (`300`),
+    which reads back as an int, and a page must not depend on which of the two it got."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else value
 
 
 def newest_per_signer(readings: list[Reading], limit: int) -> list[Reading]:

@@ -1,9 +1,14 @@
-"""`go_json`'s fast paths write exactly what the reference `json.dumps(indent=2)` path writes."""
+"""`go_json`'s fast paths write exactly what the reference writes: `json.dumps(indent=2)`'s
+layout with every float value written by `go_float` (which tests/data/test_gojson_go.py holds
+against Go itself)."""
 
 from __future__ import annotations
 
 import enum
 import json
+import math
+import re
+import uuid
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -13,11 +18,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.data import gojson
-from generator.data.gojson import _GO_ESCAPES, go_json, go_json_bytes, reference_json
+from generator.data.gojson import _GO_ESCAPES, go_float, go_json, go_json_bytes, reference_json
 
 
 def reference(obj: Any) -> str:
-    text = reference_json(obj)
+    """The plain reference: each finite float value swapped for a unique placeholder string,
+    `json.dumps(indent=2)`, then each placeholder replaced by the float's `go_float` text."""
+    mark = "float-" + uuid.uuid4().hex + "-"
+    floats: list[float] = []
+
+    def swap(value: Any) -> Any:
+        if type(value) is float and math.isfinite(value):
+            floats.append(value)
+            return f"{mark}{len(floats) - 1}"
+        if isinstance(value, dict):
+            return {k: swap(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [swap(v) for v in value]
+        return value
+
+    text = re.sub(f'"{mark}([0-9]+)"', lambda m: go_float(floats[int(m[1])]), reference_json(swap(obj)))
     for raw, escaped in _GO_ESCAPES.items():
         text = text.replace(raw, escaped)
     return text + "\n"
@@ -81,11 +101,13 @@ def test_non_finite_numbers_are_null_on_every_path(obj: Any) -> None:
 
 @pytest.mark.parametrize("obj", [
     {"tiny": 1e-05, "neg": -3.5e-7, "list": [0.00001234, 1e-300]},   # Python's 1e-05 form
+    {"int": 300.0, "z": [-0.0, 0.0, 1e16, 1e20, 1e21], "x": 2.5},     # 300.0, 1e+16 forms
+    {"k": {1: [300.0, 1e-06, 1e+16]}},                              # the same, Python's way
     {"big": 2 ** 70, "n": [-(2 ** 64)]},                            # beyond 64 bits
     {"s": "0.00001 in a string", "t": "1e-5"},                      # look-alikes in strings
     {"when": __import__("datetime").date(2026, 1, 1)},              # refused by both
 ])
-def test_what_orjson_writes_differently_goes_the_slow_way(obj: Any) -> None:
+def test_what_orjson_or_python_write_unlike_go(obj: Any) -> None:
     try:
         expected = reference(obj)
     except TypeError:

@@ -1,7 +1,7 @@
 """scripts/install-system-deps.sh against a fake `apt-get`: idempotent, root or sudo, never prompts.
 
 Each test runs the real script with PATH set to one folder of fakes (apt-get, id, sudo, env and,
-when "installed", chromium / docker-registry / node), so nothing touches the machine's packages.
+when "installed", chromium / docker-registry / node / go), so nothing touches the machine's packages.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "install-system-deps.sh"
-#: Debian package -> the binary it provides (the script checks the binary, installs the package).
-BINARIES = {"chromium": "chromium", "docker-registry": "docker-registry", "nodejs": "node"}
+BINARIES = {"chromium": "chromium", "docker-registry": "docker-registry", "nodejs": "node",
+            "golang-go": "go"}
+"""Each Debian package the script installs and the binary it provides."""
 PACKAGES = tuple(BINARIES)
+ALL = " ".join(PACKAGES)
 BASH = shutil.which("bash")
 ENV = shutil.which("env")
 CHMOD = shutil.which("chmod")
@@ -53,11 +55,11 @@ class FakeSystem:
         _write_exe(self.bin / "id", f'[ "$1" = "-u" ] && echo {uid} || echo user\n')
         # The fake apt-get records its arguments and DEBIAN_FRONTEND; `install` "installs" by
         # creating each package's binary (unless told not to).
-        binary_of = "".join(f'{package}) b={binary};; ' for package, binary in BINARIES.items())
+        binary = "".join(f"{package}) b={name};; " for package, name in BINARIES.items())
         create = (
-            'for p in "$@"; do case "$p" in -*|install) continue;; esac; '
-            f'case "$p" in {binary_of}*) b="$p";; esac; '
-            f'printf "#!/bin/sh\\n" > "{self.bin}/$b"; {CHMOD} +x "{self.bin}/$b"; done\n'
+            'for p in "$@"; do case "$p" in -*|install) ;; *) '
+            f'case "$p" in {binary}*) b="$p";; esac; '
+            f'printf "#!/bin/sh\\n" > "{self.bin}/$b"; {CHMOD} +x "{self.bin}/$b";; esac; done\n'
         ) if apt_installs else ""
         _write_exe(self.bin / "apt-get",
                    f'echo "DEBIAN_FRONTEND=${{DEBIAN_FRONTEND:-}} $*" >> "{self.log}"\n'
@@ -106,8 +108,7 @@ def test_missing_packages_are_installed_once_then_never_again(tmp_path: Path) ->
     assert first.code == 0, first.output
     assert first.apt_calls == [
         "DEBIAN_FRONTEND=noninteractive update",
-        "DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends chromium docker-registry "
-        "nodejs",
+        f"DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends {ALL}",
     ]
     assert first.sudo_calls == []  # root needs no sudo
     second = fake.run()
@@ -115,15 +116,16 @@ def test_missing_packages_are_installed_once_then_never_again(tmp_path: Path) ->
     assert second.apt_calls == first.apt_calls  # no new call
 
 
-@pytest.mark.parametrize("missing", PACKAGES)
-def test_only_the_missing_package_is_installed(tmp_path: Path, missing: str) -> None:
+@pytest.mark.parametrize("present", PACKAGES)
+def test_only_the_missing_packages_are_installed(tmp_path: Path, present: str) -> None:
     fake = FakeSystem(tmp_path, uid=0)
-    fake.install(*(p for p in PACKAGES if p != missing))
+    fake.install(present)
     result = fake.run()
+    missing = " ".join(p for p in PACKAGES if p != present)
     assert result.code == 0, result.output
     assert result.apt_calls[-1] == (
         f"DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends {missing}")
-    assert (fake.bin / BINARIES[missing]).exists()
+    assert (fake.bin / "go").exists()  # golang-go provides `go`, not `golang-go`
 
 
 def test_non_root_goes_through_sudo(tmp_path: Path) -> None:
@@ -134,7 +136,7 @@ def test_non_root_goes_through_sudo(tmp_path: Path) -> None:
     assert all(call.startswith("env DEBIAN_FRONTEND=noninteractive apt-get ")
                for call in result.sudo_calls)
     assert [c.split(" ", 1)[1] for c in result.apt_calls] == [
-        "update", "install -y --no-install-recommends chromium docker-registry nodejs"]
+        "update", f"install -y --no-install-recommends {ALL}"]
 
 
 def test_non_root_without_sudo_fails_with_a_hint(tmp_path: Path) -> None:
@@ -150,7 +152,7 @@ def test_skip_switch_installs_nothing(tmp_path: Path) -> None:
     result = fake.run(SKIP_SYSTEM_DEPS="1")
     assert result.code == 0
     assert result.apt_calls == []
-    assert "chromium docker-registry nodejs" in result.output
+    assert ALL in result.output
 
 
 def test_an_install_that_leaves_a_binary_missing_fails(tmp_path: Path) -> None:
