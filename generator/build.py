@@ -82,6 +82,9 @@ class BuildOptions:
     """`--reevaluate`: do not answer from the evaluation memo (generator.buildmemo)."""
     lock_timeout: float = 600.0
     """`--lock-timeout`: seconds to wait for another build into the same --out (generator.outdir)."""
+    sign_with_test_authority: Path | None = None
+    """`--sign-with-test-authority SCENARIO`: sign data/manifest.json with that demo scenario's
+    test authority (local and offline checks of `verify-site`; generator.publish)."""
 
     @classmethod
     def from_cli(cls, values: Mapping[str, Any]) -> BuildOptions:
@@ -137,6 +140,7 @@ class BuildOptions:
             site_url=os.environ.get("SITE_URL") or None,
             bundle_refs=values.get("bundle_refs"),
             reevaluate=bool(values.get("reevaluate")),
+            sign_with_test_authority=values.get("sign_with_test_authority"),
             lock_timeout=600.0 if values.get("lock_timeout") is None
             else float(values["lock_timeout"]),
         )
@@ -850,6 +854,9 @@ def _size_warnings(options: BuildOptions) -> tuple[str, ...]:
     info = out / "data" / "build-info.json"
     if size.warnings and info.is_file():
         record(info, size)
+        from generator.manifest import refresh_entries
+
+        refresh_entries(out, ["data/build-info.json"])
     return size.warnings
 
 
@@ -983,6 +990,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
     """
     from generator.data import write_documents
     from generator.data.writers import report_cache_failures
+    from generator.publish import finish_site
     from generator.site.swap import publish_atomically
 
     out = options.out.absolute()  # the staging folder and MkDocs' docs_dir must not be relative
@@ -1005,6 +1013,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
             keeper.wait()
             report_cache_failures(data_dir)
             shutil.copytree(data_dir, staging / "data")
+            finish_site(options, documents, staging)
             publish_atomically(staging, out)
             return None
         from generator.site.build import SiteInputs, build_site
@@ -1027,7 +1036,8 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
         used = build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir,
                           move_data=True, page_cache=pages,
                           digests=InputDigests.from_dict(page_digests) if page_digests else None,
-                          data_ready=data_ready)
+                          data_ready=data_ready,
+                          before_publish=lambda staging: finish_site(options, documents, staging))
         keeper.wait()
         return None if used is None else used.as_dict()
     except EvidenceDashError:

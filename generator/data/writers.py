@@ -66,6 +66,8 @@ SCHEMA_FILES: tuple[str, ...] = (
     "series.schema.json",
     "pointers.schema.json",
     "build-info.schema.json",
+    "manifest.schema.json",
+    "badge-endpoint.schema.json",
 )
 
 
