@@ -83,6 +83,9 @@ class BuildOptions:
     lock_timeout: float = 600.0
     """`--lock-timeout`: seconds to wait for another build into the same --out (generator.outdir)."""
     sign_with_test_authority: Path | None = None
+    publisher_identity: str | None = None
+    """`--publisher-identity`: who signs data/manifest.json (the "Verify this site" commands)."""
+    publisher_issuer: str = "https://token.actions.githubusercontent.com"
     """`--sign-with-test-authority SCENARIO`: sign data/manifest.json with that demo scenario's
     test authority (local and offline checks of `verify-site`; generator.publish)."""
 
@@ -141,6 +144,9 @@ class BuildOptions:
             bundle_refs=values.get("bundle_refs"),
             reevaluate=bool(values.get("reevaluate")),
             sign_with_test_authority=values.get("sign_with_test_authority"),
+            publisher_identity=values.get("publisher_identity") or None,
+            publisher_issuer=str(values.get("publisher_issuer")
+                                 or "https://token.actions.githubusercontent.com"),
             lock_timeout=600.0 if values.get("lock_timeout") is None
             else float(values["lock_timeout"]),
         )
@@ -656,7 +662,9 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
             trust_name=trust.name, trust_production=trust.production,
             trust_refreshed="TUF" if trust.refreshed else None,
             trust_fallback=trust.fallback,
-            trusted_registries=options.trusted_registries, preview=options.preview),
+            trusted_registries=options.trusted_registries, preview=options.preview,
+            publisher=None if options.publisher_identity is None
+            else {"identity": options.publisher_identity, "issuer": options.publisher_issuer}),
         pointer_documents=made_documents,
     )
     return Evaluation(records=tuple(records), board=board, documents=documents,

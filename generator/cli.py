@@ -119,6 +119,13 @@ def main() -> None:
 @click.option("--data-only", is_flag=True, help="Write only <out>/data/ (no MkDocs site).")
 @click.option("--reevaluate", is_flag=True,
               help="Evaluate the tree even when the cache holds an identical earlier evaluation.")
+@click.option("--publisher-identity", metavar="IDENTITY",
+              help="The identity that signs data/manifest.json when the site is published "
+                   "(the \"Verify this site\" commands), e.g. https://github.com/OWNER/REPO/"
+                   ".github/workflows/pages.yml@refs/heads/main.")
+@click.option("--publisher-issuer", metavar="URL",
+              default="https://token.actions.githubusercontent.com", show_default=True,
+              help="The OIDC issuer of --publisher-identity.")
 @click.option("--sign-with-test-authority", type=click.Path(path_type=Path, dir_okay=False,
               exists=True), metavar="SCENARIO",
               help="Sign data/manifest.json with this demo scenario's test authority (local, "

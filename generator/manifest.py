@@ -69,9 +69,13 @@ class ManifestOptions:
     source_url: str | None = None
     site_url: str | None = None
     data_only: bool = False
+    publisher: tuple[str, str] | None = None
+    """(identity, issuer) given with `build --publisher-identity`, shown on the site."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "publisher": None if self.publisher is None
+            else {"identity": self.publisher[0], "issuer": self.publisher[1]},
             "trust": {"mode": self.trust_mode, "rootDigest": self.trust_root_digest},
             "trustedRegistries": None if self.trusted_registries is None
             else list(self.trusted_registries),
@@ -96,6 +100,8 @@ class ManifestOptions:
             source_url=raw.get("sourceUrl"),
             site_url=raw.get("siteUrl"),
             data_only=bool(raw.get("dataOnly")),
+            publisher=None if not isinstance(raw.get("publisher"), dict) else (
+                str(raw["publisher"].get("identity")), str(raw["publisher"].get("issuer"))),
         )
 
 

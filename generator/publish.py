@@ -38,6 +38,8 @@ def manifest_options(options: BuildOptions) -> ManifestOptions:
         source_date_epoch=options.source_date_epoch,
         preview=options.preview, source_url=options.source_url, site_url=options.site_url,
         data_only=options.data_only,
+        publisher=None if options.publisher_identity is None
+        else (options.publisher_identity, options.publisher_issuer),
     )
 
 

@@ -256,7 +256,9 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
         base, out=out, commit=manifest.commit, source_date_epoch=opts.source_date_epoch,
         trusted_registries=opts.trusted_registries, preview=opts.preview,
         source_url=opts.source_url, site_url=opts.site_url, data_only=opts.data_only,
-        trust_mode=opts.trust_mode, quiet=True)
+        trust_mode=opts.trust_mode, quiet=True,
+        publisher_identity=None if opts.publisher is None else opts.publisher[0],
+        publisher_issuer=base.publisher_issuer if opts.publisher is None else opts.publisher[1])
     _build_at(options, opts.source_date_epoch)
     problems.extend(compare_files(manifest.files, file_entries(out), kind=ProblemKind.REBUILD))
     return problems, notes

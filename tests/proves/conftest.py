@@ -24,6 +24,10 @@ SCENARIO = RECIPES / "demo" / "scenario.yaml"
 EPOCH = 1800000000 - 1800000000 % 86400
 
 
+PUBLISHER_ARGS = ("--publisher-identity", TEST_SIGNER_IDENTITY,
+                  "--publisher-issuer", TEST_SIGNER_ISSUER)
+
+
 def build_site(out: Path, *, recipes: Path = RECIPES, cache: Path,
                extra: Sequence[str] = ()) -> Path:
     """One offline, signed build of `recipes` into `out` in its own process."""
@@ -47,7 +51,7 @@ def signed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (RECIPES / "evidence").is_dir() or not (RECIPES / "bundles").is_dir():
         pytest.skip("the demo tree (recipes/) is absent")
     root = tmp_path_factory.mktemp("proves")
-    return build_site(root / "site", cache=root / "cache")
+    return build_site(root / "site", cache=root / "cache", extra=PUBLISHER_ARGS)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from generator.testing.authority import TestAuthority
 from generator.verifysite import sign_manifest_dsse
 from tests.proves.conftest import (
     EPOCH,
+    PUBLISHER_ARGS,
     RECIPES,
     SCENARIO,
     VerifySite,
@@ -186,5 +187,5 @@ def test_rebuild_with_another_trust_root_is_refused(signed_site: Path, tmp_path:
 
 
 def test_a_second_build_gives_the_same_manifest(signed_site: Path, tmp_path: Path) -> None:
-    again = build_site(tmp_path / "site", cache=tmp_path / "cache")
+    again = build_site(tmp_path / "site", cache=tmp_path / "cache", extra=PUBLISHER_ARGS)
     assert (again / MANIFEST_PATH).read_bytes() == (signed_site / MANIFEST_PATH).read_bytes()

@@ -485,3 +485,22 @@ def test_the_manifest_is_signed_after_the_gate_and_published_with_the_site(path:
     verify = steps[check]
     assert "--certificate-oidc-issuer https://token.actions.githubusercontent.com" in verify["run"]
     assert "github.workflow_ref" in verify["env"]["SIGNER"]
+
+
+@pytest.mark.parametrize("path", PUBLISHERS, ids=_ids)
+def test_both_builds_name_the_identity_that_signs(path: Any) -> None:
+    """The "Verify this site" page shows the identity verify-site is run with."""
+    steps = load(path).steps("build")
+    check = next(s for s in steps if "verify-site" in str(s.get("run", "")))
+    for _, step in _build_steps(steps):
+        assert option(build_commands(step["run"])[0], "--publisher-identity") == "$PUBLISHER"
+        assert step["env"]["PUBLISHER"] == check["env"]["SIGNER"]
+
+
+@pytest.mark.parametrize("path", PUBLISHERS, ids=_ids)
+def test_the_gate_compares_the_manifests_but_for_build_info(path: Any) -> None:
+    gate = next(s for s in load(path).steps("build")
+                if re.search(r"\bdiff -r\b", str(s.get("run", ""))))
+    assert "--exclude=manifest.json" in gate["run"]
+    assert 'f["path"] != "data/build-info.json"' in gate["run"]
+    assert "site-a/data/manifest.json" in gate["run"] and "site-b/data/manifest.json" in gate["run"]
