@@ -62,7 +62,9 @@ def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Pa
 
     build_info = documents.get("build_info") or {}
     write_marker(staging)
-    write_badges(staging, documents.get("index") or {}, build_info, preview=options.preview)
+    if not options.data_only:  # --data-only writes data/ alone (and the marker)
+        write_badges(staging, documents.get("index") or {}, build_info,
+                     preview=options.preview)
     commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
     write_manifest(staging, commit=None if commit is None else str(commit),
                    options=manifest_options(options))

@@ -49,3 +49,14 @@ def test_refreshing_a_changed_file_keeps_the_manifest_true(site_copy: Path) -> N
     manifest = parse_manifest((site_copy / MANIFEST_PATH).read_bytes(), file="m")
     entry = next(f for f in manifest.files if f.path == "data/build-info.json")
     assert entry.sha256 == hashlib.sha256(info.read_bytes()).hexdigest()
+
+
+def test_a_data_only_build_lists_its_data_and_writes_no_badges(tmp_path: Path) -> None:
+    from tests.proves.conftest import build_site
+
+    site = build_site(tmp_path / "site", cache=tmp_path / "cache", extra=("--data-only",))
+    assert not (site / "badges").exists()
+    manifest = parse_manifest((site / MANIFEST_PATH).read_bytes(), file="m")
+    assert manifest.options.data_only
+    found = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    assert {f.path for f in manifest.files} == found - {MANIFEST_PATH, SIGNATURE_PATH}
