@@ -189,3 +189,16 @@ def test_rebuild_with_another_trust_root_is_refused(signed_site: Path, tmp_path:
 def test_a_second_build_gives_the_same_manifest(signed_site: Path, tmp_path: Path) -> None:
     again = build_site(tmp_path / "site", cache=tmp_path / "cache", extra=PUBLISHER_ARGS)
     assert (again / MANIFEST_PATH).read_bytes() == (signed_site / MANIFEST_PATH).read_bytes()
+
+
+def test_a_manifest_naming_a_path_outside_the_site_is_refused(site_copy: Path,
+                                                              verify_site: VerifySite) -> None:
+    target = site_copy / MANIFEST_PATH
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    doc["files"].insert(0, {"path": "../outside", "sha256": "0" * 64, "size": 0})
+    target.write_text(json.dumps(doc), encoding="utf-8")
+    result = verify_site(site_copy, "--format", "json")
+    assert result.exit_code == 1
+    problems = json.loads(result.stdout)["problems"]
+    assert [(p["kind"], p["path"]) for p in problems] == [("manifest", MANIFEST_PATH)]
+    assert "plain relative path" in problems[0]["detail"]
