@@ -82,6 +82,12 @@ class BuildOptions:
     """`--reevaluate`: do not answer from the evaluation memo (generator.buildmemo)."""
     lock_timeout: float = 600.0
     """`--lock-timeout`: seconds to wait for another build into the same --out (generator.outdir)."""
+    sign_with_test_authority: Path | None = None
+    publisher_identity: str | None = None
+    """`--publisher-identity`: who signs data/manifest.json (the "Verify this site" commands)."""
+    publisher_issuer: str = "https://token.actions.githubusercontent.com"
+    """`--sign-with-test-authority SCENARIO`: sign data/manifest.json with that demo scenario's
+    test authority (local and offline checks of `verify-site`; generator.publish)."""
 
     @classmethod
     def from_cli(cls, values: Mapping[str, Any]) -> BuildOptions:
@@ -137,6 +143,10 @@ class BuildOptions:
             site_url=os.environ.get("SITE_URL") or None,
             bundle_refs=values.get("bundle_refs"),
             reevaluate=bool(values.get("reevaluate")),
+            sign_with_test_authority=values.get("sign_with_test_authority"),
+            publisher_identity=values.get("publisher_identity") or None,
+            publisher_issuer=str(values.get("publisher_issuer")
+                                 or "https://token.actions.githubusercontent.com"),
             lock_timeout=600.0 if values.get("lock_timeout") is None
             else float(values["lock_timeout"]),
         )
@@ -652,7 +662,9 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
             trust_name=trust.name, trust_production=trust.production,
             trust_refreshed="TUF" if trust.refreshed else None,
             trust_fallback=trust.fallback,
-            trusted_registries=options.trusted_registries, preview=options.preview),
+            trusted_registries=options.trusted_registries, preview=options.preview,
+            publisher=None if options.publisher_identity is None
+            else {"identity": options.publisher_identity, "issuer": options.publisher_issuer}),
         pointer_documents=made_documents,
     )
     return Evaluation(records=tuple(records), board=board, documents=documents,
@@ -850,6 +862,9 @@ def _size_warnings(options: BuildOptions) -> tuple[str, ...]:
     info = out / "data" / "build-info.json"
     if size.warnings and info.is_file():
         record(info, size)
+        from generator.manifest import refresh_entries
+
+        refresh_entries(out, ["data/build-info.json"])
     return size.warnings
 
 
@@ -983,6 +998,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
     """
     from generator.data import write_documents
     from generator.data.writers import report_cache_failures
+    from generator.publish import finish_site
     from generator.site.swap import publish_atomically
 
     out = options.out.absolute()  # the staging folder and MkDocs' docs_dir must not be relative
@@ -1005,6 +1021,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
             keeper.wait()
             report_cache_failures(data_dir)
             shutil.copytree(data_dir, staging / "data")
+            finish_site(options, documents, staging)
             publish_atomically(staging, out)
             return None
         from generator.site.build import SiteInputs, build_site
@@ -1027,7 +1044,8 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
         used = build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir,
                           move_data=True, page_cache=pages,
                           digests=InputDigests.from_dict(page_digests) if page_digests else None,
-                          data_ready=data_ready)
+                          data_ready=data_ready,
+                          before_publish=lambda staging: finish_site(options, documents, staging))
         keeper.wait()
         return None if used is None else used.as_dict()
     except EvidenceDashError:

@@ -181,6 +181,7 @@ def fingerprint(options: Any, aicr: Path | None) -> str | None:
         "bundleRefs": _file_digest(options.bundle_refs),
         "allowPending": options.allow_pending,
         "epoch": options.source_date_epoch,
+        "publisher": [options.publisher_identity, options.publisher_issuer],
     }
     text = json.dumps(inputs, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

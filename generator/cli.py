@@ -11,6 +11,7 @@ Exit codes (also in the README):
 | `recipe-digest` | printed      | -                        | usage or unparseable YAML  | -                   |
 | `report`        | printed      | `--fail-on` triggered    | usage or operational error | -                   |
 | `render-report` | printed      | -                        | usage or invalid JSON      | -                   |
+| `verify-site`   | verified     | mismatch (files named)   | usage                      | no verdict          |
 """
 
 from __future__ import annotations
@@ -119,6 +120,17 @@ def main() -> None:
 @click.option("--data-only", is_flag=True, help="Write only <out>/data/ (no MkDocs site).")
 @click.option("--reevaluate", is_flag=True,
               help="Evaluate the tree even when the cache holds an identical earlier evaluation.")
+@click.option("--publisher-identity", metavar="IDENTITY",
+              help="The identity that signs data/manifest.json when the site is published "
+                   "(the \"Verify this site\" commands), e.g. https://github.com/OWNER/REPO/"
+                   ".github/workflows/pages.yml@refs/heads/main.")
+@click.option("--publisher-issuer", metavar="URL",
+              default="https://token.actions.githubusercontent.com", show_default=True,
+              help="The OIDC issuer of --publisher-identity.")
+@click.option("--sign-with-test-authority", type=click.Path(path_type=Path, dir_okay=False,
+              exists=True), metavar="SCENARIO",
+              help="Sign data/manifest.json with this demo scenario's test authority (local, "
+                   "offline checks of verify-site; never for a published site).")
 @_format_option
 def build(fmt: str, **kwargs: Any) -> None:
     """Verify every pointer and build the site into --out."""
@@ -321,6 +333,39 @@ def render_report_cmd(json_file: Path) -> None:
     except EvidenceDashError as error:
         _fail(error, "text")
     click.echo(render_document(doc), nl=False)
+
+
+@main.command("verify-site")
+@click.argument("site", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--certificate-identity", required=True, metavar="IDENTITY",
+              help="The exact identity (SAN) that must have signed data/manifest.json.")
+@click.option("--certificate-oidc-issuer", required=True, metavar="URL",
+              help="The exact OIDC issuer of that identity.")
+@click.option("--rebuild", is_flag=True,
+              help="Also rebuild --recipes (the evidence tree at the manifest's commit) with the "
+                   "manifest's options and compare byte for byte.")
+@_engine_options
+@_format_option
+def verify_site_cmd(site: Path, certificate_identity: str, certificate_oidc_issuer: str,
+                    rebuild: bool, fmt: str, **kwargs: Any) -> None:
+    """Check a built site against its signed manifest (exit 0 verified, 1 mismatch, 2 usage,
+    3 no verdict). SITE is a folder; fetching an https:// URL is not supported yet."""
+    from generator.verifysite import run_verify_site
+
+    if str(site).startswith(("http://", "https://")):
+        _fail(UsageError("verify-site reads a folder", expected="a local copy of the site",
+                         found=str(site), hint="download the site first (e.g. wget --mirror), "
+                                               "then pass its folder"), fmt)
+    try:
+        verdict = run_verify_site(site, identity=certificate_identity,
+                                  issuer=certificate_oidc_issuer, engine=kwargs, rebuild=rebuild)
+    except EvidenceDashError as error:
+        _fail(error, fmt)
+    if fmt == "json":
+        click.echo(json.dumps(verdict.as_dict(), indent=2, sort_keys=True))
+    else:
+        click.echo(verdict.describe())
+    sys.exit(verdict.exit)
 
 
 def run() -> None:  # pragma: no cover - console entry alias

@@ -66,6 +66,8 @@ SCHEMA_FILES: tuple[str, ...] = (
     "series.schema.json",
     "pointers.schema.json",
     "build-info.schema.json",
+    "manifest.schema.json",
+    "badge-endpoint.schema.json",
 )
 
 
@@ -452,6 +454,7 @@ def build_info_document(
     trusted_registries: Sequence[str] | None,
     preview: bool,
     trust_fallback: str | None = None,
+    publisher: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """`data/build-info.json` (ours): how and from what this site was built. `trustRootFallback`
     is only written when a TUF refresh could not reach its repository (so every page warns)."""
@@ -467,6 +470,8 @@ def build_info_document(
     }
     if trust_fallback:
         info["trustRootFallback"] = {"reason": trust_fallback}
+    if publisher:  # who signs data/manifest.json (`build --publisher-identity`)
+        info["publisher"] = {"identity": publisher["identity"], "issuer": publisher["issuer"]}
     return info
 
 

@@ -295,7 +295,8 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
                data_dir: Path | None = None, move_data: bool = False,
                page_cache: Path | None = None,
                digests: InputDigests | None = None,
-               data_ready: Callable[[], None] | None = None) -> InputDigests | None:
+               data_ready: Callable[[], None] | None = None,
+               before_publish: Callable[[Path], None] | None = None) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
     `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with
@@ -304,6 +305,7 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
     Its keys come from `digests` when given (those the documents had when first built),
     else from hashing the documents; the digests used are returned (None without a cache).
     `data_ready` is called before `data_dir` is placed (the caller may still be reading it).
+    `before_publish` is handed the complete staging folder last (badges, the manifest).
     """
     res = locate()
     config = config if config is not None else res.default_config
@@ -347,6 +349,8 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
             _place_data(data_dir, staging / "data", move=move_data)
         if cfg["extra"]["evidence"]["preview"]:
             (staging / "_headers").write_text("/*\n  X-Robots-Tag: noindex\n", encoding="utf-8")
+        if before_publish is not None:
+            before_publish(staging)
         publish_atomically(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -35,9 +35,9 @@ MARKER = "<!-- recipe-evidence-gate -->"
 
 #: (file, job) -> the exact permissions that job holds.
 JOB_PERMISSIONS = [
-    (PAGES, "build", {"contents": "read"}),
+    (PAGES, "build", {"contents": "read", "id-token": "write"}),
     (PAGES, "deploy", {"pages": "write", "id-token": "write"}),
-    (TEMPLATE, "build", {"contents": "read"}),
+    (TEMPLATE, "build", {"contents": "read", "id-token": "write"}),
     (TEMPLATE, "deploy", {"pages": "write", "id-token": "write"}),
     (PR, "preview", {"contents": "read"}),
     (COMMENT, "render", {"contents": "read", "actions": "read"}),
@@ -443,3 +443,64 @@ def test_pull_requests_build_with_a_fresh_random_key_and_no_secret() -> None:
     first_use = min(i for i, s in enumerate(steps)
                     if "--cache" in str(s.get("run", "")))
     assert keyed[0] < first_use
+
+
+# --------------------------------------------------------------------------- the signed manifest
+
+def _signs(step: dict[str, Any]) -> bool:
+    return "sigstore sign" in str(step.get("run", ""))
+
+
+def test_id_token_only_where_signing_or_deploying_happens(workflow: Workflow) -> None:
+    for name, job in workflow.jobs().items():
+        if job["permissions"].get("id-token") != "write":
+            continue
+        steps = job.get("steps") or []
+        deploys = [s for s in steps if action_of(s) == "actions/deploy-pages"]
+        signing = [s for s in steps if _signs(s)]
+        assert deploys or signing, f"{workflow.path.name}: job {name} holds id-token for nothing"
+
+
+@pytest.mark.parametrize("path", PUBLISHERS, ids=_ids)
+def test_the_manifest_is_signed_after_the_gate_and_published_with_the_site(path: Any) -> None:
+    steps = load(path).steps("build")
+    first_out = option(build_commands(_build_steps(steps)[0][1]["run"])[0], "--out")
+    assert first_out is not None
+    signing = [(i, s) for i, s in enumerate(steps) if _signs(s)]
+    assert len(signing) == 1, f"{path.name}: sign the manifest exactly once"
+    i_sign, sign = signing[0]
+    argv = sign["run"].split()
+    assert argv[:3] == ["python", "-m", "sigstore"]
+    manifest = f'"{first_out}/data/manifest.json"'
+    assert option(argv, "--bundle") == f'"{first_out}/data/manifest.json.sigstore.json"'
+    assert argv[-1] == manifest
+    assert not sign.get("env"), "keyless signing takes GitHub's OIDC token, no secret"
+    gate = next(i for i, s in enumerate(steps) if re.search(r"\bdiff -r\b", str(s.get("run", ""))))
+    check = next(i for i, s in enumerate(steps) if "verify-site" in str(s.get("run", "")))
+    upload = next(i for i, s in enumerate(steps)
+                  if action_of(s) == "actions/upload-pages-artifact")
+    assert gate < i_sign < check < upload
+    assert uses_of(steps[upload]) and steps[upload]["with"]["path"] == first_out.replace(
+        "$RUNNER_TEMP", "${{ runner.temp }}")
+    verify = steps[check]
+    assert "--certificate-oidc-issuer https://token.actions.githubusercontent.com" in verify["run"]
+    assert "github.workflow_ref" in verify["env"]["SIGNER"]
+
+
+@pytest.mark.parametrize("path", PUBLISHERS, ids=_ids)
+def test_both_builds_name_the_identity_that_signs(path: Any) -> None:
+    """The "Verify this site" page shows the identity verify-site is run with."""
+    steps = load(path).steps("build")
+    check = next(s for s in steps if "verify-site" in str(s.get("run", "")))
+    for _, step in _build_steps(steps):
+        assert option(build_commands(step["run"])[0], "--publisher-identity") == "$PUBLISHER"
+        assert step["env"]["PUBLISHER"] == check["env"]["SIGNER"]
+
+
+@pytest.mark.parametrize("path", PUBLISHERS, ids=_ids)
+def test_the_gate_compares_the_manifests_but_for_build_info(path: Any) -> None:
+    gate = next(s for s in load(path).steps("build")
+                if re.search(r"\bdiff -r\b", str(s.get("run", ""))))
+    assert "--exclude=manifest.json" in gate["run"]
+    assert 'f["path"] != "data/build-info.json"' in gate["run"]
+    assert "site-a/data/manifest.json" in gate["run"] and "site-b/data/manifest.json" in gate["run"]

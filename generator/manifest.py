@@ -1,0 +1,245 @@
+"""The site manifest: every file of a built site with its sha256 and size, plus what shaped it.
+
+`data/manifest.json` is written once at the end of a staging build (before the atomic swap), so a
+published site can be checked file by file (`evidence-dashboard verify-site`) and, with the
+options it records, rebuilt and compared byte for byte. The manifest lists every regular file of
+the site except itself and its Sigstore bundle (`data/manifest.json.sigstore.json`, written after
+it). The site marker `.evidence-dashboard-site` is written before the manifest and so is listed.
+The document is deterministic: sorted paths, no timestamp except the recorded SOURCE_DATE_EPOCH.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator import __version__
+from generator.errors import InputError, Location
+
+__all__ = [
+    "MANIFEST_PATH",
+    "MANIFEST_SCHEMA",
+    "SIGNATURE_PATH",
+    "UNLISTED",
+    "FileEntry",
+    "Manifest",
+    "ManifestOptions",
+    "file_entries",
+    "parse_manifest",
+    "refresh_entries",
+    "write_manifest",
+]
+
+MANIFEST_PATH = "data/manifest.json"
+SIGNATURE_PATH = "data/manifest.json.sigstore.json"
+UNLISTED = frozenset({MANIFEST_PATH, SIGNATURE_PATH})
+"""The only files a site may hold that its manifest does not list."""
+MANIFEST_SCHEMA = "evidence-dashboard/site-manifest/v1"
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file of the site: its POSIX path relative to the site root, sha256 (hex) and size."""
+
+    path: str
+    sha256: str
+    size: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "sha256": self.sha256, "size": self.size}
+
+
+@dataclass(frozen=True)
+class ManifestOptions:
+    """The build options that shape the output, recorded so a rebuild can use the same ones."""
+
+    trust_mode: str = "production"
+    trust_root_digest: str | None = None
+    """sha256 of the `--trust-root` file; None when the public-good root of `trust_mode` was used."""
+    trusted_registries: tuple[str, ...] | None = None
+    source_date_epoch: int | None = None
+    preview: bool = False
+    source_url: str | None = None
+    site_url: str | None = None
+    data_only: bool = False
+    publisher: tuple[str, str] | None = None
+    """(identity, issuer) given with `build --publisher-identity`, shown on the site."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "publisher": None if self.publisher is None
+            else {"identity": self.publisher[0], "issuer": self.publisher[1]},
+            "trust": {"mode": self.trust_mode, "rootDigest": self.trust_root_digest},
+            "trustedRegistries": None if self.trusted_registries is None
+            else list(self.trusted_registries),
+            "sourceDateEpoch": self.source_date_epoch,
+            "preview": self.preview,
+            "sourceUrl": self.source_url,
+            "siteUrl": self.site_url,
+            "dataOnly": self.data_only,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> ManifestOptions:
+        trust = raw.get("trust") or {}
+        registries = raw.get("trustedRegistries")
+        epoch = raw.get("sourceDateEpoch")
+        return cls(
+            trust_mode=str(trust.get("mode") or "production"),
+            trust_root_digest=trust.get("rootDigest"),
+            trusted_registries=None if registries is None else tuple(str(r) for r in registries),
+            source_date_epoch=None if epoch is None else int(epoch),
+            preview=bool(raw.get("preview")),
+            source_url=raw.get("sourceUrl"),
+            site_url=raw.get("siteUrl"),
+            data_only=bool(raw.get("dataOnly")),
+            publisher=None if not isinstance(raw.get("publisher"), dict) else (
+                str(raw["publisher"].get("identity")), str(raw["publisher"].get("issuer"))),
+        )
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A parsed manifest."""
+
+    commit: str | None
+    generator_version: str
+    options: ManifestOptions
+    files: tuple[FileEntry, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": MANIFEST_SCHEMA,
+            "generator": {"name": "evidence-dashboard", "version": self.generator_version},
+            "commit": self.commit,
+            "options": self.options.as_dict(),
+            "files": [f.as_dict() for f in self.files],
+        }
+
+    def to_bytes(self) -> bytes:
+        return (json.dumps(self.as_dict(), indent=1, sort_keys=True, ensure_ascii=False)
+                + "\n").encode("utf-8")
+
+
+def _walk(site: Path) -> Iterator[Path]:
+    """Every non-folder entry under `site` (symlinks included, never followed)."""
+    for folder, dirs, files in os.walk(site, followlinks=False):
+        base = Path(folder)
+        for name in dirs:
+            if (base / name).is_symlink():
+                yield base / name
+        for name in files:
+            yield base / name
+
+
+def _digest(path: Path) -> tuple[str, int]:
+    with path.open("rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256")
+        size = fh.tell()
+    return digest.hexdigest(), size
+
+
+def file_entries(site: Path) -> tuple[FileEntry, ...]:
+    """Every regular file of `site` except `UNLISTED`, sorted by path. A symlink is hashed as
+    the text of its target so it can never pass for the file it points at."""
+    entries = []
+    for path in _walk(site):
+        rel = path.relative_to(site).as_posix()
+        if rel in UNLISTED:
+            continue
+        if path.is_symlink() or not path.is_file():
+            target = os.readlink(path).encode() if path.is_symlink() else b""
+            entries.append(FileEntry(rel, "link:" + hashlib.sha256(target).hexdigest(), -1))
+            continue
+        sha, size = _digest(path)
+        entries.append(FileEntry(rel, sha, size))
+    return tuple(sorted(entries, key=lambda e: e.path))
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".manifest-", dir=target.parent)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, target)
+
+
+def write_manifest(site: Path, *, commit: str | None, options: ManifestOptions,
+                   version: str = __version__) -> Manifest:
+    """Hash every file of `site` and write `data/manifest.json`; returns the manifest."""
+    manifest = Manifest(commit=commit, generator_version=version, options=options,
+                        files=file_entries(site))
+    _write_atomically(site / MANIFEST_PATH, manifest.to_bytes())
+    return manifest
+
+
+def refresh_entries(site: Path, paths: Sequence[str]) -> None:
+    """Hash `paths` again after a published site's file changed (the size report in
+    build-info.json); a site without a manifest is left alone."""
+    target = site / MANIFEST_PATH
+    if not target.is_file():
+        return
+    manifest = parse_manifest(target.read_bytes(), file=str(target))
+    wanted = set(paths)
+    files = []
+    for entry in manifest.files:
+        if entry.path in wanted and (site / entry.path).is_file():
+            sha, size = _digest(site / entry.path)
+            entry = FileEntry(entry.path, sha, size)
+        files.append(entry)
+    updated = Manifest(manifest.commit, manifest.generator_version, manifest.options, tuple(files))
+    _write_atomically(target, updated.to_bytes())
+
+
+def _bad(file: str, message: str, *, expected: str, found: str) -> InputError:
+    return InputError(f"the site manifest is malformed: {message}", location=Location(file),
+                      expected=expected, found=found,
+                      hint="rebuild the site with evidence-dashboard build; a manifest is never "
+                           "edited by hand")
+
+
+def parse_manifest(data: bytes, *, file: str) -> Manifest:
+    """Parse and check a manifest: schema, unique sorted relative paths, hex digests."""
+    try:
+        raw = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _bad(file, "not JSON", expected="a JSON object", found=str(exc)) from exc
+    if not isinstance(raw, dict) or raw.get("schema") != MANIFEST_SCHEMA:
+        found = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
+        raise _bad(file, "unknown schema", expected=MANIFEST_SCHEMA, found=repr(found))
+    files_raw = raw.get("files")
+    if not isinstance(files_raw, list):
+        raise _bad(file, "no file list", expected="files: a list", found=repr(type(files_raw)))
+    files: list[FileEntry] = []
+    for item in files_raw:
+        if not (isinstance(item, dict) and isinstance(item.get("path"), str)
+                and isinstance(item.get("sha256"), str) and isinstance(item.get("size"), int)):
+            raise _bad(file, "a file entry is malformed", expected="{path, sha256, size}",
+                       found=repr(item)[:200])
+        path = item["path"]
+        parts = path.split("/")
+        if not path or path.startswith("/") or any(p in {"", ".", ".."} for p in parts):
+            raise _bad(file, "a path is not a plain relative path", expected="a/b/c.html",
+                       found=repr(path))
+        files.append(FileEntry(path, item["sha256"], item["size"]))
+    paths = [f.path for f in files]
+    if paths != sorted(set(paths)):
+        raise _bad(file, "paths are not sorted and unique", expected="sorted unique paths",
+                   found="duplicates or an unsorted list")
+    generator = raw.get("generator") or {}
+    options = raw.get("options") or {}
+    if not isinstance(options, dict) or not isinstance(generator, dict):
+        raise _bad(file, "options or generator is not an object", expected="objects",
+                   found=repr(type(options)))
+    commit = raw.get("commit")
+    return Manifest(commit=None if commit is None else str(commit),
+                    generator_version=str(generator.get("version") or ""),
+                    options=ManifestOptions.from_dict(options), files=tuple(files))

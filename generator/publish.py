@@ -1,0 +1,79 @@
+"""The last step of a staging build, before the atomic swap: badges, the manifest, its signature.
+
+`finish_site` runs once the staging folder is otherwise complete. It writes the site marker
+first (so the manifest lists it; `publish_atomically` writes the same bytes again), then the
+badges, then `data/manifest.json` over every file. With `--sign-with-test-authority SCENARIO`
+it also signs the manifest with that demo scenario's test authority, at the build time, so the
+whole signed path can be checked offline; the publishing workflow signs with Sigstore instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from generator.manifest import ManifestOptions, write_manifest
+
+if TYPE_CHECKING:
+    from generator.build import BuildOptions
+
+__all__ = ["TEST_SIGNER_IDENTITY", "TEST_SIGNER_ISSUER", "finish_site", "manifest_options",
+           "demo_authority"]
+
+TEST_SIGNER_IDENTITY = "https://evidence-dashboard.test/publisher"
+TEST_SIGNER_ISSUER = "https://evidence-dashboard.test/oidc"
+
+
+def manifest_options(options: BuildOptions) -> ManifestOptions:
+    """The options of this build that shape its output."""
+    root = options.trust_root
+    return ManifestOptions(
+        trust_mode=options.trust_mode,
+        trust_root_digest=None if root is None else hashlib.sha256(
+            Path(root).read_bytes()).hexdigest(),
+        trusted_registries=options.trusted_registries,
+        source_date_epoch=options.source_date_epoch,
+        preview=options.preview, source_url=options.source_url, site_url=options.site_url,
+        data_only=options.data_only,
+        publisher=None if options.publisher_identity is None
+        else (options.publisher_identity, options.publisher_issuer),
+    )
+
+
+def demo_authority(scenario: Path) -> Any:
+    """The test authority a demo scenario signs with (same seed, epoch and log shard)."""
+    from generator.testing.authority import TestAuthority
+    from generator.testing.demo_content import stable_int
+    from generator.testing.demo_scenario import parse_scenario
+
+    plan = parse_scenario(scenario.read_bytes(), file=str(scenario))
+    return TestAuthority(plan.seed, name="evidence-dashboard demo",
+                         epoch=plan.authority_valid_from,
+                         shard_offset=200_000_000 + stable_int(plan.seed, "shard") % 10_000_000)
+
+
+def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Path) -> None:
+    """Write the marker, badges and manifest into `staging` (and sign it when asked)."""
+    from generator.badges import write_badges
+    from generator.outdir import write_marker
+
+    build_info = documents.get("build_info") or {}
+    write_marker(staging)
+    if not options.data_only:  # --data-only writes data/ alone (and the marker)
+        write_badges(staging, documents.get("index") or {}, build_info,
+                     preview=options.preview)
+    commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
+    write_manifest(staging, commit=None if commit is None else str(commit),
+                   options=manifest_options(options))
+    if options.sign_with_test_authority is not None:
+        from generator.model import SignerIdentity
+        from generator.verifysite import sign_manifest_dsse
+
+        epoch = options.source_date_epoch
+        when = datetime.fromtimestamp(epoch, UTC) if epoch is not None else datetime.now(UTC)
+        sign_manifest_dsse(staging, demo_authority(options.sign_with_test_authority),
+                           SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
+                           when)

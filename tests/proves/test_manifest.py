@@ -1,0 +1,62 @@
+"""data/manifest.json: every file of the built site, with the right sha256 and size."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import jsonschema
+
+from generator.manifest import MANIFEST_PATH, SIGNATURE_PATH, parse_manifest, refresh_entries
+from generator.outdir import MARKER_NAME
+
+SCHEMA = Path(__file__).resolve().parents[2] / "generator" / "data" / "schema" / "manifest.schema.json"
+
+
+def test_every_file_is_listed_with_its_digest_and_size(signed_site: Path) -> None:
+    manifest = json.loads((signed_site / MANIFEST_PATH).read_text(encoding="utf-8"))
+    listed = {f["path"]: (f["sha256"], f["size"]) for f in manifest["files"]}
+    on_disk = {p.relative_to(signed_site).as_posix(): p for p in signed_site.rglob("*")
+               if p.is_file()}
+    assert set(on_disk) - set(listed) == {MANIFEST_PATH, SIGNATURE_PATH}
+    assert set(listed) <= set(on_disk)
+    for name, (sha, size) in listed.items():
+        data = on_disk[name].read_bytes()
+        assert (hashlib.sha256(data).hexdigest(), len(data)) == (sha, size), name
+    assert MARKER_NAME in listed  # the marker is listed, not excused
+    assert "badges/board.svg" in listed and "data/index.json" in listed
+    assert [f["path"] for f in manifest["files"]] == sorted(listed)
+
+
+def test_manifest_records_what_shaped_the_output(signed_site: Path) -> None:
+    from tests.proves.conftest import EPOCH, TRUST_ROOT
+
+    doc = json.loads((signed_site / MANIFEST_PATH).read_text(encoding="utf-8"))
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    assert doc["options"]["sourceDateEpoch"] == EPOCH
+    assert doc["options"]["trust"]["rootDigest"] == hashlib.sha256(
+        TRUST_ROOT.read_bytes()).hexdigest()
+    build_info = json.loads((signed_site / "data" / "build-info.json").read_text("utf-8"))
+    assert doc["commit"] == build_info["commit"]
+    assert (signed_site / "data" / "schema" / "manifest.schema.json").is_file()
+
+
+def test_refreshing_a_changed_file_keeps_the_manifest_true(site_copy: Path) -> None:
+    info = site_copy / "data" / "build-info.json"
+    info.write_bytes(info.read_bytes().replace(b"{", b'{"output": {}, ', 1))
+    refresh_entries(site_copy, ["data/build-info.json"])
+    manifest = parse_manifest((site_copy / MANIFEST_PATH).read_bytes(), file="m")
+    entry = next(f for f in manifest.files if f.path == "data/build-info.json")
+    assert entry.sha256 == hashlib.sha256(info.read_bytes()).hexdigest()
+
+
+def test_a_data_only_build_lists_its_data_and_writes_no_badges(tmp_path: Path) -> None:
+    from tests.proves.conftest import build_site
+
+    site = build_site(tmp_path / "site", cache=tmp_path / "cache", extra=("--data-only",))
+    assert not (site / "badges").exists()
+    manifest = parse_manifest((site / MANIFEST_PATH).read_bytes(), file="m")
+    assert manifest.options.data_only
+    found = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    assert {f.path for f in manifest.files} == found - {MANIFEST_PATH, SIGNATURE_PATH}
