@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import __version__
+from generator.data.gojson import go_json_bytes
 from generator.errors import InputError, Location
 
 __all__ = [
@@ -124,8 +125,8 @@ class Manifest:
         }
 
     def to_bytes(self) -> bytes:
-        return (json.dumps(self.as_dict(), indent=1, sort_keys=True, ensure_ascii=False)
-                + "\n").encode("utf-8")
+        """In the layout of every other data file (Go's MarshalIndent, 2 spaces, a newline)."""
+        return go_json_bytes(self.as_dict())
 
 
 def _walk(site: Path) -> Iterator[Path]:

@@ -5,7 +5,8 @@ Each test builds the embedded demo tree once (the honest site, and the cache), t
 one kind of cache entry the way an attacker with write access to a shared cache would (turning
 a failing check into a passing one, a FAILING board row into CONFIRMED, adding a `<script>`),
 builds again from that cache and compares the two sites file by file. Only
-`data/build-info.json`'s cache report may differ: it counts the entries that failed.
+`data/build-info.json`'s cache report may differ (it counts the entries that failed), and with
+it that file's digest in `data/manifest.json`.
 """
 
 from __future__ import annotations
@@ -26,12 +27,17 @@ from tests.cacheauth.conftest import options
 
 
 def site_files(root: Path) -> dict[str, bytes]:
-    """Every file of a built site; build-info.json without its cache report."""
+    """Every file of a built site; build-info.json without its cache report, and the manifest
+    without its entry for build-info.json (the one file whose digest the report changes)."""
     files = {p.relative_to(root).as_posix(): p.read_bytes()
              for p in sorted(root.rglob("*")) if p.is_file()}
     info = json.loads(files["data/build-info.json"])
     info.pop("cache", None)
     files["data/build-info.json"] = json.dumps(info, sort_keys=True).encode()
+    if "data/manifest.json" in files:
+        manifest = json.loads(files["data/manifest.json"])
+        manifest["files"] = [f for f in manifest["files"] if f["path"] != "data/build-info.json"]
+        files["data/manifest.json"] = json.dumps(manifest, sort_keys=True).encode()
     return files
 
 
