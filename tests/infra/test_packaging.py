@@ -135,11 +135,11 @@ def _copy_sources(target: Path) -> Path:
 
 @pytest.mark.slow
 def test_a_wheel_installed_outside_the_checkout_builds_the_demo(tmp_path: Path) -> None:
-    import setuptools
-
+    # Read from metadata: importing setuptools would put its vendored distributions on sys.path.
+    have = metadata.version("setuptools")
     backend = Requirement(PYPROJECT["build-system"]["requires"][0])
-    if not backend.specifier.contains(setuptools.__version__):
-        pytest.skip(f"this venv's setuptools {setuptools.__version__} is not {backend} "
+    if not backend.specifier.contains(have):
+        pytest.skip(f"this venv's setuptools {have} is not {backend} "
                     "(`make venv` installs the build backend)")
     src = _copy_sources(tmp_path)
     wheels = tmp_path / "wheels"
