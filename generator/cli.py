@@ -1,5 +1,9 @@
 """The thin click shell: parse options, wire the seams together, map errors to exit codes.
 
+The contract every command keeps (tests/cli/test_contract.py): `--format text|json` where there
+is a result, `exit` in every JSON document, exit codes at the end of `--help`, only the options
+the command uses, each also read from `EVIDENCE_DASHBOARD_<OPTION>`.
+
 Exit codes (also in the README):
 
 | command         | 0            | 1                        | 2                          | 3                   |
@@ -10,6 +14,8 @@ Exit codes (also in the README):
 | `recipe-digest` | printed      | -                        | usage or unparseable YAML  | -                   |
 | `report`        | printed      | `--fail-on` triggered    | usage or operational error | -                   |
 | `render-report` | printed      | -                        | usage or invalid JSON      | -                   |
+| `index`         | printed      | -                        | usage or unreadable tree   | -                   |
+| `completion`    | printed      | -                        | unknown shell              | -                   |
 """
 
 from __future__ import annotations
