@@ -244,30 +244,33 @@ def index_cmd(recipes: Path, index_path: Path | None, write: bool, fmt: str) -> 
 
     With --format json the index is printed as JSON ({"index": ..., "exit": 0}).
     """
-    from generator.tree import load_allowlist, render_index
-    from generator.tree.index import write_index
+    from generator.tree import load_allowlist
+    from generator.tree.index import (
+        INDEX_SCHEMA_VERSION,
+        index_entries,
+        render_entries,
+        write_index,
+    )
 
     try:
         allowlist = load_allowlist(recipes / "evidence" / "allowlist.yaml")
         if write:
             target = write_index(recipes, allowlist, index_path)
         else:
-            text = render_index(recipes, allowlist)
+            entries = index_entries(recipes, allowlist)
     except EvidenceDashError as error:
         _fail(error, fmt)
     if fmt == "json":
-        import yaml
-
         doc: dict[str, Any] = {"exit": 0}
         if write:
             doc["wrote"] = str(target)
         else:
-            doc["index"] = yaml.safe_load(text)
+            doc["index"] = {"schemaVersion": INDEX_SCHEMA_VERSION, "pointers": entries}
         click.echo(json.dumps(doc, indent=2, sort_keys=True))
     elif write:
         click.echo(f"wrote {target}", err=True)
     else:
-        click.echo(text, nl=False)
+        click.echo(render_entries(entries), nl=False)
 
 
 @main.command(epilog=_epilog("verify"))
