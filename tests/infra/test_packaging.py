@@ -96,6 +96,20 @@ def test_runtime_dependencies_are_what_the_product_imports() -> None:
     assert runtime - product - USED_BY_NAME == set(), "declared but never imported"
 
 
+def test_the_product_never_imports_the_test_authority() -> None:
+    """Else a plain install (without the `authority` extra) could fail at run time."""
+    for path in (REPO / "generator").rglob("*.py"):
+        if (REPO / "generator" / "testing") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("generator.testing"), path
+                assert not (node.module == "generator"
+                            and any(a.name == "testing" for a in node.names)), path
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("generator.testing") for a in node.names), path
+
+
 def test_the_test_authority_needs_only_runtime_and_authority_dependencies() -> None:
     authority = _distributions(_top_level_imports(REPO / "generator" / "testing"))
     assert authority - _declared("", "authority") == set()
