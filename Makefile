@@ -1,6 +1,7 @@
 # evidence-dashboard: one command each for set-up, the demo site, the tests and the linters.
 #
 #   make site    create .venv, install the project, build the demo site into site/ (offline)
+#   make serve   preview the demo site on 127.0.0.1:8000, rebuilt and reloaded on every change
 #   make test    install Debian's chromium + docker-registry if missing, run the suite with coverage
 #   make lint    ruff check + mypy --strict on generator/
 #   make demo    regenerate the signed demo tree under recipes/ from recipes/demo/scenario.yaml
@@ -27,7 +28,8 @@ OCI_LAYOUT ?= $(RECIPES)/bundles
 TRUST_ROOT ?= $(RECIPES)/trust/trusted_root.json
 SCENARIO ?= $(RECIPES)/demo/scenario.yaml
 
-COV_MIN ?= 85
+# Branch coverage of generator/ (CLI included) measured 92.8%; the floor leaves a small margin.
+COV_MIN ?= 92
 PYTEST_ARGS ?=
 SYSTEM_DEPS := scripts/install-system-deps.sh
 LOCK_VENV := build/lock-venv
@@ -37,11 +39,12 @@ export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true
 
 .DEFAULT_GOAL := help
-.PHONY: help venv site demo test system-deps lint bench lock clean distclean
+.PHONY: help venv site serve demo test system-deps lint bench lock clean distclean
 
 help:
-	@echo "targets: venv site demo test lint bench lock clean distclean"
+	@echo "targets: venv site serve demo test lint bench lock clean distclean"
 	@echo "  make site   build the demo site into $(SITE_OUT)/ (creates $(VENV) first)"
+	@echo "  make serve  preview the demo site with live reload (PORT=$(PORT))"
 	@echo "  make test   system deps + the whole pytest suite, coverage >= $(COV_MIN)%"
 
 venv: $(STAMP)
@@ -54,6 +57,12 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 site: venv
 	$(VENV_BIN)/evidence-dashboard build --recipes $(RECIPES) --out $(SITE_OUT) --offline \
 		--oci-layout $(OCI_LAYOUT) --trust-root $(TRUST_ROOT)
+
+# A live preview: the site is rebuilt (from the caches) and the browser reloads on every change.
+PORT ?= 8000
+serve: venv
+	$(VENV_BIN)/evidence-dashboard serve --recipes $(RECIPES) --offline \
+		--oci-layout $(OCI_LAYOUT) --trust-root $(TRUST_ROOT) --port $(PORT)
 
 demo: venv
 	$(VENV_BIN)/python -m generator.testing.demo $(SCENARIO) --out $(RECIPES)

@@ -188,8 +188,8 @@ def build_argv(info: TreeInfo, out: Path, cache: Path, jobs: int, result: Path) 
 
 
 def _config() -> Path:
-    """The repository's mkdocs.yml (the build's default when run from the repository root)."""
-    return Path(__file__).resolve().parents[1] / "mkdocs.yml"
+    """The repository's example site configuration (a copy of the packaged default)."""
+    return Path(__file__).resolve().parents[1] / "mkdocs.example.yml"
 
 
 def floor_argv(info: TreeInfo, jobs: int, result: Path) -> list[str]:

@@ -9,6 +9,7 @@ Exit codes (also in the README):
 | command         | 0            | 1                        | 2                          | 3                   |
 | --------------- | ------------ | ------------------------ | -------------------------- | ------------------- |
 | `build`         | site built   | -                        | usage, tree or allowlist   | internal error      |
+| `serve`         | stopped      | -                        | usage, first build, port   | internal error      |
 | `check-tree`    | clean        | violations               | usage or operational error | -                   |
 | `verify`        | valid        | valid, phase failures    | invalid                    | no verdict          |
 | `recipe-digest` | printed      | -                        | usage or unparseable YAML  | -                   |
@@ -39,6 +40,7 @@ ENV_PREFIX = "EVIDENCE_DASHBOARD"
 # Each command's exit codes: the last paragraph of its --help (`\b` keeps click from rewrapping).
 EXIT_CODES: dict[str, str] = {
     "build": "0 site built; 2 usage, tree or allowlist error; 3 internal error",
+    "serve": "0 stopped; 2 usage, first build or port error; 3 internal error",
     "check-tree": "0 clean; 1 violations; 2 usage or operational error",
     "index": "0 printed or written; 2 usage or unreadable tree",
     "verify": "0 valid; 1 valid, phase failures; 2 invalid; 3 no verdict",
@@ -199,6 +201,39 @@ def build(fmt: str, **kwargs: Any) -> None:
     else:
         for warning in summary.warnings:  # size warnings are never quiet
             click.echo(f"warning: {warning}", err=True)
+
+
+@main.command("serve", epilog=_epilog("serve"))
+@_engine_options
+@_opt("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+      help="Build into this folder (the rules of `build --out`) and keep it; default: "
+           "a fresh temporary folder, removed on exit.")
+@_opt("--host", default="127.0.0.1", show_default=True,
+      help="Address to listen on. The preview has no access control: keep it local.")
+@_opt("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+      help="Port to listen on (0 picks a free one).")
+def serve_cmd(host: str, port: int, **kwargs: Any) -> None:
+    """Build the site, serve it with live reload, and rebuild when the tree or templates change.
+
+    Watches <recipes>/evidence (pointers, allowlist), <recipes>/overlays, the site templates and
+    --config; a failed rebuild is reported and the last good site stays on display.
+    """
+    from generator.serve import serve_from_cli
+
+    try:
+        serve_from_cli(kwargs, host=host, port=port)
+    except EvidenceDashError as error:
+        _fail(error, "text")
+    except Exception as error:  # pragma: no cover - last-resort mapping to exit 3
+        from generator.errors import InternalError
+
+        _fail(InternalError(f"internal error: {type(error).__name__}: {error}",
+                            hint="this is a bug"), "text")
+
+
+# `serve` takes the same site options as `build` (the very same click options).
+serve_cmd.params.extend(p for p in build.params if p.name in {
+    "config", "lock_timeout", "preview", "source_url", "commit", "max_unverified", "reevaluate"})
 
 
 @main.command("check-tree", epilog=_epilog("check-tree"))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install the Debian packages the test suite drives: chromium (browser tests, through Playwright)
-# and docker-registry (registry tests on 127.0.0.1). Idempotent: a package whose binary is already
+# Install the Debian packages the test suite drives: chromium (browser tests, through Playwright),
+# docker-registry (registry tests on 127.0.0.1) and nodejs (the workflows' github-script steps). Idempotent: a package whose binary is already
 # on PATH is left alone, and when nothing is missing apt-get is not called at all.
 #
 # Runs as root directly, through sudo otherwise. Never prompts (DEBIAN_FRONTEND=noninteractive,
@@ -9,7 +9,7 @@
 set -euo pipefail
 
 # Debian package name : the binary it provides.
-REQUIRED=("chromium:chromium" "docker-registry:docker-registry")
+REQUIRED=("chromium:chromium" "docker-registry:docker-registry" "nodejs:node")
 
 say() { echo "install-system-deps: $*"; }
 

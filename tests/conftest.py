@@ -3,9 +3,12 @@
 - Offline guard: every test runs with non-loopback socket connections, datagrams and name lookups
   refused (`NetworkBlockedError`, `LookupBlockedError`), unless it is marked `online`.
 - `online` tests are skipped unless `--run-online` is given.
-- Under `CI=true` a skipped test marked `browser`, `registry` or `fixtures` is reported as a
+- A test that uses the `browser`, `docker_registry`, `node` or a shared-fixtures fixture (directly or
+  through another fixture) gets the matching marker automatically (`FIXTURE_MARKERS`).
+- Under `CI=true` a skipped test marked `browser`, `registry`, `fixtures` or `node` is reported as a
   failure carrying the skip reason, so a missing install can never pass as a skip. (A test also
-  marked `online` is exempt: CI has no network.)
+  marked `online` is exempt: CI has no network.) Likewise a module that skips itself while it is
+  imported fails collection when its source asks for one of those markers or fixtures.
 - Cache key isolation: every test runs with `EVIDENCE_DASHBOARD_CACHE_KEY` set to a test key
   and `XDG_CONFIG_HOME` pointing at a folder of its own, so no test reads or writes the real
   cache key file in the user's config folder (tests of the key file unset the variable).
@@ -20,10 +23,12 @@ whichever seam's conftest happened to load first). Markers are registered in pyp
 
 from __future__ import annotations
 
+import ast
 import ipaddress
 import os
+import shutil
 import socket
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +37,24 @@ import pytest
 from tests._support import fixtures_dir
 
 #: Markers whose skip means "something is not installed": under CI=true that is a failure.
-CI_STRICT_MARKERS = ("browser", "registry", "fixtures")
+CI_STRICT_MARKERS = ("browser", "registry", "fixtures", "node")
+
+#: Fixtures that need something installed, and the marker a test using one gets automatically
+#: (directly or through another fixture), so a forgotten marker cannot hide a skip from CI.
+FIXTURE_MARKERS: dict[str, str] = {
+    "browser": "browser",
+    "docker_registry": "registry",
+    "shared_fixtures": "fixtures",
+    "aicr_tree": "fixtures",
+    "sigstore_real": "fixtures",
+    "node": "node",
+}
+
+
+def markers_for_fixtures(fixturenames: Iterable[str]) -> list[str]:
+    """The CI-strict markers implied by the fixtures a test uses, in CI_STRICT_MARKERS order."""
+    wanted = {FIXTURE_MARKERS[name] for name in fixturenames if name in FIXTURE_MARKERS}
+    return [name for name in CI_STRICT_MARKERS if name in wanted]
 
 
 # --------------------------------------------------------------------------- options
@@ -44,7 +66,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip `online` tests unless `--run-online` was given."""
+    """Mark tests from the fixtures they use; skip `online` tests unless `--run-online`."""
+    for item in items:
+        for marker in markers_for_fixtures(getattr(item, "fixturenames", ())):
+            if item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
     if config.getoption("--run-online"):
         return
     skip = pytest.mark.skip(reason="needs the network; run with --run-online")
@@ -161,7 +187,7 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
-def _skip_reason(report: pytest.TestReport) -> str:
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         reason = str(longrepr[2])
@@ -185,6 +211,49 @@ def pytest_runtest_makereport(
         report.longrepr = (
             f"CI=true: this test is marked {', '.join(strict)} and must run in CI, but it was "
             f"skipped ({call.when}): {_skip_reason(report)}\n"
+            "Install what it needs (`make test` runs scripts/install-system-deps.sh; "
+            "shared/fixtures must sit beside the repo root).")
+    return report
+
+
+def strict_needs_in_source(source: str) -> list[str]:
+    """The CI-strict markers a test module's source asks for: `pytest.mark.<name>` (also as
+    `pytestmark`), a test or fixture parameter named after a FIXTURE_MARKERS fixture, or
+    `usefixtures("<fixture>")`. Read from the text because a module that skips while it is
+    imported never gets its markers attached."""
+    wanted: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and node.attr in CI_STRICT_MARKERS
+                and isinstance(node.value, ast.Attribute) and node.value.attr == "mark"):
+            wanted.add(node.attr)
+        elif isinstance(node, ast.arg) and node.arg in FIXTURE_MARKERS:
+            wanted.add(FIXTURE_MARKERS[node.arg])
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "usefixtures"):
+            wanted.update(FIXTURE_MARKERS[arg.value] for arg in node.args
+                          if isinstance(arg, ast.Constant) and arg.value in FIXTURE_MARKERS)
+    return [name for name in CI_STRICT_MARKERS if name in wanted]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """Under CI=true, a module that skips itself while importing (`pytest.skip(...,
+    allow_module_level=True)`, a module-level `importorskip`) fails collection when its source
+    asks for a browser, the registry or the shared fixtures: the skip would hide every test."""
+    report = yield
+    if not (report.skipped and _in_ci() and isinstance(collector, pytest.Module)):
+        return report
+    try:
+        strict = strict_needs_in_source(collector.path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        strict = list(CI_STRICT_MARKERS)  # unreadable: assume the worst
+    if strict:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"CI=true: {collector.path.name} needs {', '.join(strict)} but skipped the whole "
+            f"module while importing: {_skip_reason(report)}\n"
             "Install what it needs (`make test` runs scripts/install-system-deps.sh; "
             "shared/fixtures must sit beside the repo root).")
     return report
@@ -221,3 +290,15 @@ def browser() -> Generator[Any, None, None]:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# --------------------------------------------------------------------------- node
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """Debian's `node` (package nodejs), which runs the workflows' github-script steps."""
+    found = shutil.which("node")
+    if found is None:
+        pytest.skip("node is not installed (Debian package nodejs)")
+    return found

@@ -191,8 +191,10 @@ def pointer_card(m: SiteModel, page: str, p: Mapping[str, Any], show_recipe: boo
           "with credentials: readers without access to it cannot fetch and check it "
           "themselves</dd></div>\n")
     if p.get("duplicateOf"):
+        judged = ("counted once" if v in ("verified", "failures")
+                  else "judged on its own, and this pointer did not pass")
         w(f'<div><dt>Duplicate</dt><dd>same bundle as <code>{html(p["duplicateOf"])}</code>; '
-          "counted once</dd></div>\n")
+          f"{judged}</dd></div>\n")
     w("</dl>\n")
     if fr.get("state") == "stale":
         _stale_block(w, fr, why, ev, bi)

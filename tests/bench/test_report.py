@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bench.run import BUILDS, Measured, report
 
 
@@ -36,22 +38,37 @@ def test_targets_are_judged_on_the_10000_row() -> None:
     assert "peak memory < 1 GiB: MISSED" in bad and "warm verifies nothing: MISSED" in bad
 
 
-def test_the_sampler_sees_a_grandchild_s_memory() -> None:
+def test_the_sampler_sees_a_grandchild_s_memory(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     import subprocess
     import sys
     import time
 
+    import bench.run
     from bench.run import PeakSampler
 
-    child = ("x = bytearray(120 * 2**20)\nfor i in range(0, len(x), 4096):\n    x[i] = 1\n"
-             "import time\ntime.sleep(1.5)")
-    parent = (f"import subprocess, sys, time\np = subprocess.Popen([sys.executable, '-c', "
-              f"{child!r}])\np.wait()")
+    monkeypatch.setattr(bench.run, "PSS_EVERY_S", 0.0)  # no once-a-second PSS throttle here
+
+    # Explicit signals, no fixed sleep: the grandchild touches its buffer, says `ready`, and
+    # holds the buffer until the test says `release` (after it has sampled).
+    ready, release = tmp_path / "ready", tmp_path / "release"
+    child = ("import pathlib, time\nx = bytearray(120 * 2**20)\n"
+             "for i in range(0, len(x), 4096):\n    x[i] = 1\n"
+             f"pathlib.Path({str(ready)!r}).touch()\n"
+             f"while not pathlib.Path({str(release)!r}).exists():\n    time.sleep(0.01)\n")
+    parent = (f"import subprocess, sys\np = subprocess.Popen([sys.executable, '-c', "
+              f"{child!r}])\nsys.exit(p.wait())")
     proc = subprocess.Popen([sys.executable, "-c", parent])
-    sampler = PeakSampler(proc.pid)
-    while proc.poll() is None:
+    try:
+        sampler = PeakSampler(proc.pid)
+        while not ready.exists():
+            assert proc.poll() is None, "the helper process ended before it was ready"
+            sampler.sample()
+            time.sleep(0.01)
         sampler.sample()
-        time.sleep(0.05)
+    finally:
+        release.touch()
+        proc.wait(timeout=60)
     assert proc.returncode == 0
     assert sampler.peak >= 120 * 1024  # KiB: the grandchild's buffer is counted
 

@@ -294,13 +294,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def docker_registry(tmp_path: Path) -> Iterator[str]:
-    """A real distribution registry on 127.0.0.1:<free port>, storage in tmp_path."""
-    binary = shutil.which("docker-registry")
-    if binary is None:
-        pytest.skip("docker-registry binary is not installed")
-    port = _free_port()
+#: How many ports to try: the port picked is free when picked, but another process on the
+#: machine may take it before the registry binds it.
+REGISTRY_START_TRIES = 5
+
+
+def _registry_config(tmp_path: Path, port: int) -> Path:
     config = tmp_path / "registry.yml"
     config.write_text(
         "version: 0.1\n"
@@ -311,30 +310,60 @@ def docker_registry(tmp_path: Path) -> Iterator[str]:
         "http:\n"
         f"  addr: 127.0.0.1:{port}\n",
         encoding="utf-8")
-    process = subprocess.Popen([binary, "serve", str(config)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
+    return config
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
     try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stderr:
+        process.stderr.close()
+
+
+def _start_registry(binary: str, tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Start the registry on a free port, answering /v2/; a port taken in between is retried."""
+    clashes: list[str] = []
+    for _ in range(REGISTRY_START_TRIES):
+        port = _free_port()
+        process = subprocess.Popen([binary, "serve", str(_registry_config(tmp_path, port))],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 15
         while True:
             if process.poll() is not None:
                 err = process.stderr.read().decode(errors="replace") if process.stderr else ""
+                _stop(process)
+                if "address already in use" in err:
+                    clashes.append(f"{port}: {err.strip()[-200:]}")
+                    break
                 pytest.fail(f"docker-registry exited early: {err[-500:]}")
             try:
-                if requests.get(f"{base}/v2/", timeout=1).status_code == 200:
-                    break
+                answered = requests.get(f"{base}/v2/", timeout=1).status_code == 200
             except requests.RequestException:
-                pass
+                answered = False
+            # an answer while our process is gone came from whoever holds the port
+            if answered and process.poll() is None:
+                return process, base
             if time.monotonic() > deadline:
+                _stop(process)
                 pytest.fail("docker-registry did not answer /v2/ within 15 s")
             time.sleep(0.05)
+    pytest.fail(f"docker-registry found every port it tried taken: {clashes}")
+
+
+@pytest.fixture
+def docker_registry(tmp_path: Path) -> Iterator[str]:
+    """A real distribution registry on 127.0.0.1:<free port>, storage in tmp_path."""
+    binary = shutil.which("docker-registry")
+    if binary is None:
+        pytest.skip("docker-registry binary is not installed")
+    process, base = _start_registry(binary, tmp_path)
+    try:
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr:
-            process.stderr.close()
+        _stop(process)

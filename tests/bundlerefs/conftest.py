@@ -81,7 +81,8 @@ class Tree:
 @pytest.fixture
 def tree(tmp_path: Path) -> Tree:
     if not (RECIPES / "demo" / "scenario.yaml").is_file():
-        pytest.skip("the demo tree is absent")
+        pytest.fail("the demo tree recipes/ (committed in this repo) is absent or incomplete: "
+                    "restore it with git checkout, or regenerate it with `make demo`")
     target = tmp_path / "recipes"
     shutil.copytree(RECIPES, target)
     allowlist = target / "evidence" / "allowlist.yaml"

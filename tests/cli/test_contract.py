@@ -21,7 +21,7 @@ from generator.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "recipes"
-NO_RESULT = {"completion"}  # prints a shell script, not a result
+NO_RESULT = {"completion", "serve"}  # a shell script; a server until stopped: no result
 COMMANDS = sorted(main.commands)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from generator.corroborate import (
@@ -228,8 +226,6 @@ def test_board_entry_from_verified(f: type) -> None:
     assert board.tabs[0].combined.rows[0].consensus is S.SINGLE
 
 
-@pytest.mark.skipif(importlib.util.find_spec("generator.recipe.names") is None,
-                    reason="generator.recipe.names is not written yet")
 def test_default_naming_agrees_with_the_fake_on_golden_vectors(f: type) -> None:
     from generator.corroborate import default_naming
 

@@ -1,7 +1,7 @@
 """Builds of the demo tree for the determinism tests, each in its own process via the CLI.
 
 Each build runs the installed `evidence-dashboard` console script from the repository root (as
-CI does; its mkdocs.yml is not read without --config) with a controlled environment: the hash
+CI does; no mkdocs.yml is read without --config) with a controlled environment: the hash
 seed, time zone, locale and SOURCE_DATE_EPOCH are set explicitly and SITE_URL is removed.
 Builds are session-scoped and shared between the tests to keep the module fast.
 """
@@ -68,7 +68,8 @@ ENV_C = Env(seed="7", tz="Asia/Kolkata", locale="C.UTF-8")
 
 def _require_demo() -> None:
     if not (RECIPES / "evidence").is_dir() or not (RECIPES / "bundles").is_dir():
-        pytest.skip("the demo tree (recipes/) is absent")
+        pytest.fail("the demo tree recipes/ (committed in this repo) is absent or incomplete: "
+                    "restore it with git checkout, or regenerate it with `make demo`")
 
 
 @pytest.fixture(scope="session")

@@ -137,10 +137,11 @@ def test_a_lost_worker_chunk_marks_only_its_pointers(evidence_tree: EvidenceTree
     real_chunk = build._worker_chunk
 
     def chunk(items: Any) -> Any:
-        results, memo = real_chunk(items)
+        results, memo, failed = real_chunk(items)
         if any(item.location.path == victim for item, _key in items):
-            return results + [(victim, lambda: None, None, None)], memo  # cannot be pickled
-        return results, memo
+            # cannot be pickled
+            return results + [(victim, lambda: None, None, None)], memo, failed
+        return results, memo, failed
 
     # sent to the workers by name, as the real one is
     chunk.__module__, chunk.__qualname__ = build.__name__, "_worker_chunk"

@@ -31,12 +31,12 @@ def _allowlist(pattern: str) -> bytes:
 def test_catastrophic_pattern_matches_in_bounded_time(pattern: str) -> None:
     allowlist = parse_allowlist(_allowlist(pattern), file="allowlist.yaml")
     hostile = SignerIdentity(ISSUER, WORKFLOW + "a" * 100_000 + "!")
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: the machine's load does not change it much
     for _ in range(20):
         result = allowlist.classify(hostile)
-    elapsed = time.perf_counter() - start
+    cpu = time.process_time() - start
     assert not result.allowlisted
-    assert elapsed < 2.0, f"{pattern} took {elapsed:.2f}s for 20 matches"
+    assert cpu < 2.0, f"{pattern} took {cpu:.2f}s of CPU for 20 matches"
     # the pattern still works for an honest identity
     if "b$" not in pattern and "{20}" not in pattern:
         assert allowlist.classify(SignerIdentity(ISSUER, WORKFLOW + "aaa")).allowlisted

@@ -100,3 +100,27 @@ def test_the_environment_cannot_relax_the_run(tmp_path: Path) -> None:
     assert not seen.exists(), seen.read_text(encoding="utf-8")
     for name in RELAXING:
         assert f"ignoring {name}" in done.stdout
+
+
+@pytest.mark.parametrize("ci", ["false", "", None])
+def test_the_environment_cannot_turn_ci_off(tmp_path: Path, ci: str | None) -> None:
+    """CI=true is what fails a skipped browser/registry/fixtures/node test; .ci/run forces it."""
+    repo = tmp_path / "clone"
+    (repo / ".ci").mkdir(parents=True)
+    shutil.copy(CI_RUN, repo / ".ci" / "run")
+    fakes = tmp_path / "fakes"
+    fakes.mkdir()
+    seen = tmp_path / "ci.log"
+    make = fakes / "make"
+    make.write_text(f'#!{BASH}\necho "$1 CI=${{CI-<unset>}}" >> "{seen}"\nexit 0\n',
+                    encoding="utf-8")
+    make.chmod(make.stat().st_mode | stat.S_IXUSR)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PATH"] = f"{fakes}{os.pathsep}{os.environ.get('PATH', '')}"
+    if ci is not None:
+        env["CI"] = ci
+    done = subprocess.run([str(BASH), str(repo / ".ci" / "run")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert seen.read_text(encoding="utf-8").splitlines() == ["lint CI=true", "test CI=true"]

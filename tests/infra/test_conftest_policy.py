@@ -129,8 +129,12 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
     ini.pop("testpaths", None)
     lines = ["[tool.pytest.ini_options]"]
     for key, value in ini.items():
-        rendered = (f"[{', '.join(repr(v) for v in value)}]" if isinstance(value, list)
-                    else repr(value))
+        if isinstance(value, bool):
+            rendered = "true" if value else "false"
+        elif isinstance(value, list):
+            rendered = f"[{', '.join(repr(v) for v in value)}]"
+        else:
+            rendered = repr(value)
         lines.append(f"{key} = {rendered}")
     pytester.makepyprojecttoml("\n".join(lines) + "\n")
     package = pytester.mkpydir("tests")
@@ -183,3 +187,122 @@ def test_run_online_runs_online_tests_unguarded(inner: pytest.Pytester,
 def test_online_skip_says_how_to_run_it(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     result = _run(inner, monkeypatch, None, "-rs")
     assert "run with --run-online" in result.stdout.str()
+
+
+# --------------------------------------------------------------------------- the rule's gaps
+# Each generated module below is a way a missing install could pass as a skip; under CI=true
+# every one of them must fail the run.
+
+UNMARKED_REGISTRY = '''
+import pytest
+
+
+@pytest.fixture
+def docker_registry():
+    pytest.skip("docker-registry binary is not installed")
+
+
+@pytest.fixture
+def pushed(docker_registry):
+    return docker_registry
+
+
+def test_direct_use_without_a_marker(docker_registry):
+    pass
+
+
+def test_indirect_use_without_a_marker(pushed):
+    pass
+'''
+
+MODULE_SKIP_MARKED = '''
+import pytest
+
+pytest.skip("chromium is missing", allow_module_level=True)
+
+pytestmark = pytest.mark.browser
+
+
+def test_page():
+    pass
+'''
+
+MODULE_IMPORTORSKIP_FIXTURE = '''
+import pytest
+
+pytest.importorskip("no_such_module_for_this_test")
+
+
+def test_page(browser):
+    pass
+'''
+
+MODULE_SKIP_UNRELATED = '''
+import pytest
+
+pytest.skip("only on another platform", allow_module_level=True)
+
+
+def test_other():
+    pass
+'''
+
+
+def _only(inner: pytest.Pytester, name: str, source: str) -> pytest.Pytester:
+    (inner.path / "tests" / "test_inner.py").unlink()
+    (inner.path / "tests" / f"{name}.py").write_text(source, encoding="utf-8")
+    return inner
+
+
+def test_a_fixture_marks_its_tests_so_an_unmarked_registry_skip_fails_in_ci(
+        inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    _only(inner, "test_unmarked", UNMARKED_REGISTRY)
+    _run(inner, monkeypatch, None).assert_outcomes(skipped=2)
+    result = _run(inner, monkeypatch, "true")
+    assert result.ret != 0
+    result.assert_outcomes(errors=2)
+    assert "marked registry and must run in CI" in result.stdout.str()
+
+
+def test_fixture_markers_are_real_markers_and_real_fixtures() -> None:
+    from tests.conftest import CI_STRICT_MARKERS, FIXTURE_MARKERS, markers_for_fixtures
+
+    assert set(FIXTURE_MARKERS.values()) == set(CI_STRICT_MARKERS)
+    assert markers_for_fixtures(["tmp_path", "sigstore_real", "browser"]) == ["browser",
+                                                                              "fixtures"]
+    sources = "".join(p.read_text(encoding="utf-8") for p in TESTS.rglob("conftest.py"))
+    for fixture in FIXTURE_MARKERS:
+        assert f"def {fixture}(" in sources, f"no fixture named {fixture} in tests/**/conftest.py"
+
+
+@pytest.mark.parametrize(("name", "source", "needs"), [
+    ("test_module_skip", MODULE_SKIP_MARKED, "browser"),
+    ("test_module_importorskip", MODULE_IMPORTORSKIP_FIXTURE, "browser"),
+])
+def test_in_ci_a_module_level_skip_of_a_marked_module_fails(
+        inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, name: str, source: str,
+        needs: str) -> None:
+    _only(inner, name, source)
+    outside = _run(inner, monkeypatch, None)
+    assert outside.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    outside.assert_outcomes(skipped=1)
+    result = _run(inner, monkeypatch, "true")
+    assert result.ret not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+    result.assert_outcomes(errors=1)
+    assert f"{name}.py needs {needs} but skipped the whole module" in result.stdout.str()
+
+
+def test_in_ci_an_unrelated_module_level_skip_stays_a_skip(
+        inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    _only(inner, "test_platform", MODULE_SKIP_UNRELATED)
+    _run(inner, monkeypatch, "true").assert_outcomes(skipped=1)
+
+
+def test_xfail_is_strict(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    options = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert options["tool"]["pytest"]["ini_options"]["xfail_strict"] is True
+    _only(inner, "test_fixed", "import pytest\n\n\n@pytest.mark.xfail(reason='was a bug')\n"
+                               "def test_now_passes():\n    pass\n")
+    result = _run(inner, monkeypatch, None)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1)

@@ -158,7 +158,7 @@ def test_test_installs_system_deps_first_then_runs_pytest_with_coverage(sandbox:
     assert calls.index("system-deps") < calls.index(pytest_calls[0])
     words = pytest_calls[0].split()
     assert "--cov=generator" in words
-    assert "--cov-fail-under=85" in words
+    assert "--cov-fail-under=92" in words
     assert pytest_calls[0].endswith("MK2=1/true")  # the MkDocs 2 banner switches are exported
 
 

@@ -1,7 +1,7 @@
 """scripts/install-system-deps.sh against a fake `apt-get`: idempotent, root or sudo, never prompts.
 
 Each test runs the real script with PATH set to one folder of fakes (apt-get, id, sudo, env and,
-when "installed", chromium / docker-registry), so nothing touches the machine's packages.
+when "installed", chromium / docker-registry / node), so nothing touches the machine's packages.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "install-system-deps.sh"
-PACKAGES = ("chromium", "docker-registry")
+#: Debian package -> the binary it provides (the script checks the binary, installs the package).
+BINARIES = {"chromium": "chromium", "docker-registry": "docker-registry", "nodejs": "node"}
+PACKAGES = tuple(BINARIES)
 BASH = shutil.which("bash")
 ENV = shutil.which("env")
 CHMOD = shutil.which("chmod")
@@ -51,9 +53,11 @@ class FakeSystem:
         _write_exe(self.bin / "id", f'[ "$1" = "-u" ] && echo {uid} || echo user\n')
         # The fake apt-get records its arguments and DEBIAN_FRONTEND; `install` "installs" by
         # creating each package's binary (unless told not to).
+        binary_of = "".join(f'{package}) b={binary};; ' for package, binary in BINARIES.items())
         create = (
-            'for p in "$@"; do case "$p" in -*|install) ;; *) '
-            f'printf "#!/bin/sh\\n" > "{self.bin}/$p"; {CHMOD} +x "{self.bin}/$p";; esac; done\n'
+            'for p in "$@"; do case "$p" in -*|install) continue;; esac; '
+            f'case "$p" in {binary_of}*) b="$p";; esac; '
+            f'printf "#!/bin/sh\\n" > "{self.bin}/$b"; {CHMOD} +x "{self.bin}/$b"; done\n'
         ) if apt_installs else ""
         _write_exe(self.bin / "apt-get",
                    f'echo "DEBIAN_FRONTEND=${{DEBIAN_FRONTEND:-}} $*" >> "{self.log}"\n'
@@ -63,7 +67,7 @@ class FakeSystem:
 
     def install(self, *packages: str) -> None:
         for package in packages:
-            _write_exe(self.bin / package, "exit 0\n")
+            _write_exe(self.bin / BINARIES[package], "exit 0\n")
 
     def run(self, **extra_env: str) -> Run:
         env = {"PATH": str(self.bin), **extra_env}
@@ -102,7 +106,8 @@ def test_missing_packages_are_installed_once_then_never_again(tmp_path: Path) ->
     assert first.code == 0, first.output
     assert first.apt_calls == [
         "DEBIAN_FRONTEND=noninteractive update",
-        "DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends chromium docker-registry",
+        "DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends chromium docker-registry "
+        "nodejs",
     ]
     assert first.sudo_calls == []  # root needs no sudo
     second = fake.run()
@@ -110,15 +115,15 @@ def test_missing_packages_are_installed_once_then_never_again(tmp_path: Path) ->
     assert second.apt_calls == first.apt_calls  # no new call
 
 
-@pytest.mark.parametrize("present", PACKAGES)
-def test_only_the_missing_package_is_installed(tmp_path: Path, present: str) -> None:
+@pytest.mark.parametrize("missing", PACKAGES)
+def test_only_the_missing_package_is_installed(tmp_path: Path, missing: str) -> None:
     fake = FakeSystem(tmp_path, uid=0)
-    fake.install(present)
+    fake.install(*(p for p in PACKAGES if p != missing))
     result = fake.run()
-    (missing,) = (p for p in PACKAGES if p != present)
     assert result.code == 0, result.output
     assert result.apt_calls[-1] == (
         f"DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends {missing}")
+    assert (fake.bin / BINARIES[missing]).exists()
 
 
 def test_non_root_goes_through_sudo(tmp_path: Path) -> None:
@@ -129,7 +134,7 @@ def test_non_root_goes_through_sudo(tmp_path: Path) -> None:
     assert all(call.startswith("env DEBIAN_FRONTEND=noninteractive apt-get ")
                for call in result.sudo_calls)
     assert [c.split(" ", 1)[1] for c in result.apt_calls] == [
-        "update", "install -y --no-install-recommends chromium docker-registry"]
+        "update", "install -y --no-install-recommends chromium docker-registry nodejs"]
 
 
 def test_non_root_without_sudo_fails_with_a_hint(tmp_path: Path) -> None:
@@ -145,7 +150,7 @@ def test_skip_switch_installs_nothing(tmp_path: Path) -> None:
     result = fake.run(SKIP_SYSTEM_DEPS="1")
     assert result.code == 0
     assert result.apt_calls == []
-    assert "chromium docker-registry" in result.output
+    assert "chromium docker-registry nodejs" in result.output
 
 
 def test_an_install_that_leaves_a_binary_missing_fails(tmp_path: Path) -> None:

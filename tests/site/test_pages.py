@@ -119,3 +119,19 @@ def test_first_party_runs_and_credentialed_bundles_are_explained(
     assert "evidence-dashboard verify recipes/" not in card  # there is no file to verify
     assert "aicr evidence verify" in card
     assert "only with credentials" in card
+
+
+def test_a_duplicate_is_counted_once_only_when_it_passed(documents: dict[str, Any]) -> None:
+    """A pointer repeating another's bundle says "counted once" only when it passed itself."""
+    from generator.site.cards import pointer_card
+
+    model = _model(documents)
+    base = next(p for p in documents["pointers"]["pointers"] if p["verify"]["exit"] == 0)
+    page = f"recipes/{base['recipe']}.md"
+    passed = {**base, "duplicateOf": "evidence/x/y/sha256-" + "b" * 64 + ".yaml"}
+    assert "counted once" in str(pointer_card(model, page, passed))
+    rejected = next(p for p in documents["pointers"]["pointers"] if p["verify"]["exit"] == 2)
+    failed = {**rejected, "duplicateOf": passed["duplicateOf"]}
+    card = str(pointer_card(model, page, failed))
+    assert "counted once" not in card
+    assert "judged on its own, and this pointer did not pass" in card

@@ -114,7 +114,7 @@ def test_code_running_config_is_refused(tmp_path: Path, text: str, key: str) -> 
     assert err.value.location.file == str(path) and err.value.location.key == key
 
 
-@pytest.mark.parametrize("config", [ROOT / "mkdocs.yml",
+@pytest.mark.parametrize("config", [ROOT / "mkdocs.example.yml",
                                     ROOT / "generator" / "resources" / "mkdocs.yml"])
 def test_the_shipped_configurations_pass(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SITE_URL", "https://example.test/")

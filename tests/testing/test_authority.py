@@ -161,10 +161,11 @@ def test_trusted_root_valid_from_is_configurable(authority: TestAuthority) -> No
 
 def test_signing_100_bundles_is_fast() -> None:
     a = TestAuthority("speed")
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: the machine's load does not change it much
     for _ in range(100):
         sign(a)
-    assert time.perf_counter() - started < 3.0
+    cpu = time.process_time() - started
+    assert cpu < 3.0, f"100 signatures took {cpu:.2f}s of CPU"
 
 
 # --------------------------------------------------------------------------- 6.2 tamper cases

@@ -262,10 +262,11 @@ def test_write_to_layout(authority: TestAuthority, tmp_path: Path) -> None:
 
 def test_building_100_signed_bundles_is_fast() -> None:
     a = TestAuthority("speed", shard_offset=SHARD)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: the machine's load does not change it much
     for i in range(100):
         build_bundle(spec(attested_at=datetime(2026, 9, 1, 12, 0, i % 60, tzinfo=UTC)), a)
-    assert time.perf_counter() - started < 5.0
+    cpu = time.process_time() - started
+    assert cpu < 5.0, f"100 bundles took {cpu:.2f}s of CPU"
 
 
 # --------------------------------------------------------------------------- tampers
@@ -361,8 +362,8 @@ def test_spec_is_frozen() -> None:
 
 @pytest.mark.parametrize("full", [False, True])
 def test_recipe_yaml_is_already_canonical(authority: TestAuthority, full: bool) -> None:
-    canonical = pytest.importorskip("generator.recipe.canonical")
     from generator.model import Canonicalizer
+    from generator.recipe import canonical
 
     built = build_bundle(spec(full=full, recipe=make_recipe(profile=("gpuStack", "a.b"))), authority)
     assert canonical.canonicalize(built.files["recipe.yaml"], Canonicalizer.LEGACY) == built.files["recipe.yaml"]

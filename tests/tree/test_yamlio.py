@@ -119,11 +119,12 @@ def _billion_laughs(levels: int = 9, width: int = 9) -> bytes:
 
 
 def test_billion_laughs_fails_fast(backend: str) -> None:
-    start = time.perf_counter()
+    # CPU time of this process, not wall-clock time: a loaded machine does not change it much
+    start = time.process_time()
     error = _err(_billion_laughs(), backend)
-    elapsed = time.perf_counter() - start
+    cpu = time.process_time() - start
     assert "too many nodes" in error.message
-    assert elapsed < 1.0, f"bomb took {elapsed:.2f}s"
+    assert cpu < 1.0, f"bomb took {cpu:.2f}s of CPU"
 
 
 def test_alias_count_is_bounded(monkeypatch: pytest.MonkeyPatch, backend: str) -> None:

@@ -65,58 +65,14 @@ def sigstore_real() -> Path:
 
 
 # --------------------------------------------------------------------------- recipe seam
-# The recipe seam (generator.recipe.canonical / names) is written in parallel. Until it exists,
-# small stand-ins with the same signatures are installed so the pipeline can be exercised; the
-# evidence built below always derives its recipe name and digest from whichever is installed.
+# The evidence built below derives its recipe name and digest from the project's own
+# canonicaliser and naming modules (never stand-ins: an import error here must fail loudly).
 
 import hashlib  # noqa: E402
 import json  # noqa: E402
-import sys  # noqa: E402
-import types  # noqa: E402
-from collections.abc import Callable, Mapping  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
-
-
-def _digest(data: bytes, predicate_type: Any) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _selection(recipe: Mapping[str, Any]) -> str:
-    sel = (recipe.get("metadata") or {}).get("selectedProfile")
-    return f"{sel['name']}={sel['value']}" if isinstance(sel, dict) else ""
-
-
-def _name(recipe: Mapping[str, Any]) -> str:
-    crit = recipe.get("criteria")
-    if not isinstance(crit, dict):
-        return ""
-    parts = [str(crit.get(k, "")) for k in ("accelerator", "service", "os", "intent", "platform")]
-    name = "-".join(p for p in parts if p and p != "any") or "recipe"
-    sel = _selection(recipe)
-    if sel:
-        key, value = sel.split("=", 1)
-        name += f"-{key.lower()}-{value.lower()}"
-    return name
-
-
-STANDINS: list[str] = []
-try:  # pragma: no cover - depends on the other seam's progress
-    import generator.recipe.canonical  # noqa: F401
-except ImportError:  # pragma: no cover
-    _canonical = types.ModuleType("generator.recipe.canonical")
-    _canonical.digest_for_predicate_type = _digest  # type: ignore[attr-defined]
-    _canonical.canonicalize = lambda data: data  # type: ignore[attr-defined]
-    sys.modules["generator.recipe.canonical"] = _canonical
-    STANDINS.append("canonical")
-try:  # pragma: no cover
-    import generator.recipe.names  # noqa: F401
-except ImportError:  # pragma: no cover
-    _names = types.ModuleType("generator.recipe.names")
-    _names.recipe_name_for = _name  # type: ignore[attr-defined]
-    _names.profile_selection_for = _selection  # type: ignore[attr-defined]
-    sys.modules["generator.recipe.names"] = _names
-    STANDINS.append("names")
 
 from generator.model import (  # noqa: E402, I001
     BundleRef,

@@ -111,8 +111,7 @@ def _comment(cid: int, body: str, login: str = "github-actions[bot]") -> dict[st
 
 def _run_comment(tmp_path: Path, *, pulls: list[Any], comments: list[Any],
                  report: str | None) -> list[list[Any]]:
-    if NODE is None:
-        pytest.skip("node is not installed")
+    assert NODE is not None  # the `node` fixture (every caller uses it) skips first
     step = next(s for s in load(WORKFLOWS / "pr-comment.yml").steps("comment")
                 if action_of(s) == "actions/github-script")
     (tmp_path / "script.js").write_text(step["with"]["script"])
@@ -136,6 +135,7 @@ def _writes(calls: list[list[Any]]) -> list[list[Any]]:
     return [c for c in calls if c[0] in ("create", "update")]
 
 
+@pytest.mark.usefixtures("node")
 def test_creates_one_comment_with_the_marker(tmp_path: Path) -> None:
     calls = _run_comment(tmp_path, pulls=[_pr(7)], comments=[_comment(1, "unrelated")],
                          report="## Recipe evidence check\n\nall good\n")
@@ -145,12 +145,14 @@ def test_creates_one_comment_with_the_marker(tmp_path: Path) -> None:
     assert ["listPulls", HEAD] in calls
 
 
+@pytest.mark.usefixtures("node")
 def test_the_marker_appears_once_even_if_the_report_has_it(tmp_path: Path) -> None:
     report = f"{MARKER}\n## Recipe evidence check\n\nok\n"
     body = _writes(_run_comment(tmp_path, pulls=[_pr(7)], comments=[], report=report))[0][2]
     assert body.startswith(MARKER) and body.count(MARKER) == 1 and "ok" in body
 
 
+@pytest.mark.usefixtures("node")
 def test_updates_its_own_sticky_comment(tmp_path: Path) -> None:
     comments = [_comment(1, f"{MARKER}\nold", login="someone"), _comment(2, f"{MARKER}\nold")]
     writes = _writes(_run_comment(tmp_path, pulls=[_pr(7)], comments=comments, report="new\n"))
@@ -165,6 +167,7 @@ def test_updates_its_own_sticky_comment(tmp_path: Path) -> None:
     [_pr(7, repo="attacker/r")],
     [_pr(7, sha="b" * 40)],
 ], ids=["none", "two", "closed", "other-head-repo", "other-head-sha"])
+@pytest.mark.usefixtures("node")
 def test_no_comment_unless_exactly_one_open_pr_matches_the_head(
         tmp_path: Path, pulls: list[Any]) -> None:
     calls = _run_comment(tmp_path, pulls=pulls, comments=[], report="x\n")
@@ -172,11 +175,13 @@ def test_no_comment_unless_exactly_one_open_pr_matches_the_head(
     assert any(c[0] == "notice" for c in calls)
 
 
+@pytest.mark.usefixtures("node")
 def test_a_missing_report_still_gives_a_comment_pointing_at_the_run(tmp_path: Path) -> None:
     writes = _writes(_run_comment(tmp_path, pulls=[_pr(7)], comments=[], report=None))
     assert len(writes) == 1 and RUN["html_url"] in writes[0][2]
 
 
+@pytest.mark.usefixtures("node")
 @pytest.mark.parametrize("size", [64_999, 70_000, 300_000])
 def test_long_reports_are_truncated_below_github_s_limit(tmp_path: Path, size: int) -> None:
     report = ("| row | 😀 |\n" * (size // 12 + 1))[:size]
