@@ -15,7 +15,9 @@ VENV ?= .venv
 VENV_BIN := $(VENV)/bin
 # Written after a successful install; older than pyproject.toml or constraints.txt means reinstall.
 STAMP := $(VENV)/.install-stamp
-EXTRAS ?= test,lint
+EXTRAS ?= test,lint,authority
+# pyproject's [build-system] backend, also in the venv so that wheels build offline (tests/infra).
+BUILD_BACKEND ?= setuptools>=77
 CONSTRAINTS ?= constraints.txt
 PIP_INSTALL := $(VENV_BIN)/python -m pip install --disable-pip-version-check
 
@@ -49,7 +51,7 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	@test -x $(VENV_BIN)/python || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
-	$(PIP_INSTALL) -c $(CONSTRAINTS) -e '.[$(EXTRAS)]'
+	$(PIP_INSTALL) -c $(CONSTRAINTS) -e '.[$(EXTRAS)]' '$(BUILD_BACKEND)'
 	@touch $@
 
 site: venv

@@ -996,7 +996,8 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
     `page_digests` are the site's document digests stored with the memo; the digests the
     site used are returned (for the memo), None without a site.
     """
-    from generator.data import write_documents
+    from generator.data import SCHEMA_FILES, write_documents
+    from generator.data.schemaid import stamp_schema_ids
     from generator.data.writers import report_cache_failures
     from generator.publish import finish_site
     from generator.site.swap import publish_atomically
@@ -1011,8 +1012,9 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
         data_dir = work / "data"
         if data_from is not None:
             shutil.copytree(data_from, data_dir)
+            stamp_schema_ids(data_dir, SCHEMA_FILES, options.site_url)  # memo: any site's $id
         else:
-            write_documents(work, documents)
+            write_documents(work, documents, site_url=options.site_url)
             if keep_data is not None:
                 keeper = _Background(lambda: keep_data(data_dir))
         if options.data_only:

@@ -51,11 +51,15 @@ ENTRY_TAG = "dev.evidence-dashboard.entry-tag"
 
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_CACHE_HOME/evidence-dashboard`, else `~/.cache/evidence-dashboard`."""
+    """`$XDG_CACHE_HOME/evidence-dashboard` when that is absolute, else the platform's user cache
+    folder (`platformdirs.user_cache_dir`: `~/.cache/evidence-dashboard` on Linux)."""
+    import platformdirs
+
     env = os.environ if environ is None else environ
     base = env.get("XDG_CACHE_HOME", "")
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return root / "evidence-dashboard"
+    if base and Path(base).is_absolute():
+        return Path(base) / "evidence-dashboard"
+    return Path(platformdirs.user_cache_dir("evidence-dashboard", appauthor=False))
 
 
 class BundleCache:

@@ -30,6 +30,7 @@ from generator.corroborate import (
 from generator.corroborate.bounds import shown_rows
 from generator.data.gojson import write_go_json
 from generator.data.records import FreshnessInfo, PointerRecord
+from generator.data.schemaid import with_schema_id
 from generator.errors import BuildError, InputError, Location
 from generator.facts import (
     bandwidth,
@@ -538,8 +539,10 @@ def data_documents(
     }
 
 
-def write_documents(out_dir: Path, documents: Mapping[str, Any]) -> list[Path]:
-    """Write `<out_dir>/data/...` from `data_documents` output, plus the schemas.
+def write_documents(out_dir: Path, documents: Mapping[str, Any],
+                    site_url: str | None = None) -> list[Path]:
+    """Write `<out_dir>/data/...` from `data_documents` output, plus the schemas (whose `$id`
+    names `site_url`, see `generator.data.schemaid`).
 
     Returns the written files in write order. Same documents give byte-identical files.
     """
@@ -563,7 +566,7 @@ def write_documents(out_dir: Path, documents: Mapping[str, Any]) -> list[Path]:
         written.append(path)
     for name in SCHEMA_FILES:
         path = data / "schema" / name
-        _write_text(path, schema_text(name), folders)
+        _write_text(path, with_schema_id(schema_text(name), name, site_url), folders)
         written.append(path)
     return written
 

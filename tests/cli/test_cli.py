@@ -15,8 +15,9 @@ from tests._support import fixtures_dir
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "recipes"
 EXPECTED = json.loads((DEMO / "demo" / "expected.json").read_text())["pointers"]
-ENGINE = ["--recipes", str(DEMO), "--offline", "--oci-layout", str(DEMO / "bundles"),
-          "--trust-root", str(DEMO / "trust" / "trusted_root.json")]
+TRANSPORT = ["--offline", "--oci-layout", str(DEMO / "bundles"),
+             "--trust-root", str(DEMO / "trust" / "trusted_root.json")]
+ENGINE = ["--recipes", str(DEMO), *TRANSPORT]
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -36,7 +37,7 @@ def _pointer(exit_code: int, cls: str | None = None) -> str:
 def test_verify_exit_codes_follow_the_verdict(tmp_path: Path, exit_code: int, cls: str | None
                                               ) -> None:
     path = DEMO / _pointer(exit_code, cls)
-    code, out, _ = run("verify", str(path), *ENGINE, "--cache", str(tmp_path), "--format", "json")
+    code, out, _ = run("verify", str(path), *TRANSPORT, "--cache", str(tmp_path), "--format", "json")
     assert code == exit_code
     result = json.loads(out)
     assert result["exit"] == exit_code
@@ -49,7 +50,7 @@ def test_verify_exit_codes_follow_the_verdict(tmp_path: Path, exit_code: int, cl
 
 def test_verify_text_names_the_verdict(tmp_path: Path) -> None:
     path = DEMO / _pointer(2, "signature")
-    code, out, _ = run("verify", str(path), *ENGINE, "--cache", str(tmp_path))
+    code, out, _ = run("verify", str(path), *TRANSPORT, "--cache", str(tmp_path))
     assert code == 2 and "invalid - signature" in out and "next step:" in out
 
 

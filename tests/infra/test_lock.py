@@ -43,7 +43,7 @@ def _pins() -> dict[str, Version]:
 def _declared() -> list[Requirement]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     texts = list(project["dependencies"])
-    for extra in ("test", "lint"):
+    for extra in ("test", "lint", "authority"):
         texts += project["optional-dependencies"][extra]
     return [Requirement(text) for text in texts]
 

@@ -90,7 +90,7 @@ def test_venv_is_created_with_PYTHON_and_installs_the_locked_extras(sandbox: San
     (install,) = _pip_installs(calls)
     words = shlex.split(install.split(" MK2=")[0])
     assert words[words.index("-c") + 1] == "constraints.txt"
-    assert words[words.index("-e") + 1] == ".[test,lint]"
+    assert words[words.index("-e") + 1] == ".[test,lint,authority]"
 
 
 def test_venv_reinstalls_only_when_pyproject_or_constraints_change(sandbox: Sandbox) -> None:

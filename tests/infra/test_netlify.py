@@ -52,7 +52,8 @@ def test_build_environment(netlify: dict[str, Any]) -> None:
     assert env["PIP_DISABLE_PIP_VERSION_CHECK"] == "1"
 
 
-@pytest.mark.parametrize("context", ["build", "context.deploy-preview"])
+@pytest.mark.parametrize("context", ["build", "context.deploy-preview",
+                                     "context.branch-deploy"])
 def test_installs_from_the_lock_then_builds_like_make_site(netlify: dict[str, Any], context: str) -> None:
     table: dict[str, Any] = netlify
     for key in context.split("."):
@@ -62,7 +63,7 @@ def test_installs_from_the_lock_then_builds_like_make_site(netlify: dict[str, An
     words = [w for w in build if not w.startswith("SITE_URL=")]
     assert words[:2] == ["evidence-dashboard", "build"]
     args = words[2:]
-    if context == "context.deploy-preview":
+    if context != "build":
         assert args[-1] == "--preview"
         args = args[:-1]
     assert args == _make_site_args()
@@ -73,3 +74,19 @@ def test_preview_follows_its_own_origin_and_production_has_a_url(netlify: dict[s
     assert "SITE_URL=$DEPLOY_PRIME_URL" in build
     assert "--preview" not in netlify["build"]["command"]
     assert netlify["context"]["production"]["environment"]["SITE_URL"].startswith("https://")
+
+
+def test_branch_deploys_are_marked_previews_on_their_own_origin(netlify: dict[str, Any]) -> None:
+    _, build = _steps(netlify["context"]["branch-deploy"]["command"])
+    assert "SITE_URL=$DEPLOY_PRIME_URL" in build and build[-1] == "--preview"
+
+
+def test_every_page_has_the_security_headers(netlify: dict[str, Any]) -> None:
+    (rule,) = [h for h in netlify["headers"] if h["for"] == "/*"]
+    values = rule["values"]
+    assert values["X-Content-Type-Options"] == "nosniff"
+    assert values["Referrer-Policy"] in {"strict-origin-when-cross-origin", "no-referrer",
+                                         "same-origin", "strict-origin"}
+    features = dict(item.strip().split("=", 1) for item in values["Permissions-Policy"].split(","))
+    assert {"camera", "microphone", "geolocation"} <= set(features)
+    assert all(allow == "()" for allow in features.values())
