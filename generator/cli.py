@@ -49,6 +49,7 @@ EXIT_CODES: dict[str, str] = {
     "report": "0 report printed; 1 --fail-on triggered; 2 usage or operational error",
     "render-report": "0 printed; 2 unreadable or invalid JSON report",
     "completion": "0 script printed; 2 usage (unknown shell)",
+    "verify-site": "0 verified; 1 mismatch (files named); 2 usage; 3 no verdict",
 }
 
 
@@ -432,15 +433,15 @@ def completion_cmd(shell: str) -> None:
     click.echo(script)
 
 
-@main.command("verify-site")
+@main.command("verify-site", epilog=_epilog("verify-site"))
 @click.argument("site", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--certificate-identity", required=True, metavar="IDENTITY",
-              help="The exact identity (SAN) that must have signed data/manifest.json.")
-@click.option("--certificate-oidc-issuer", required=True, metavar="URL",
-              help="The exact OIDC issuer of that identity.")
-@click.option("--rebuild", is_flag=True,
-              help="Also rebuild --recipes (the evidence tree at the manifest's commit) with the "
-                   "manifest's options and compare byte for byte.")
+@_opt("--certificate-identity", required=True, metavar="IDENTITY",
+      help="The exact identity (SAN) that must have signed data/manifest.json.")
+@_opt("--certificate-oidc-issuer", required=True, metavar="URL",
+      help="The exact OIDC issuer of that identity.")
+@_opt("--rebuild", is_flag=True,
+      help="Also rebuild --recipes (the evidence tree at the manifest's commit) with the "
+           "manifest's options and compare byte for byte.")
 @_engine_options
 @_format_option
 def verify_site_cmd(site: Path, certificate_identity: str, certificate_oidc_issuer: str,

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator.errors import UsageError
 from generator.manifest import ManifestOptions, write_manifest
 
 if TYPE_CHECKING:
@@ -44,10 +45,21 @@ def manifest_options(options: BuildOptions) -> ManifestOptions:
 
 
 def demo_authority(scenario: Path) -> Any:
-    """The test authority a demo scenario signs with (same seed, epoch and log shard)."""
-    from generator.testing.authority import TestAuthority
-    from generator.testing.demo_content import stable_int
-    from generator.testing.demo_scenario import parse_scenario
+    """The test authority a demo scenario signs with (same seed, epoch and log shard).
+
+    The one place the product reaches the test authority, only for
+    `build --sign-with-test-authority`, which needs the `authority` extra."""
+    try:
+        from generator.testing.authority import TestAuthority
+        from generator.testing.demo_content import stable_int
+        from generator.testing.demo_scenario import parse_scenario
+    except ImportError as exc:  # rfc8785 / asn1crypto: the `authority` extra
+        raise UsageError(
+            "--sign-with-test-authority needs the test authority's packages",
+            expected="evidence-dashboard installed with the `authority` extra",
+            found=f"{type(exc).__name__}: {exc}",
+            hint="pip install 'evidence-dashboard[authority]'",
+        ) from exc
 
     plan = parse_scenario(scenario.read_bytes(), file=str(scenario))
     return TestAuthority(plan.seed, name="evidence-dashboard demo",

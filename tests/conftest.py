@@ -48,6 +48,7 @@ FIXTURE_MARKERS: dict[str, str] = {
     "aicr_tree": "fixtures",
     "sigstore_real": "fixtures",
     "node": "node",
+    "go": "go",
 }
 
 

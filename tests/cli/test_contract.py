@@ -146,6 +146,8 @@ def _error_cases(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     yield "recipe-digest", ["recipe-digest", str(broken)]
     yield "report", ["report", "--base", "a", "--head", "b", "--recipes", missing, "--offline"]
     yield "render-report", ["render-report", str(bad_report)]
+    yield "verify-site", ["verify-site", "https://example.invalid/", "--certificate-identity",
+                          "x", "--certificate-oidc-issuer", "y"]
 
 
 def test_json_errors_carry_exit(tmp_path: Path) -> None:
@@ -190,7 +192,7 @@ def test_completion_completes_command_names() -> None:
     result = CliRunner().invoke(main, [], prog_name="evidence-dashboard", env={
         "_EVIDENCE_DASHBOARD_COMPLETE": "bash_complete",
         "COMP_WORDS": "evidence-dashboard ver", "COMP_CWORD": "1"})
-    assert result.stdout.split() == ["plain,verify"]
+    assert result.stdout.split() == ["plain,verify", "plain,verify-site"]
 
 
 def test_python_dash_m_generator_runs_the_cli(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.data.gojson import go_float, go_json_bytes
-from tests.data.gotruth import GoMarshal, go_tool
+from tests.data.gotruth import GoMarshal
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "gojson" / "golden"
@@ -64,16 +64,6 @@ def _line(doc: Any) -> bytes:
     """A document as one line of input for the Go program (every int and float as Python
     writes it, so Go sees which is which)."""
     return json.dumps(doc, ensure_ascii=True, allow_nan=False).encode("ascii")
-
-
-@pytest.fixture(scope="module")
-def go(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GoMarshal]:
-    tool = go_tool()
-    if tool is None:
-        pytest.skip("needs Go (Debian golang-go; scripts/install-system-deps.sh installs it)")
-    marshal = GoMarshal(tool, tmp_path_factory.mktemp("go"))
-    yield marshal
-    marshal.close()
 
 
 # --------------------------------------------------------------------------- without Go

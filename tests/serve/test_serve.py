@@ -244,7 +244,8 @@ def test_serve_takes_the_build_options_and_its_own() -> None:
     defaults = {p.name: p.default for p in serve_cmd.params}
     assert defaults["host"] == "127.0.0.1" and defaults["port"] == 8000
     assert defaults["out"] is None  # a fresh temporary folder, never ./site
-    assert {p.name for p in build.params} - set(defaults) == {"data_only", "fmt"}
+    assert {p.name for p in build.params} - set(defaults) == {
+        "data_only", "fmt", "publisher_identity", "publisher_issuer", "sign_with_test_authority"}
 
 
 def test_the_watched_paths_are_the_tree_the_overlays_the_templates_and_the_config(
