@@ -23,8 +23,9 @@ Exit codes (also in the README):
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -146,8 +147,36 @@ def _engine_options(func: F) -> F:
     return _recipes_option("The recipes folder that holds evidence/ (aicr layout).")(func)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"],
-                             "auto_envvar_prefix": ENV_PREFIX})
+def _wants_json(args: Sequence[str]) -> bool:
+    """Whether a command line asks for `--format json` (also `--format=json` or the variable)."""
+    for n, arg in enumerate(args):
+        if arg == "--format" and n + 1 < len(args):
+            return args[n + 1] == "json"
+        if arg.startswith("--format="):
+            return arg.partition("=")[2] == "json"
+    return os.environ.get(f"{ENV_PREFIX}_FORMAT") == "json"
+
+
+class _Cli(click.Group):
+    """The command group; click's own usage errors follow the JSON contract too."""
+
+    def main(self, args: Sequence[str] | None = None, *pos: Any, **kwargs: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        if not _wants_json(argv):
+            return super().main(args, *pos, **kwargs)
+        try:
+            return super().main(argv, *pos, **{**kwargs, "standalone_mode": False})
+        except click.UsageError as error:
+            _fail(UsageError(error.format_message(), expected="a valid command line",
+                             found=" ".join(argv), hint="see --help"), "json")
+        except click.exceptions.Exit as done:
+            sys.exit(done.exit_code)
+        except click.Abort:
+            sys.exit(1)
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"],
+                                         "auto_envvar_prefix": ENV_PREFIX})
 @click.version_option(__version__, prog_name="evidence-dashboard")
 def main() -> None:
     """Verify signed aicr recipe evidence and build a static corroboration dashboard.

@@ -205,3 +205,23 @@ def test_python_dash_m_generator_runs_the_cli(tmp_path: Path) -> None:
                            str(tmp_path / "missing"), "--format", "json"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 2 and json.loads(done.stdout)["exit"] == 2
+
+
+@pytest.mark.parametrize("args", [
+    ["build", "--no-such-option", "--format", "json"],
+    ["report", "--format=json"],  # a required option missing
+    ["verify-site", "--format", "json"],  # a required argument missing
+], ids=["unknown-option", "missing-option", "missing-argument"])
+def test_clicks_own_usage_errors_follow_the_json_contract(args: list[str]) -> None:
+    """Errors click finds before a command runs are JSON with `exit` too, when JSON is asked."""
+    code, out, _ = _invoke(args)
+    assert code == 2
+    doc = json.loads(out)
+    assert doc["exit"] == 2 and doc["error"] == "UsageError" and doc["message"]
+
+
+def test_clicks_own_usage_errors_stay_text_without_json() -> None:
+    code, out, err = _invoke(["build", "--no-such-option"])
+    assert code == 2 and "No such option" in out + err
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(out)
