@@ -1,0 +1,172 @@
+"""The identity rules at their edges: issuers and SANs that differ only by letter case or by
+Unicode normalization are different signers, and the DER reader of the `.1.8` issuer refuses
+every malformed length, exactly at each bound, with a `VerificationError` (never a crash)."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+import pytest
+from cryptography import x509
+from sigstore.errors import VerificationError
+
+from generator.model import FailureClass, Rejected, SignerIdentity, Verified
+from generator.verify.policy import ExactIdentity, certificate_identity, certificate_issuer
+from generator.verify.signature import claim_mismatch
+from tests.verify.test_identity import _pipeline, _sign
+from tests.verify.test_policy import cert, utf8
+
+ISSUER = "https://token.actions.githubusercontent.com"
+WORKFLOW = "https://github.com/acme/evidence/.github/workflows/sign.yml@refs/heads/main"
+CAFE_NFC = unicodedata.normalize("NFC", "https://issuer.example/caf\u00e9")
+CAFE_NFD = unicodedata.normalize("NFD", CAFE_NFC)
+
+
+def _der(text: bytes, long_form: int = 0) -> bytes:
+    """A UTF8String with a short (0) or `long_form`-byte definite length."""
+    if long_form == 0:
+        return bytes([0x0C, len(text)]) + text
+    return bytes([0x0C, 0x80 | long_form]) + len(text).to_bytes(long_form, "big") + text
+
+
+def _leaf(issuer: str = ISSUER, san: x509.GeneralName | None = None) -> x509.Certificate:
+    return cert(v2=_der(issuer.encode()), sans=(san or x509.UniformResourceIdentifier(WORKFLOW),))
+
+
+# ------------------------------------------------------------------ letter case and normalization
+
+@pytest.mark.parametrize("policy_issuer", [
+    ISSUER.upper(), ISSUER.replace("token", "Token"), ISSUER + "/", " " + ISSUER,
+], ids=["upper", "one-letter", "trailing-slash", "leading-space"])
+def test_an_issuer_differing_only_by_case_or_a_character_is_refused(policy_issuer: str) -> None:
+    policy = ExactIdentity(SignerIdentity(policy_issuer, WORKFLOW))
+    with pytest.raises(VerificationError, match="OIDC issuer"):
+        policy.verify(_leaf())
+
+
+@pytest.mark.parametrize("policy_identity", [
+    WORKFLOW.upper(), WORKFLOW.replace("acme", "ACME"), WORKFLOW.replace("main", "Main"),
+], ids=["upper", "org-upper", "ref-one-letter"])
+def test_a_san_differing_only_by_letter_case_is_refused(policy_identity: str) -> None:
+    policy = ExactIdentity(SignerIdentity(ISSUER, policy_identity))
+    with pytest.raises(VerificationError, match="identity"):
+        policy.verify(_leaf())
+
+
+def test_an_email_san_differing_only_by_letter_case_is_refused() -> None:
+    leaf = _leaf(san=x509.RFC822Name("alice@example.com"))
+    ExactIdentity(SignerIdentity(ISSUER, "alice@example.com")).verify(leaf)
+    for other in ("Alice@example.com", "alice@EXAMPLE.com"):
+        with pytest.raises(VerificationError):
+            ExactIdentity(SignerIdentity(ISSUER, other)).verify(leaf)
+
+
+@pytest.mark.parametrize(("signed", "claimed"), [(CAFE_NFC, CAFE_NFD), (CAFE_NFD, CAFE_NFC)],
+                         ids=["nfc-cert", "nfd-cert"])
+def test_issuers_differing_only_by_unicode_normalization_are_different(signed: str,
+                                                                     claimed: str) -> None:
+    leaf = _leaf(issuer=signed)
+    assert certificate_issuer(leaf) == signed  # read byte-exactly, never normalized
+    ExactIdentity(SignerIdentity(signed, WORKFLOW)).verify(leaf)
+    with pytest.raises(VerificationError, match="OIDC issuer"):
+        ExactIdentity(SignerIdentity(claimed, WORKFLOW)).verify(leaf)
+
+
+def test_the_exact_signer_is_accepted_and_read_back() -> None:
+    leaf = _leaf()
+    ExactIdentity(SignerIdentity(ISSUER, WORKFLOW)).verify(leaf)
+    assert certificate_identity(leaf) == SignerIdentity(ISSUER, WORKFLOW)
+
+
+def test_claim_mismatch_names_a_case_only_difference() -> None:
+    signer = SignerIdentity(ISSUER, "alice@example.com")
+    only_identity = claim_mismatch(SignerIdentity(ISSUER, "Alice@example.com"), signer)
+    assert "identity (SAN)" in only_identity and "OIDC issuer" not in only_identity
+    only_issuer = claim_mismatch(SignerIdentity(ISSUER.upper(), "alice@example.com"), signer)
+    assert "OIDC issuer" in only_issuer and "identity (SAN)" not in only_issuer
+    both = claim_mismatch(SignerIdentity(ISSUER.upper(), "Alice@example.com"), signer)
+    assert "identity (SAN)" in both and "OIDC issuer" in both
+
+
+@pytest.mark.parametrize("claimed", [
+    SignerIdentity("https://github.com/login/oauth", "Alice@example.com"),
+    SignerIdentity("https://github.com/login/OAuth", "alice@example.com"),
+    SignerIdentity("https://github.com/login/oauth", "alice@example.com\u200b"),
+], ids=["identity-case", "issuer-case", "zero-width"])
+def test_a_real_bundle_claimed_by_a_case_variant_of_its_signer_is_rejected(
+        authority_trust: Any, case: Any, claimed: SignerIdentity) -> None:
+    signer = SignerIdentity("https://github.com/login/oauth", "alice@example.com")
+    bundle = _sign(authority_trust, case, signer)
+    assert isinstance(_pipeline(authority_trust, case, bundle, signer), Verified)
+    verdict = _pipeline(authority_trust, case, bundle, claimed)
+    assert isinstance(verdict, Rejected), verdict
+    assert verdict.cause.failure_class is FailureClass.SIGNATURE
+
+
+# ------------------------------------------------------------------ the DER UTF8String reader
+
+ACCEPTED = [
+    ("short-127", _der(b"i" * 127), "i" * 127),
+    ("long-1-byte-128", _der(b"i" * 128, long_form=1), "i" * 128),
+    ("long-2-bytes", _der(b"i" * 300, long_form=2), "i" * 300),
+    ("long-4-bytes", _der(b"i" * 5, long_form=4), "i" * 5),
+    ("long-form-short-value", _der(b"abc", long_form=1), "abc"),
+]
+
+
+@pytest.mark.parametrize(("name", "raw", "issuer"), ACCEPTED, ids=[a[0] for a in ACCEPTED])
+def test_a_well_formed_der_issuer_is_read(name: str, raw: bytes, issuer: str) -> None:
+    assert certificate_issuer(cert(v2=raw)) == issuer
+
+
+REFUSED = [
+    ("tag-only", b"\x0c"),
+    ("empty-string", b"\x0c\x00"),
+    ("octet-string-tag", b"\x04\x03abc"),
+    ("length-one-short", b"\x0c\x04abc"),
+    ("length-one-long", b"\x0c\x02abc"),
+    ("trailing-byte", _der(b"abc") + b"x"),
+    ("long-form-zero-count", b"\x0c\x80abc"),
+    ("long-form-five-bytes", b"\x0c\x85\x00\x00\x00\x00\x03abc"),
+    ("long-form-truncated-count", b"\x0c\x82\x00"),
+    ("long-form-one-over", b"\x0c\x81\x04abc"),
+    ("long-form-one-under", b"\x0c\x81\x02abc"),
+    ("short-form-128-claimed", b"\x0c\x80" + b"i" * 128),
+    ("not-utf8", b"\x0c\x02\xff\xfe"),
+]
+
+
+@pytest.mark.parametrize(("name", "raw"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_a_malformed_der_issuer_is_refused(name: str, raw: bytes) -> None:
+    with pytest.raises(VerificationError):
+        certificate_issuer(cert(v2=raw))
+
+
+@pytest.mark.parametrize("raw", [b"\x0c", b"\x0c\x80abc", b"\x0c\x82\x00"],
+                         ids=["tag-only", "zero-count", "truncated-count"])
+def test_a_truncated_der_issuer_is_named_as_such(raw: bytes) -> None:
+    with pytest.raises(VerificationError, match=r"\(\.1\.8\)"):
+        certificate_issuer(cert(v2=raw))
+
+
+def test_an_empty_der_issuer_is_no_issuer() -> None:
+    """A well-formed but empty UTF8String names no issuer (not a malformed one)."""
+    with pytest.raises(VerificationError, match="no OIDC issuer"):
+        certificate_issuer(cert(v2=b"\x0c\x00"))
+
+
+def test_legacy_issuer_that_is_not_utf8_is_refused() -> None:
+    with pytest.raises(VerificationError, match=r"\.1\.1"):
+        certificate_issuer(cert(v1=b"\xff\xfe"))
+
+
+def test_an_empty_legacy_issuer_is_no_issuer() -> None:
+    with pytest.raises(VerificationError, match="no OIDC issuer"):
+        certificate_issuer(cert(v1=b""))
+
+
+def test_agreeing_issuers_must_agree_exactly() -> None:
+    assert certificate_issuer(cert(v2=utf8(ISSUER), v1=ISSUER.encode())) == ISSUER
+    with pytest.raises(VerificationError, match="two different OIDC issuers"):
+        certificate_issuer(cert(v2=utf8(ISSUER), v1=ISSUER.upper().encode()))
