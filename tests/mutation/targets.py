@@ -42,7 +42,7 @@ TARGETS: tuple[Target, ...] = (
     )),
     Target("generator/tree/allowlist.py", (
         "tests/tree/test_allowlist.py", "tests/hostile/test_allowlist_regex.py",
-        "tests/tree/test_boundaries.py",
+        "tests/tree/test_allowlist_boundaries.py",
     )),
     Target("generator/freshness/__init__.py", (
         "tests/freshness/test_freshness.py", "tests/freshness/test_boundaries.py",
