@@ -24,6 +24,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -416,6 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("mutation: no target module selected; nothing to do")
         return 0
 
+    signal.signal(signal.SIGTERM, _terminate)
     sandbox = Sandbox()
     outcomes: list[Outcome] = []
     per_module: dict[str, list[Outcome]] = {}
@@ -462,6 +464,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               "tests/mutation/equivalents.txt with why it is equivalent")
         return 1
     return 0
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(f"mutation: stopped by signal {signum}")
 
 
 def _score(outcomes: Sequence[Outcome]) -> float:
