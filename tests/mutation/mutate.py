@@ -87,8 +87,10 @@ def _offsets(source: str) -> list[int]:
 class _Finder(ast.NodeVisitor):
     """Collects mutants; skips docstrings, annotations, f-strings and `__all__`-style tables."""
 
-    def __init__(self, path: str, source: str, lines: tuple[int, int] | None) -> None:
+    def __init__(self, path: str, source: str, lines: tuple[int, int] | None,
+                 strings: bool = True) -> None:
         self.path = path
+        self.strings = strings
         self.source = source
         self.starts = _offsets(source)
         self.lines = lines
@@ -196,7 +198,7 @@ class _Finder(ast.NodeVisitor):
             self._add(node, "constant", repr(value + 1), paren=False)
             if value != 0:
                 self._add(node, "constant", repr(value - 1), paren=False)
-        elif isinstance(value, str) and len(value) <= 8:
+        elif isinstance(value, str) and len(value) <= 8 and self.strings:
             self._add(node, "constant", '"XX"' if value == "" else '""', paren=False)
         elif isinstance(value, bytes) and len(value) <= 8:
             self._add(node, "constant", 'b"XX"' if value == b"" else 'b""', paren=False)
@@ -274,9 +276,11 @@ def _short(text: str) -> str:
     return one if len(one) <= 90 else one[:87] + "..."
 
 
-def mutants_of(path: str, source: str, lines: tuple[int, int] | None = None) -> list[Mutant]:
-    """Every mutant of one module whose spliced source still parses."""
-    finder = _Finder(path, source, lines)
+def mutants_of(path: str, source: str, lines: tuple[int, int] | None = None,
+               strings: bool = True) -> list[Mutant]:
+    """Every mutant of one module whose spliced source still parses (`strings`: also short
+    string constants)."""
+    finder = _Finder(path, source, lines, strings)
     finder.visit(ast.parse(source))
     valid = []
     seen: dict[str, int] = {}
@@ -387,7 +391,7 @@ def _iter_mutants(targets: Sequence[Target], sample: int | None, seed: int
                   ) -> Iterator[tuple[Target, str, list[Mutant]]]:
     for target in targets:
         source = (REPO / target.path).read_text(encoding="utf-8")
-        found = mutants_of(target.path, source, target.lines)
+        found = mutants_of(target.path, source, target.lines, target.strings)
         if sample is not None and len(found) > sample:
             found = sorted(random.Random(f"{seed}:{target.path}").sample(found, sample),
                            key=lambda m: (m.line, m.start))
