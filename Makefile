@@ -35,12 +35,13 @@ export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true
 
 .DEFAULT_GOAL := help
-.PHONY: help venv site demo test system-deps lint bench lock clean distclean
+.PHONY: help venv site demo test system-deps lint bench lock clean distclean mutation mutation-ci
 
 help:
-	@echo "targets: venv site demo test lint bench lock clean distclean"
+	@echo "targets: venv site demo test lint bench lock clean distclean mutation mutation-ci"
 	@echo "  make site   build the demo site into $(SITE_OUT)/ (creates $(VENV) first)"
 	@echo "  make test   system deps + the whole pytest suite, coverage >= $(COV_MIN)%"
+	@echo "  make mutation  mutation testing of the trust core (long; mutation-ci: a sample)"
 
 venv: $(STAMP)
 
@@ -80,6 +81,19 @@ lint: venv
 BENCH_SIZES ?= 100,1000,10000
 bench: venv
 	$(VENV_BIN)/python -m bench.run --sizes $(BENCH_SIZES)
+
+# Mutation testing of the trust core (tests/mutation/README.md): small seeded bugs in the modules
+# where a bug changes a verdict, each run against that module's tests; fails under 90% killed.
+# `mutation` runs every mutant (long); `mutation-ci` runs the modules a change touches since
+# MUTATION_BASE (a fixed-seed sample of each), or a small fixed-seed sample of every module.
+MUTATION_ARGS ?=
+MUTATION_BASE ?= origin/main
+mutation: venv
+	$(VENV_BIN)/python -m tests.mutation.mutate $(MUTATION_ARGS)
+
+mutation-ci: venv
+	$(VENV_BIN)/python -m tests.mutation.mutate --changed $(MUTATION_BASE) --sample 40 \
+		--fallback-sample 6 --seed 1 $(MUTATION_ARGS)
 
 # Resolve [project] dependencies afresh (no constraints) in a throw-away venv and pin the result.
 lock:

@@ -361,10 +361,14 @@ class Sandbox:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def changed_modules(base: str) -> set[str]:
-    """Target modules a change since `base` touches (or whose mapped tests it touches)."""
-    out = subprocess.run(["git", "diff", "--name-only", f"{base}...HEAD"], cwd=REPO,
-                         capture_output=True, text=True, check=True).stdout.split()
+def changed_modules(base: str) -> set[str] | None:
+    """Target modules a change since `base` touches (or whose mapped tests it touches); None
+    when git cannot tell (no such base, not a git checkout)."""
+    try:
+        out = subprocess.run(["git", "diff", "--name-only", f"{base}...HEAD"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return None
     touched = set(out)
     picked = set()
     for target in TARGETS:
@@ -383,7 +387,16 @@ def _select(args: argparse.Namespace) -> list[Target]:
             sys.exit(f"not a mutation target: {', '.join(sorted(unknown))} (see targets.py)")
     if args.changed:
         picked = changed_modules(args.changed)
-        targets = [t for t in targets if t.path in picked]
+        if picked is None:
+            print(f"mutation: cannot diff against {args.changed!r}; sampling every module")
+        elif picked:
+            print(f"mutation: modules changed since {args.changed}: {', '.join(sorted(picked))}")
+            targets = [t for t in targets if t.path in picked]
+        else:
+            print(f"mutation: no trust-core module changed since {args.changed}; "
+                  "sampling every module")
+        if not picked and args.fallback_sample is not None:
+            args.sample = args.fallback_sample
     return targets
 
 
@@ -403,6 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--module", action="append", help="a target module path (repeatable)")
     parser.add_argument("--changed", metavar="BASE", help="only modules changed since BASE")
     parser.add_argument("--sample", type=int, help="at most N mutants per module (fixed seed)")
+    parser.add_argument("--fallback-sample", type=int, metavar="N",
+                        help="with --changed: when no target changed, N mutants of every module")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--min-score", type=float, default=90.0)
     parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")

@@ -65,6 +65,6 @@ TARGETS: tuple[Target, ...] = (
         "tests/bundle/test_boundaries.py",
     )),
     Target("generator/site/escape.py", (
-        "tests/site/test_escape.py", "tests/site/test_boundaries.py",
+        "tests/site/test_escape.py",
     )),
 )
