@@ -174,3 +174,26 @@ def test_the_referrers_index_cap_is_inclusive() -> None:
     assert len(index_candidates(index, limits, WHERE)) == 1
     with pytest.raises(BundleFetchError):
         index_candidates(index, replace(limits, referrer_manifest=len(index) - 1), WHERE)
+
+
+# ------------------------------------------------------------------ the registry client's caps
+
+def _pull(fake: Any, sample: Any, limits: Limits) -> Any:
+    from generator.bundle.registry import RegistryClient
+
+    return RegistryClient(mirrors={"ghcr.io": fake.base_url}, credentials={}, read_timeout=2.0,
+                          limits=limits).fetch(sample.ref())
+
+
+@pytest.mark.parametrize("cap", ["manifest_json", "compressed_layer", "sigstore_bundle"])
+def test_a_registry_body_of_exactly_the_cap_is_pulled_one_byte_more_is_refused(
+        fake_registry: Any, sample: Any, cap: str) -> None:
+    fake_registry.add("nvidia/aicr-evidence", sample)
+    size = {"manifest_json": len(sample.bundle.manifest),
+            "compressed_layer": len(sample.bundle.blobs[-1]),
+            "sigstore_bundle": len(sample.signatures[0].blobs[-1])}[cap]
+    pulled = _pull(fake_registry, sample, replace(Limits(), **{cap: size}))
+    assert pulled.digest == sample.digest and len(pulled.signatures) == 1
+    with pytest.raises(BundleFetchError) as info:
+        _pull(fake_registry, sample, replace(Limits(), **{cap: size - 1}))
+    assert cap in info.value.message
