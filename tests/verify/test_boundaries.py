@@ -12,8 +12,9 @@ from cryptography import x509
 from sigstore.errors import VerificationError
 
 from generator.model import FailureClass, Rejected, SignerIdentity, Verified
+from generator.verify.pipeline import _check_statement
 from generator.verify.policy import ExactIdentity, certificate_identity, certificate_issuer
-from generator.verify.signature import claim_mismatch
+from generator.verify.signature import SignatureFailure, SignatureOk, claim_mismatch
 from tests.verify.test_identity import _pipeline, _sign
 from tests.verify.test_policy import cert, utf8
 
@@ -170,3 +171,62 @@ def test_agreeing_issuers_must_agree_exactly() -> None:
     assert certificate_issuer(cert(v2=utf8(ISSUER), v1=ISSUER.encode())) == ISSUER
     with pytest.raises(VerificationError, match="two different OIDC issuers"):
         certificate_issuer(cert(v2=utf8(ISSUER), v1=ISSUER.upper().encode()))
+
+
+# ------------------------------------------------------------------ the subject digest binding
+
+PULLED = "0123456789abcdef" * 4
+
+
+def _ok(subject_hex: object, ptype: str = "https://aicr.run/recipe-evidence/v3",
+        predicate: object = None) -> SignatureOk:
+    statement = {"subject": [{"name": "bundle", "digest": {"sha256": subject_hex}}],
+                 "predicateType": ptype, "predicate": {} if predicate is None else predicate}
+    return SignatureOk(signer=SignerIdentity(ISSUER, WORKFLOW), log_index=1,
+                       statement=statement, rekor_v2=False)
+
+
+def _near(hex_text: str, position: int) -> str:
+    digit = "0" if hex_text[position] != "0" else "1"
+    return hex_text[:position] + digit + hex_text[position + 1:]
+
+
+def test_a_subject_equal_to_the_pulled_and_pointer_digest_binds() -> None:
+    _check_statement(_ok(PULLED), PULLED, PULLED)
+
+
+@pytest.mark.parametrize("position", [0, 11, 12, 62, 63])
+@pytest.mark.parametrize("against", ["pulled", "pointer"])
+def test_a_subject_one_hex_digit_from_the_bundle_does_not_bind(position: int,
+                                                                against: str) -> None:
+    near = _near(PULLED, position)
+    pulled, pointer = (near, PULLED) if against == "pulled" else (PULLED, near)
+    with pytest.raises(SignatureFailure, match=against if against == "pointer" else "pulled"):
+        _check_statement(_ok(PULLED), pulled, pointer)
+
+
+@pytest.mark.parametrize("subject", [PULLED.upper(), PULLED[:63], PULLED + "0", "", None, 7,
+                                     "sha256:" + PULLED])
+def test_a_subject_that_is_not_64_lowercase_hex_does_not_bind(subject: object) -> None:
+    with pytest.raises(SignatureFailure):
+        _check_statement(_ok(subject), PULLED, PULLED)
+
+
+@pytest.mark.parametrize(("ptype", "predicate", "ok"), [
+    ("https://aicr.run/recipe-evidence/v1", {}, True),
+    ("https://aicr.run/recipe-evidence/v1", {"profile": {}}, False),
+    ("https://aicr.run/recipe-evidence/v2", {}, False),
+    ("https://aicr.run/recipe-evidence/v2",
+     {"profile": {"selection": "gpu=h100", "policyDescriptorIdentity": "p"}}, True),
+    ("https://aicr.run/recipe-evidence/v2",
+     {"profile": {"selection": "gpu=h100", "policyDescriptorIdentity": ""}}, False),
+    ("https://aicr.run/recipe-evidence/v3", {}, True),
+    ("https://aicr.run/recipe-evidence/V3", {}, False),
+    ("https://aicr.run/recipe-evidence/v4", {}, False),
+])
+def test_the_predicate_type_must_be_coherent(ptype: str, predicate: object, ok: bool) -> None:
+    if ok:
+        _check_statement(_ok(PULLED, ptype, predicate), PULLED, PULLED)
+    else:
+        with pytest.raises(SignatureFailure):
+            _check_statement(_ok(PULLED, ptype, predicate), PULLED, PULLED)
