@@ -450,7 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             timeout = max(30.0, 5 * took)
             print(f"{target.path}: {len(found)} mutants, tests take {took:.1f} s", flush=True)
-            for mutant in found:
+            for number, mutant in enumerate(found, 1):
+                if number % 10 == 0:
+                    print(f"  ... {number}/{len(found)}", flush=True)
                 if mutant.key in equivalents:
                     outcome = Outcome(mutant, "equivalent", 0.0)
                 else:
