@@ -65,6 +65,6 @@ TARGETS: tuple[Target, ...] = (
         "tests/bundle/test_registry.py",
     )),
     Target("generator/site/escape.py", (
-        "tests/site/test_escape.py",
+        "tests/site/test_escape_boundaries.py", "tests/site/test_escape.py",
     )),
 )
