@@ -14,7 +14,12 @@ from sigstore.errors import VerificationError
 from generator.model import FailureClass, Rejected, SignerIdentity, Verified
 from generator.verify.pipeline import _check_statement
 from generator.verify.policy import ExactIdentity, certificate_identity, certificate_issuer
-from generator.verify.signature import SignatureFailure, SignatureOk, claim_mismatch
+from generator.verify.signature import (
+    SignatureFailure,
+    SignatureOk,
+    claim_mismatch,
+    verify_signature,
+)
 from tests.verify.test_identity import _pipeline, _sign
 from tests.verify.test_policy import cert, utf8
 
@@ -230,3 +235,28 @@ def test_the_predicate_type_must_be_coherent(ptype: str, predicate: object, ok: 
     else:
         with pytest.raises(SignatureFailure):
             _check_statement(_ok(PULLED, ptype, predicate), PULLED, PULLED)
+
+
+# ------------------------------------------------------------------ the sigstore bundle byte cap
+
+TEN_MIB = 10 * 1024 * 1024
+
+
+def _json_of_size(size: int) -> bytes:
+    """A JSON object with no DSSE envelope, padded with whitespace to `size` bytes."""
+    return b"{" + b" " * (size - 2) + b"}"
+
+
+def test_a_sigstore_bundle_of_exactly_10_mib_passes_the_size_check(authority_trust: Any) -> None:
+    _authority, trust = authority_trust
+    with pytest.raises(SignatureFailure) as info:
+        verify_signature(_json_of_size(TEN_MIB), trust, expected=None)
+    assert "DSSE envelope" in info.value.detail  # it got as far as reading the bundle
+
+
+def test_a_sigstore_bundle_one_byte_over_10_mib_is_refused_unread(authority_trust: Any) -> None:
+    _authority, trust = authority_trust
+    with pytest.raises(SignatureFailure) as info:
+        verify_signature(_json_of_size(TEN_MIB + 1), trust, expected=None)
+    assert info.value.detail == (f"sigstore bundle is {TEN_MIB + 1} bytes, over the "
+                                 f"{TEN_MIB}-byte limit")
