@@ -440,6 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sandbox = Sandbox()
     outcomes: list[Outcome] = []
     per_module: dict[str, list[Outcome]] = {}
+    interrupted = False
     try:
         for target, source, found in _iter_mutants(targets, args.sample, args.seed):
             started = time.monotonic()
@@ -464,6 +465,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                               f"    {mutant.key}", flush=True)
                 outcomes.append(outcome)
                 per_module.setdefault(target.path, []).append(outcome)
+    except SystemExit:
+        interrupted = True  # SIGTERM: report what ran so far, then fail
     finally:
         sandbox.close()
 
@@ -479,6 +482,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "outcomes": [{"key": o.mutant.key, "line": o.mutant.line, "status": o.status}
                          for o in outcomes],
         }, indent=1) + "\n", encoding="utf-8")
+    if interrupted:
+        print("mutation: interrupted; the scores above cover only the mutants that ran")
+        return 1
     if score < args.min_score:
         print(f"mutation: score {score:.1f}% is under the {args.min_score:.0f}% floor; "
               "add a test of the behaviour each survivor breaks, or list it in "
