@@ -15,9 +15,11 @@ from generator.model import FailureClass, Rejected, SignerIdentity, Verified
 from generator.verify.pipeline import _check_statement
 from generator.verify.policy import ExactIdentity, certificate_identity, certificate_issuer
 from generator.verify.signature import (
+    STALE_ROOT_HINT,
     SignatureFailure,
     SignatureOk,
     claim_mismatch,
+    stale_root_hint,
     verify_signature,
 )
 from tests.verify.test_identity import _pipeline, _sign
@@ -220,6 +222,23 @@ def test_the_predicate_type_must_be_coherent(ptype: str, predicate: object, ok: 
     else:
         with pytest.raises(SignatureFailure):
             _check_statement(_ok(PULLED, ptype, predicate), PULLED, PULLED)
+
+
+# ------------------------------------------------------------------ the stale-root hint
+
+@pytest.mark.parametrize("message", [
+    "x509: certificate signed by unknown authority", "CertValidationError: root certificate",
+    "Signature does not match", "failed to verify SCT", "no timestamp authorities",
+])
+def test_root_shaped_errors_get_the_refresh_hint(message: str) -> None:
+    assert stale_root_hint(message) == STALE_ROOT_HINT
+
+
+@pytest.mark.parametrize("message", [
+    "", "DSSE payloadType mismatch", "in-toto statement has no subject", "x50", "certificate",
+])
+def test_other_errors_get_no_refresh_hint(message: str) -> None:
+    assert stale_root_hint(message) == ""
 
 
 # ------------------------------------------------------------------ the sigstore bundle byte cap
