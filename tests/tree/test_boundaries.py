@@ -115,3 +115,17 @@ def test_a_read_error_is_refused_as_unreadable(
         read_bounded(path, 10, display="evidence/p.yaml")
     assert info.value.reason == "unreadable"
     assert info.value.found == "Input/output error"
+
+
+@pytest.mark.parametrize("limit_name", ["POINTER_LIMIT", "ALLOWLIST_LIMIT"])
+def test_pointer_and_allowlist_files_may_be_exactly_one_mib(tmp_path: Path,
+                                                            limit_name: str) -> None:
+    """aicr reads pointers with a 1 MiB cap: 1,048,576 bytes pass, one more is refused."""
+    limit = getattr(safeio, limit_name)
+    path = tmp_path / "p.yaml"
+    path.write_bytes(b"#" * 1_048_576)
+    assert len(read_bounded(path, limit, display="p.yaml")) == 1_048_576
+    path.write_bytes(b"#" * 1_048_577)
+    with pytest.raises(FileRefusedError) as info:
+        read_bounded(path, limit, display="p.yaml")
+    assert info.value.reason == "oversize"
