@@ -129,3 +129,18 @@ def test_pointer_and_allowlist_files_may_be_exactly_one_mib(tmp_path: Path,
     with pytest.raises(FileRefusedError) as info:
         read_bounded(path, limit, display="p.yaml")
     assert info.value.reason == "oversize"
+
+
+def test_a_refused_special_file_is_named_by_its_kind(tmp_path: Path) -> None:
+    """The `found:` line says what the entry is, so the contributor knows what to replace."""
+    folder = tmp_path / "d.yaml"
+    folder.mkdir()
+    fifo = tmp_path / "f.yaml"
+    os.mkfifo(fifo)
+    cases = [(folder, "a directory"), (fifo, "a FIFO (named pipe)")]
+    if Path("/dev/null").exists():
+        cases.append((Path("/dev/null"), "a device file"))
+    for path, kind in cases:
+        with pytest.raises(FileRefusedError) as info:
+            read_bounded(path, 10, display="x.yaml")
+        assert (info.value.reason, info.value.found) == ("not-regular", kind), path
