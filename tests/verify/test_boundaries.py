@@ -5,6 +5,7 @@ every malformed length, exactly at each bound, with a `VerificationError` (never
 from __future__ import annotations
 
 import unicodedata
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from generator.verify.signature import (
     stale_root_hint,
     verify_signature,
 )
+from tests.verify.conftest import SIGNED_AT
 from tests.verify.test_identity import _pipeline, _sign
 from tests.verify.test_policy import cert, utf8
 
@@ -281,3 +283,16 @@ def test_a_real_bundle_claimed_by_a_case_variant_of_its_signer_is_rejected(
     verdict = _pipeline(authority_trust, case, bundle, claimed)
     assert isinstance(verdict, Rejected), verdict
     assert verdict.cause.failure_class is FailureClass.SIGNATURE
+
+
+@pytest.mark.parametrize("rekor_v2", [False, True], ids=["rekor-v1-log-time", "rekor-v2-tsa-time"])
+def test_a_verified_bundle_carries_the_time_sigstore_verified(authority_trust: Any, case: Any,
+                                                              rekor_v2: bool) -> None:
+    """The log's integrated time (v1) or the TSA's signed time (v2), never the claimed one."""
+    authority, trust = authority_trust
+    signer = SignerIdentity("https://github.com/login/oauth", "alice@example.com")
+    bundle = bytes(authority.sign_dsse(case.statement_bytes(), signer=signer,
+                                       signed_at=SIGNED_AT, rekor_v2=rekor_v2))
+    ok = verify_signature(bundle, trust, expected=signer)
+    assert ok.logged_at == (SIGNED_AT + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert ok.rekor_v2 is rekor_v2
