@@ -400,11 +400,15 @@ def _select(args: argparse.Namespace) -> list[Target]:
     return targets
 
 
-def _iter_mutants(targets: Sequence[Target], sample: int | None, seed: int
-                  ) -> Iterator[tuple[Target, str, list[Mutant]]]:
+def _iter_mutants(targets: Sequence[Target], sample: int | None, seed: int,
+                  keys: set[str] | None = None) -> Iterator[tuple[Target, str, list[Mutant]]]:
     for target in targets:
         source = (REPO / target.path).read_text(encoding="utf-8")
         found = mutants_of(target.path, source, target.lines, target.strings)
+        if keys is not None:
+            found = [m for m in found if m.key in keys]
+            if not found:
+                continue
         if sample is not None and len(found) > sample:
             found = sorted(random.Random(f"{seed}:{target.path}").sample(found, sample),
                            key=lambda m: (m.line, m.start))
@@ -419,6 +423,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fallback-sample", type=int, metavar="N",
                         help="with --changed: when no target changed, N mutants of every module")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keys", type=Path, metavar="FILE",
+                        help="only the mutants whose keys FILE lists, one a line (for example "
+                             "the survivors of an earlier run, after adding tests)")
     parser.add_argument("--min-score", type=float, default=90.0)
     parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")
     parser.add_argument("--report", type=Path, help="write a JSON report here")
@@ -426,8 +433,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     targets = _select(args)
     equivalents = load_equivalents()
+    keys = None
+    if args.keys is not None:
+        keys = {line.strip() for line in args.keys.read_text(encoding="utf-8").splitlines()
+                if line.strip() and not line.startswith("#")}
     if args.list:
-        for _target, _source, found in _iter_mutants(targets, args.sample, args.seed):
+        for _target, _source, found in _iter_mutants(targets, args.sample, args.seed, keys):
             for m in found:
                 mark = "  [equivalent]" if m.key in equivalents else ""
                 print(f"{m.path}:{m.line}: {m.operator}: {m.original} => {m.replacement}{mark}")
@@ -442,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     per_module: dict[str, list[Outcome]] = {}
     interrupted = False
     try:
-        for target, source, found in _iter_mutants(targets, args.sample, args.seed):
+        for target, source, found in _iter_mutants(targets, args.sample, args.seed, keys):
             started = time.monotonic()
             baseline = sandbox.run(target, None, source, timeout=600)
             took = time.monotonic() - started
