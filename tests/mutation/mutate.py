@@ -11,6 +11,7 @@ Usage:
     python -m tests.mutation.mutate --module generator/verify/policy.py
     python -m tests.mutation.mutate --changed origin/main # modules a change touches
     python -m tests.mutation.mutate --sample 40 --seed 7  # a fixed-seed sample per module
+    python -m tests.mutation.mutate --changed origin/main --budget 120   # what CI runs
     python -m tests.mutation.mutate --list                # print the mutants, run nothing
 
 The score is killed / (mutants - listed equivalents); the run fails under `--min-score`.
@@ -395,8 +396,9 @@ def _select(args: argparse.Namespace) -> list[Target]:
         else:
             print(f"mutation: no trust-core module changed since {args.changed}; "
                   "sampling every module")
-        if not picked and args.fallback_sample is not None:
-            args.sample = args.fallback_sample
+    if args.budget is not None and targets:
+        share = max(1, args.budget // len(targets))
+        args.sample = share if args.sample is None else min(args.sample, share)
     return targets
 
 
@@ -420,8 +422,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--module", action="append", help="a target module path (repeatable)")
     parser.add_argument("--changed", metavar="BASE", help="only modules changed since BASE")
     parser.add_argument("--sample", type=int, help="at most N mutants per module (fixed seed)")
-    parser.add_argument("--fallback-sample", type=int, metavar="N",
-                        help="with --changed: when no target changed, N mutants of every module")
+    parser.add_argument("--budget", type=int, metavar="N",
+                        help="at most about N mutants in all, shared evenly by the modules")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keys", type=Path, metavar="FILE",
                         help="only the mutants whose keys FILE lists, one a line (for example "
