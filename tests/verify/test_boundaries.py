@@ -4,6 +4,7 @@ every malformed length, exactly at each bound, with a `VerificationError` (never
 
 from __future__ import annotations
 
+import base64
 import unicodedata
 from datetime import timedelta
 from typing import Any
@@ -20,6 +21,7 @@ from generator.verify.signature import (
     SignatureFailure,
     SignatureOk,
     claim_mismatch,
+    parse_statement,
     stale_root_hint,
     verify_signature,
 )
@@ -224,6 +226,38 @@ def test_the_predicate_type_must_be_coherent(ptype: str, predicate: object, ok: 
     else:
         with pytest.raises(SignatureFailure):
             _check_statement(_ok(PULLED, ptype, predicate), PULLED, PULLED)
+
+
+# ------------------------------------------------------------------ the DSSE payload
+
+STATEMENT = b'{"subject": [{"digest": {"sha256": "aa"}}], "predicateType": "t", "predicate": {}}'
+
+
+@pytest.mark.parametrize("payload", [STATEMENT, base64.b64encode(STATEMENT),
+                                     b"  \n" + STATEMENT])
+def test_a_statement_is_read_from_json_or_base64_of_json(payload: bytes) -> None:
+    assert parse_statement(payload)["predicateType"] == "t"
+
+
+@pytest.mark.parametrize(("payload", "reason"), [
+    (b"", "DSSE payload is empty"),
+    (b" \n", "DSSE payload is empty"),
+    (b"not base64!", "neither JSON nor base64"),
+    (b"[1, 2]", "not a JSON object"),
+    (base64.b64encode(b"[1, 2]"), "not a JSON object"),
+    (b'{"predicateType": "t"}', "has no subject"),
+    (b'{"subject": [], "predicateType": "t"}', "has no subject"),
+    (b'{"subject": {"a": 1}, "predicateType": "t"}', "has no subject"),
+    (b'{"subject": [{}]}', "has no predicateType"),
+    (b'{"subject": [{}], "predicateType": ""}', "has no predicateType"),
+    (b'{"subject": [{}], "predicateType": 3}', "has no predicateType"),
+    (b'{"subject": [{}], "predicateType": "t", "predicate": []}', "predicate is not an object"),
+])
+def test_a_payload_that_is_not_a_statement_is_a_signature_failure(payload: bytes,
+                                                                   reason: str) -> None:
+    with pytest.raises(SignatureFailure) as info:
+        parse_statement(payload)
+    assert reason in info.value.detail
 
 
 # ------------------------------------------------------------------ the stale-root hint
