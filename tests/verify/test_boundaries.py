@@ -20,6 +20,7 @@ from generator.verify.signature import (
     STALE_ROOT_HINT,
     SignatureFailure,
     SignatureOk,
+    _first_entry,
     claim_mismatch,
     parse_statement,
     stale_root_hint,
@@ -258,6 +259,46 @@ def test_a_payload_that_is_not_a_statement_is_a_signature_failure(payload: bytes
     with pytest.raises(SignatureFailure) as info:
         parse_statement(payload)
     assert reason in info.value.detail
+
+
+# ------------------------------------------------------------------ the first tlog entry
+
+def _material(entries: object) -> dict[str, object]:
+    return {"verificationMaterial": {"tlogEntries": entries}}
+
+
+@pytest.mark.parametrize("entries", [[], None, {"logIndex": 1}, ["entry"], [None]],
+                         ids=["empty", "missing", "not-a-list", "string", "null"])
+def test_a_bundle_without_a_usable_tlog_entry_is_refused(entries: object) -> None:
+    with pytest.raises(SignatureFailure, match="no transparency-log entry"):
+        _first_entry(_material(entries))
+    with pytest.raises(SignatureFailure, match="no transparency-log entry"):
+        _first_entry({})
+
+
+@pytest.mark.parametrize(("entry", "expected"), [
+    ({"logIndex": "7", "inclusionPromise": {"x": 1}}, (7, False)),
+    ({"logIndex": 7, "inclusionPromise": {"x": 1}}, (7, False)),
+    ({"inclusionPromise": {"x": 1}}, (0, False)),
+    ({"logIndex": "7", "inclusionProof": {"logIndex": "7"}}, (7, True)),
+    ({"logIndex": "0", "inclusionProof": {}}, (0, True)),
+])
+def test_the_first_entry_gives_its_index_and_log_version(entry: dict[str, object],
+                                                         expected: tuple[int, bool]) -> None:
+    assert _first_entry(_material([entry, {"logIndex": "99"}])) == expected
+
+
+@pytest.mark.parametrize("entry", [
+    {"logIndex": "7", "inclusionProof": {"logIndex": "8"}},
+    {"logIndex": "7", "inclusionProof": {"logIndex": "6"}},
+    {"logIndex": "7"},
+    {"logIndex": True, "inclusionPromise": {"x": 1}},
+    {"logIndex": "-1", "inclusionPromise": {"x": 1}},
+    {"logIndex": 1.5, "inclusionPromise": {"x": 1}},
+], ids=["v2-index-above", "v2-index-below", "v2-no-proof", "bool", "negative", "float"])
+def test_a_first_entry_with_an_unbound_or_bad_index_is_refused(entry: dict[str, object]) -> None:
+    with pytest.raises(SignatureFailure):
+        _first_entry(_material([entry]))
 
 
 # ------------------------------------------------------------------ the stale-root hint
