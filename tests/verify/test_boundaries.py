@@ -371,3 +371,17 @@ def test_a_verified_bundle_carries_the_time_sigstore_verified(authority_trust: A
     ok = verify_signature(bundle, trust, expected=signer)
     assert ok.logged_at == (SIGNED_AT + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert ok.rekor_v2 is rekor_v2
+
+
+@pytest.mark.parametrize(("raw", "reason"), [
+    (b"[1, 2]", "sigstore bundle is not a JSON object"),
+    (b'"dsseEnvelope"', "sigstore bundle is not a JSON object"),
+    (b"{}", "carries no DSSE envelope"),
+    (b"{", "sigstore bundle"),
+])
+def test_a_sigstore_bundle_that_is_not_an_object_is_named_as_such(authority_trust: Any,
+                                                                  raw: bytes, reason: str) -> None:
+    _authority, trust = authority_trust
+    with pytest.raises(SignatureFailure) as info:
+        verify_signature(raw, trust, expected=None)
+    assert reason in info.value.detail
