@@ -15,7 +15,12 @@ from sigstore.errors import VerificationError
 
 from generator.model import FailureClass, Rejected, SignerIdentity, Verified
 from generator.verify.pipeline import _check_statement
-from generator.verify.policy import ExactIdentity, certificate_identity, certificate_issuer
+from generator.verify.policy import (
+    ExactIdentity,
+    certificate_identity,
+    certificate_issuer,
+    certificate_sans,
+)
 from generator.verify.signature import (
     STALE_ROOT_HINT,
     SignatureFailure,
@@ -152,6 +157,19 @@ def test_an_empty_der_issuer_is_no_issuer() -> None:
     """A well-formed but empty UTF8String names no issuer (not a malformed one)."""
     with pytest.raises(VerificationError, match="no OIDC issuer"):
         certificate_issuer(cert(v2=b"\x0c\x00"))
+
+
+def test_a_der_issuer_that_is_not_utf8_is_named_as_such() -> None:
+    with pytest.raises(VerificationError, match=r"\(\.1\.8\) is not valid UTF-8"):
+        certificate_issuer(cert(v2=b"\x0c\x02\xff\xfe"))
+
+
+def test_every_san_is_named_in_certificate_order() -> None:
+    leaf = cert(v2=utf8(ISSUER), sans=(x509.RFC822Name("alice@example.com"),
+                                       x509.UniformResourceIdentifier(WORKFLOW),
+                                       x509.DNSName("example.com")))
+    assert certificate_sans(leaf) == ("email:alice@example.com", f"URI:{WORKFLOW}",
+                                      "DNS:example.com")
 
 
 def test_legacy_issuer_that_is_not_utf8_is_refused() -> None:
