@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.corroborate import combined_grid
+from generator.corroborate import combined_grid, k8s_lens, k8s_minors
 from generator.model import ConsensusState as S
 from generator.model import Phase
 
@@ -28,3 +28,26 @@ def test_each_allowlisted_result_is_counted_once(f: type, results: list[str], st
     assert row.consensus is state
     assert (row.counts.passed, row.counts.failed, row.counts.not_run) == counts
     assert row.distinct_orgs == results.count("passed")
+
+
+@pytest.mark.parametrize(("minors", "expected"), [
+    (["1.9", "1.33", "1.10", "2.0"], ("2.0", "1.33", "1.10", "1.9")),
+    (["", "1.32", "1.33"], ("1.33", "1.32", "")),
+    (["1.33", "v1.34"], ("1.33", "v1.34")),
+    (["1.x", "1.2"], ("1.2", "1.x")),
+    (["x.1", "1.2"], ("1.2", "x.1")),
+    (["0.0", "0.1"], ("0.1", "0.0")),
+])
+def test_kubernetes_minors_are_newest_first_by_number_unparsed_last(
+        f: type, minors: list[str], expected: tuple[str, ...]) -> None:
+    runs = [f.make_run(f.identity(f"o{i}"), {ROW: "passed"}, k8s=minor)  # type: ignore[attr-defined]
+            for i, minor in enumerate(minors)]
+    assert k8s_minors(runs) == expected
+    assert k8s_minors(reversed(runs)) == expected
+
+
+def test_a_kubernetes_lens_matches_its_minor_exactly(f: type) -> None:
+    runs = [f.make_run(f.identity("a"), {ROW: "passed"}, k8s="1.33"),  # type: ignore[attr-defined]
+            f.make_run(f.identity("b"), {ROW: "passed"}, k8s="1.3")]  # type: ignore[attr-defined]
+    grid = k8s_lens(runs, "1.3", f.org_of)  # type: ignore[attr-defined]
+    assert grid.rows[0].consensus is S.SINGLE
