@@ -172,6 +172,18 @@ def test_every_san_is_named_in_certificate_order() -> None:
                                       "DNS:example.com")
 
 
+@pytest.mark.parametrize(("issuer", "san", "part"), [
+    (ISSUER + "\n", WORKFLOW, "issuer"), (ISSUER + "\r", WORKFLOW, "issuer"),
+    (ISSUER, "alice@example.com\n", "identity"),
+])
+def test_a_line_break_in_the_signer_is_refused_naming_the_part(issuer: str, san: str,
+                                                               part: str) -> None:
+    name: x509.GeneralName = (x509.RFC822Name(san) if "@" in san
+                              else x509.UniformResourceIdentifier(san))
+    with pytest.raises(VerificationError, match=f"certificate {part} is empty or contains"):
+        certificate_identity(cert(v2=utf8(issuer), sans=(name,)))
+
+
 def test_legacy_issuer_that_is_not_utf8_is_refused() -> None:
     with pytest.raises(VerificationError, match=r"\.1\.1"):
         certificate_issuer(cert(v1=b"\xff\xfe"))
