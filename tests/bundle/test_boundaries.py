@@ -22,7 +22,7 @@ from generator.bundle.oci import (
     select_candidates,
 )
 from generator.bundle.types import MAX_SIGNATURES, BundleFetchError, Limits
-from generator.model import OciDigest
+from generator.model import FailureClass, OciDigest
 
 WHERE = "evidence/p.yaml"
 
@@ -197,3 +197,36 @@ def test_a_registry_body_of_exactly_the_cap_is_pulled_one_byte_more_is_refused(
     with pytest.raises(BundleFetchError) as info:
         _pull(fake_registry, sample, replace(Limits(), **{cap: size - 1}))
     assert cap in info.value.message
+
+
+def test_a_digest_in_another_letter_case_is_not_the_blobs_digest() -> None:
+    data = b"bundle layer bytes"
+    with pytest.raises(BundleFetchError):
+        check_digest(data, _digest(data).upper().replace("SHA256", "sha256"), "layer", WHERE)
+
+
+@pytest.mark.parametrize(("raw", "words"), [
+    (b"{", "is not valid JSON"), (b"[1]", "is not a JSON object"),
+    (b'"manifest"', "is not a JSON object"), (b"", "is not valid JSON"),
+])
+def test_a_manifest_that_is_not_a_json_object_is_an_integrity_failure(raw: bytes,
+                                                                       words: str) -> None:
+    for parse in (lambda: bundle_layer(raw, Limits(), WHERE),
+                  lambda: referrer_layer(raw, SUBJECT, Limits(), WHERE),
+                  lambda: index_candidates(raw, Limits(), WHERE)):
+        with pytest.raises(BundleFetchError) as info:
+            parse()
+        assert words in info.value.message
+        assert info.value.failure_class is FailureClass.INTEGRITY
+
+
+def test_a_registrys_bad_referrers_answer_is_a_registry_failure() -> None:
+    with pytest.raises(BundleFetchError) as info:
+        index_candidates(b"[1]", Limits(), WHERE, FailureClass.REGISTRY)
+    assert info.value.failure_class is FailureClass.REGISTRY
+
+
+@pytest.mark.parametrize("value", ["sha256:abc", None, 3, ["digest"]])
+def test_a_descriptor_that_is_not_a_mapping_is_refused(value: object) -> None:
+    with pytest.raises(BundleFetchError, match="is not a descriptor"):
+        parse_descriptor(value, "layer", WHERE)
