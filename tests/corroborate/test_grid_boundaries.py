@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.corroborate import combined_grid, k8s_lens, k8s_minors
+from generator.corroborate import combined_grid, k8s_lens, k8s_minors, version_grids
 from generator.model import ConsensusState as S
 from generator.model import Phase
 
@@ -51,3 +51,11 @@ def test_a_kubernetes_lens_matches_its_minor_exactly(f: type) -> None:
             f.make_run(f.identity("b"), {ROW: "passed"}, k8s="1.3")]  # type: ignore[attr-defined]
     grid = k8s_lens(runs, "1.3", f.org_of)  # type: ignore[attr-defined]
     assert grid.rows[0].consensus is S.SINGLE
+
+
+def test_the_combined_grid_names_no_version_and_each_version_grid_its_own(f: type) -> None:
+    runs = [f.make_run(f.identity("a"), {ROW: "passed"}, version="v0.13.0"),  # type: ignore[attr-defined]
+            f.make_run(f.identity("b"), {ROW: "passed"}, version="v0.14.0")]  # type: ignore[attr-defined]
+    assert combined_grid(runs, f.org_of).aicr_version == ""  # type: ignore[attr-defined]
+    grids = version_grids(runs, f.org_of)  # type: ignore[attr-defined]
+    assert sorted(g.aicr_version for g in grids) == ["v0.13.0", "v0.14.0"]
