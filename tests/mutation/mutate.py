@@ -328,7 +328,7 @@ class Sandbox:
     """A throw-away copy of the repository (with `../shared` linked beside it) to mutate in."""
 
     def __init__(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="mutation-"))
+        self.tmp = Path(tempfile.mkdtemp(prefix="evidence-dashboard-mutants-"))
         self.root = self.tmp / "repo"
         shutil.copytree(REPO, self.root, ignore=_COPY_IGNORE, symlinks=True)
         shared = REPO.parent / "shared"
