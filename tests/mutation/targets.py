@@ -48,6 +48,7 @@ TARGETS: tuple[Target, ...] = (
     )),
     Target("generator/freshness/__init__.py", (
         "tests/freshness/test_boundaries.py", "tests/freshness/test_freshness.py",
+        "tests/freshness/test_memo.py",
     ), lines=(1, 400)),
     Target("generator/corroborate/states.py", (
         "tests/corroborate/test_consensus_boundaries.py", "tests/corroborate",
