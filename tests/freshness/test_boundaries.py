@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator.errors import InputError
-from generator.freshness import DigestsFileProvider, FreshnessResult, compare
+from generator.freshness import DigestsFileProvider, FreshnessResult, compare, listed_overlay
 from generator.model import Canonicalizer, Freshness, PredicateType
 
 SIGNED = "0123456789abcdef" * 4
@@ -121,3 +121,13 @@ def test_the_digest_map_refuses_an_unknown_canonicalizer(tmp_path: Path) -> None
     table.write_text(json.dumps({"r": {"v4": "a" * 64}}))
     with pytest.raises(InputError):
         DigestsFileProvider.load(table)
+
+
+@pytest.mark.parametrize("listed", ["H100-eks.yaml", "h100-eks.YAML", "h100-eks.yaml.bak",
+                                    "h100-ek.yaml"])
+def test_an_overlay_is_found_only_under_its_exact_name(tmp_path: Path, listed: str) -> None:
+    """A pointer's recipe name must not pick up another recipe's overlay by letter case."""
+    (tmp_path / listed).write_text("kind: RecipeResult\n")
+    assert listed_overlay(tmp_path, "h100-eks") is None
+    (tmp_path / "h100-eks.yaml").write_text("kind: RecipeResult\n")
+    assert listed_overlay(tmp_path, "h100-eks") == tmp_path / "h100-eks.yaml"
