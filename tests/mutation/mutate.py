@@ -38,10 +38,17 @@ from tests.mutation.targets import TARGETS, Target
 
 REPO = Path(__file__).resolve().parents[2]
 EQUIVALENTS = Path(__file__).with_name("equivalents.txt")
-_COPY_IGNORE = shutil.ignore_patterns(
-    ".git", ".venv", "build", "site", "__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache",
-    ".pytest_cache", "tests/artifacts", "*.egg-info",
-)
+_ROOT_ONLY = frozenset({".git", ".venv", "build", "site"})
+"""Ignored at the repository root only (`generator/site` and `tests/site` are code)."""
+_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache",
+                                   ".pytest_cache", "artifacts", "*.egg-info")
+
+
+def _copy_ignore(folder: str, names: list[str]) -> set[str]:
+    ignored = set(_ANYWHERE(folder, names))
+    if Path(folder).resolve() == REPO:
+        ignored |= _ROOT_ONLY & set(names)
+    return ignored
 
 _COMPARE_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
@@ -330,7 +337,7 @@ class Sandbox:
     def __init__(self) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="evidence-dashboard-mutants-"))
         self.root = self.tmp / "repo"
-        shutil.copytree(REPO, self.root, ignore=_COPY_IGNORE, symlinks=True)
+        shutil.copytree(REPO, self.root, ignore=_copy_ignore, symlinks=True)
         shared = REPO.parent / "shared"
         if shared.exists():
             (self.tmp / "shared").symlink_to(shared)
