@@ -1,0 +1,535 @@
+"""A small AST mutation tester for the trust core (`make mutation`).
+
+Each mutant is one small, plausible bug (a flipped comparison, `and` for `or`, a dropped `not`,
+an off-by-one constant, a case-insensitive compare, a deleted `raise`/`return`, ...) spliced into
+one module of a throw-away copy of the repository; the module's own tests (see `targets.py`) then
+run with `-x`. A mutant no test notices *survived*: either a test is missing, or the mutant is
+equivalent (no behaviour can tell it apart) and is listed, with why, in `equivalents.txt`.
+
+Usage:
+    python -m tests.mutation.mutate                       # every target module, every mutant
+    python -m tests.mutation.mutate --module generator/verify/policy.py
+    python -m tests.mutation.mutate --changed origin/main # modules a change touches
+    python -m tests.mutation.mutate --sample 40 --seed 7  # a fixed-seed sample per module
+    python -m tests.mutation.mutate --changed origin/main --budget 120   # what CI runs
+    python -m tests.mutation.mutate --list                # print the mutants, run nothing
+
+The score is killed / (mutants - listed equivalents); the run fails under `--min-score`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tests.mutation.targets import TARGETS, Target
+
+REPO = Path(__file__).resolve().parents[2]
+EQUIVALENTS = Path(__file__).with_name("equivalents.txt")
+_ROOT_ONLY = frozenset({".git", ".venv", "build", "site"})
+"""Ignored at the repository root only (`generator/site` and `tests/site` are code)."""
+_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache",
+                                   ".pytest_cache", "artifacts", "*.egg-info")
+
+
+def _copy_ignore(folder: str, names: list[str]) -> set[str]:
+    ignored = set(_ANYWHERE(folder, names))
+    if Path(folder).resolve() == REPO:
+        ignored |= _ROOT_ONLY & set(names)
+    return ignored
+
+_COMPARE_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
+    ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+}
+_BINOP_SWAPS: dict[type[ast.operator], type[ast.operator]] = {
+    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr,
+}
+_CALL_SWAPS = {"any": "all", "all": "any", "min": "max", "max": "min"}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One spliced change: the source span [start, end) of `path` replaced by `text`."""
+
+    path: str
+    line: int
+    operator: str
+    original: str
+    replacement: str
+    start: int
+    end: int
+    text: str
+    scope: str
+    occurrence: int = 1
+    """1 for the first mutant with this description in its scope, 2 for the next, ..."""
+
+    @property
+    def key(self) -> str:
+        """A line-number-free name, stable across unrelated edits (for equivalents.txt)."""
+        suffix = "" if self.occurrence == 1 else f" #{self.occurrence}"
+        return (f"{self.path}::{self.scope}::{self.operator}::{self.original} => "
+                f"{self.replacement}{suffix}")
+
+
+def _offsets(source: str) -> list[int]:
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+class _Finder(ast.NodeVisitor):
+    """Collects mutants; skips docstrings, annotations, f-strings and `__all__`-style tables."""
+
+    def __init__(self, path: str, source: str, lines: tuple[int, int] | None,
+                 strings: bool = True) -> None:
+        self.path = path
+        self.strings = strings
+        self.source = source
+        self.starts = _offsets(source)
+        self.lines = lines
+        self.scope: list[str] = []
+        self.found: list[Mutant] = []
+
+    # -- helpers
+    def _span(self, node: ast.AST) -> tuple[int, int]:
+        start = self.starts[node.lineno - 1] + _char_col(self.source, self.starts, node.lineno,
+                                                         node.col_offset)
+        end = self.starts[node.end_lineno - 1] + _char_col(  # type: ignore[operator]
+            self.source, self.starts, node.end_lineno, node.end_col_offset)  # type: ignore[arg-type]
+        return start, end
+
+    def _add(self, node: ast.AST, operator: str, new: str, *, paren: bool = True,
+             label: str | None = None) -> None:
+        if self.lines is not None and not self.lines[0] <= node.lineno <= self.lines[1]:
+            return
+        start, end = self._span(node)
+        original = self.source[start:end]
+        text = f"({new})" if paren else new
+        self.found.append(Mutant(
+            path=self.path, line=node.lineno, operator=operator,
+            original=_short(original), replacement=_short(label or new), start=start, end=end,
+            text=text, scope=".".join(self.scope) or "<module>",
+        ))
+
+    # -- scopes and skipped regions
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._scoped(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._scoped(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._scoped(node)
+
+    def _scoped(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        self.scope.append(node.name)
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        for stmt in body:
+            self.visit(stmt)
+        if not isinstance(node, ast.ClassDef):
+            for default in [*node.args.defaults, *node.args.kw_defaults]:
+                if default is not None:
+                    self.visit(default)
+        self.scope.pop()
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        return  # message text: positions inside f-strings are unreliable before 3.12
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # attribute docstrings
+        self.generic_visit(node)
+
+    # -- operators
+    def visit_Compare(self, node: ast.Compare) -> None:
+        for i, op in enumerate(node.ops):
+            swap = _COMPARE_SWAPS.get(type(op))
+            if swap is not None:
+                ops = list(node.ops)
+                ops[i] = swap()
+                new = ast.Compare(left=node.left, ops=ops, comparators=node.comparators)
+                self._add(node, "compare", ast.unparse(new))
+        if (len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq)
+                and not any(_numeric(e) for e in (node.left, node.comparators[0]))):
+            left, right = (_folded(e) for e in (node.left, node.comparators[0]))
+            op = "==" if isinstance(node.ops[0], ast.Eq) else "!="
+            self._add(node, "casefold", f"{left} {op} {right}")
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        joiner = " or " if isinstance(node.op, ast.And) else " and "
+        self._add(node, "boolop", joiner.join(f"({ast.unparse(v)})" for v in node.values))
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        if isinstance(node.op, ast.Not):
+            self._add(node, "not", ast.unparse(node.operand))
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        swap = _BINOP_SWAPS.get(type(node.op))
+        if swap is not None:
+            self._add(node, "binop", ast.unparse(ast.BinOp(node.left, swap(), node.right)))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id in _CALL_SWAPS:
+            self._add(node.func, "call", _CALL_SWAPS[node.func.id], paren=False)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        value = node.value
+        if isinstance(value, bool):
+            self._add(node, "constant", repr(not value), paren=False)
+        elif isinstance(value, int):
+            self._add(node, "constant", repr(value + 1), paren=False)
+            if value != 0:
+                self._add(node, "constant", repr(value - 1), paren=False)
+        elif isinstance(value, str) and len(value) <= 8 and self.strings:
+            self._add(node, "constant", '"XX"' if value == "" else '""', paren=False)
+        elif isinstance(value, bytes) and len(value) <= 8:
+            self._add(node, "constant", 'b"XX"' if value == b"" else 'b""', paren=False)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.value, ast.Name) and node.value.id in ("Literal", "Final"):
+            return  # typing only
+        if isinstance(node.slice, ast.Slice):
+            for part in ("lower", "upper"):
+                bound = getattr(node.slice, part)
+                if bound is not None:
+                    copy = ast.Slice(node.slice.lower, node.slice.upper, node.slice.step)
+                    setattr(copy, part, None)
+                    new = ast.Subscript(node.value, copy, node.ctx)
+                    self._add(node, "slice", ast.unparse(new))
+        self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and not (isinstance(node.value, ast.Constant)
+                                           and node.value.value is None):
+            self._add(node, "return", "return None", paren=False)
+        self.generic_visit(node)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        self._add(node, "raise", "pass", paren=False, label="pass (raise deleted)")
+        # the exception's own construction is message text: not mutated
+
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        covered = (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)) or (
+            isinstance(test, ast.Compare) and len(test.ops) == 1
+            and type(test.ops[0]) in _COMPARE_SWAPS and not isinstance(test.ops[0], ast.Lt
+                                                                          | ast.LtE | ast.Gt
+                                                                          | ast.GtE))
+        if not covered:  # a single ==, in, is or `not` is already flipped by its own operator
+            self._add(test, "if", f"not ({ast.unparse(test)})")
+        self.generic_visit(node)
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        self._add(node, "loop", "pass", paren=False)
+
+    def visit_Break(self, node: ast.Break) -> None:
+        self._add(node, "loop", "pass", paren=False)
+
+
+_INT_NAMES = ("count", "size", "len", "total", "limit", "index", "errno", "status", "code",
+              "number", "offset", "length", "port", "bytes", "seconds", "step")
+
+
+def _numeric(expr: ast.expr) -> bool:
+    """An operand that is surely not a string (a casefold of it cannot change anything)."""
+    if isinstance(expr, ast.Constant):
+        return expr.value is None or isinstance(expr.value, int | float | bytes)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+        return expr.func.id in ("len", "int", "type", "id")
+    name = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
+    return isinstance(name, str) and any(part in name.lower() for part in _INT_NAMES)
+
+
+def _folded(expr: ast.expr) -> str:
+    text = ast.unparse(expr)
+    if isinstance(expr, ast.Constant) and not isinstance(expr.value, str):
+        return text
+    return f"(({text}).casefold() if isinstance({text}, str) else ({text}))"
+
+
+def _char_col(source: str, starts: list[int], lineno: int, byte_col: int) -> int:
+    """ast columns count UTF-8 bytes; the splice needs characters."""
+    line = source[starts[lineno - 1]:starts[lineno]]
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _short(text: str) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= 90 else one[:87] + "..."
+
+
+def mutants_of(path: str, source: str, lines: tuple[int, int] | None = None,
+               strings: bool = True) -> list[Mutant]:
+    """Every mutant of one module whose spliced source still parses (`strings`: also short
+    string constants)."""
+    finder = _Finder(path, source, lines, strings)
+    finder.visit(ast.parse(source))
+    valid = []
+    seen: dict[str, int] = {}
+    for mutant in finder.found:
+        try:
+            ast.parse(apply(source, mutant))
+        except SyntaxError:
+            continue
+        n = seen.get(mutant.key, 0)
+        seen[mutant.key] = n + 1
+        valid.append(mutant if n == 0 else replace(mutant, occurrence=n + 1))
+    return valid
+
+
+def apply(source: str, mutant: Mutant) -> str:
+    """The source with the mutant spliced in."""
+    return source[: mutant.start] + mutant.text + source[mutant.end:]
+
+
+def load_equivalents(path: Path = EQUIVALENTS) -> dict[str, str]:
+    """key -> why, from `equivalents.txt` (`key` line, then indented `why:` lines)."""
+    found: dict[str, str] = {}
+    key: str | None = None
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        if raw.startswith((" ", "\t")):
+            if key is not None:
+                found[key] = (found[key] + " " + raw.strip()).strip()
+            continue
+        key = raw.strip()
+        found[key] = ""
+    return found
+
+
+@dataclass(frozen=True)
+class Outcome:
+    mutant: Mutant
+    status: str  # killed | survived | timeout | equivalent
+    seconds: float
+
+
+class Sandbox:
+    """A throw-away copy of the repository (with `../shared` linked beside it) to mutate in."""
+
+    def __init__(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="evidence-dashboard-mutants-"))
+        self.root = self.tmp / "repo"
+        shutil.copytree(REPO, self.root, ignore=_copy_ignore, symlinks=True)
+        shared = REPO.parent / "shared"
+        if shared.exists():
+            (self.tmp / "shared").symlink_to(shared)
+
+    def run(self, target: Target, mutant: Mutant | None, source: str, timeout: float) -> str:
+        module = self.root / target.path
+        try:
+            if mutant is not None:
+                module.write_text(apply(source, mutant), encoding="utf-8")
+            env = {**os.environ, "PYTHONPATH": str(self.root), "PYTHONDONTWRITEBYTECODE": "1",
+                   "PYTHONHASHSEED": "0"}
+            cmd = [sys.executable, "-m", "pytest", "-x", "-q", "--no-header", "-p", "no:randomly",
+                   *target.pytest_args(self.root)]
+            try:
+                proc = subprocess.run(cmd, cwd=self.root, env=env, timeout=timeout,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      check=False)
+            except subprocess.TimeoutExpired:
+                return "timeout"
+            if proc.returncode == 0:
+                return "survived"
+            if proc.returncode in (1, 2, 3):  # failed, collection or import error
+                return "killed"
+            return f"error({proc.returncode})"
+        finally:
+            module.write_text(source, encoding="utf-8")
+
+    def close(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def changed_modules(base: str) -> set[str] | None:
+    """Target modules a change since `base` touches (or whose mapped tests it touches); None
+    when git cannot tell (no such base, not a git checkout)."""
+    try:
+        out = subprocess.run(["git", "diff", "--name-only", f"{base}...HEAD"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    touched = set(out)
+    picked = set()
+    for target in TARGETS:
+        if target.path in touched or any(t.split("::")[0] in touched for t in target.tests):
+            picked.add(target.path)
+    return picked
+
+
+def _select(args: argparse.Namespace) -> list[Target]:
+    targets = list(TARGETS)
+    if args.module:
+        wanted = set(args.module)
+        targets = [t for t in targets if t.path in wanted]
+        unknown = wanted - {t.path for t in targets}
+        if unknown:
+            sys.exit(f"not a mutation target: {', '.join(sorted(unknown))} (see targets.py)")
+    if args.changed:
+        picked = changed_modules(args.changed)
+        if picked is None:
+            print(f"mutation: cannot diff against {args.changed!r}; sampling every module")
+        elif picked:
+            print(f"mutation: modules changed since {args.changed}: {', '.join(sorted(picked))}")
+            targets = [t for t in targets if t.path in picked]
+        else:
+            print(f"mutation: no trust-core module changed since {args.changed}; "
+                  "sampling every module")
+    if args.budget is not None and targets:
+        share = max(1, args.budget // len(targets))
+        args.sample = share if args.sample is None else min(args.sample, share)
+    return targets
+
+
+def _iter_mutants(targets: Sequence[Target], sample: int | None, seed: int,
+                  keys: set[str] | None = None) -> Iterator[tuple[Target, str, list[Mutant]]]:
+    for target in targets:
+        source = (REPO / target.path).read_text(encoding="utf-8")
+        found = mutants_of(target.path, source, target.lines, target.strings)
+        if keys is not None:
+            found = [m for m in found if m.key in keys]
+            if not found:
+                continue
+        if sample is not None and len(found) > sample:
+            found = sorted(random.Random(f"{seed}:{target.path}").sample(found, sample),
+                           key=lambda m: (m.line, m.start))
+        yield target, source, found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--module", action="append", help="a target module path (repeatable)")
+    parser.add_argument("--changed", metavar="BASE", help="only modules changed since BASE")
+    parser.add_argument("--sample", type=int, help="at most N mutants per module (fixed seed)")
+    parser.add_argument("--budget", type=int, metavar="N",
+                        help="at most about N mutants in all, shared evenly by the modules")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keys", type=Path, metavar="FILE",
+                        help="only the mutants whose keys FILE lists, one a line (for example "
+                             "the survivors of an earlier run, after adding tests)")
+    parser.add_argument("--min-score", type=float, default=90.0)
+    parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")
+    parser.add_argument("--report", type=Path, help="write a JSON report here")
+    args = parser.parse_args(argv)
+
+    targets = _select(args)
+    equivalents = load_equivalents()
+    keys = None
+    if args.keys is not None:
+        keys = {line.strip() for line in args.keys.read_text(encoding="utf-8").splitlines()
+                if line.strip() and not line.startswith("#")}
+    if args.list:
+        for _target, _source, found in _iter_mutants(targets, args.sample, args.seed, keys):
+            for m in found:
+                mark = "  [equivalent]" if m.key in equivalents else ""
+                print(f"{m.path}:{m.line}: {m.operator}: {m.original} => {m.replacement}{mark}")
+        return 0
+    if not targets:
+        print("mutation: no target module selected; nothing to do")
+        return 0
+
+    signal.signal(signal.SIGTERM, _terminate)
+    sandbox = Sandbox()
+    outcomes: list[Outcome] = []
+    per_module: dict[str, list[Outcome]] = {}
+    interrupted = False
+    try:
+        for target, source, found in _iter_mutants(targets, args.sample, args.seed, keys):
+            started = time.monotonic()
+            baseline = sandbox.run(target, None, source, timeout=600)
+            took = time.monotonic() - started
+            if baseline != "survived":
+                print(f"{target.path}: the unmutated tests do not pass ({baseline}); fix that first")
+                return 2
+            timeout = max(30.0, 5 * took)
+            print(f"{target.path}: {len(found)} mutants, tests take {took:.1f} s", flush=True)
+            for number, mutant in enumerate(found, 1):
+                if number % 10 == 0:
+                    print(f"  ... {number}/{len(found)}", flush=True)
+                if mutant.key in equivalents:
+                    outcome = Outcome(mutant, "equivalent", 0.0)
+                else:
+                    t0 = time.monotonic()
+                    status = sandbox.run(target, mutant, source, timeout)
+                    outcome = Outcome(mutant, status, time.monotonic() - t0)
+                    if status not in ("killed", "timeout"):
+                        print(f"  SURVIVED {mutant.path}:{mutant.line} [{status}]\n"
+                              f"    {mutant.key}", flush=True)
+                outcomes.append(outcome)
+                per_module.setdefault(target.path, []).append(outcome)
+    except SystemExit:
+        interrupted = True  # SIGTERM: report what ran so far, then fail
+    finally:
+        sandbox.close()
+
+    print("\nmutation score (killed / non-equivalent mutants):")
+    for path, results in per_module.items():
+        print(f"  {_score_line(path, results)}")
+    total = _score_line("TOTAL", outcomes)
+    print(f"  {total}")
+    score = _score(outcomes)
+    if args.report is not None:
+        args.report.write_text(json.dumps({
+            "score": score,
+            "outcomes": [{"key": o.mutant.key, "line": o.mutant.line, "status": o.status}
+                         for o in outcomes],
+        }, indent=1) + "\n", encoding="utf-8")
+    if interrupted:
+        print("mutation: interrupted; the scores above cover only the mutants that ran")
+        return 1
+    if score < args.min_score:
+        print(f"mutation: score {score:.1f}% is under the {args.min_score:.0f}% floor; "
+              "add a test of the behaviour each survivor breaks, or list it in "
+              "tests/mutation/equivalents.txt with why it is equivalent")
+        return 1
+    return 0
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(f"mutation: stopped by signal {signum}")
+
+
+def _score(outcomes: Sequence[Outcome]) -> float:
+    live = [o for o in outcomes if o.status != "equivalent"]
+    killed = sum(o.status in ("killed", "timeout") for o in live)
+    return 100.0 if not live else 100.0 * killed / len(live)
+
+
+def _score_line(name: str, outcomes: Sequence[Outcome]) -> str:
+    live = [o for o in outcomes if o.status != "equivalent"]
+    killed = sum(o.status in ("killed", "timeout") for o in live)
+    equivalent = len(outcomes) - len(live)
+    return (f"{name}: {killed}/{len(live)} killed = {_score(outcomes):.1f}% "
+            f"({equivalent} listed equivalent)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

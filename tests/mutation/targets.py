@@ -1,0 +1,71 @@
+"""The trust core under mutation: each module where a bug changes a verdict, and its tests.
+
+Each target names the pytest selection that exercises it, so a mutant runs a few seconds of tests
+rather than the suite. `lines` limits a large module to the part that decides (inclusive range).
+Slow tests that only repeat what a faster one checks (deadline drips, Chromium) are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Target:
+    """One mutated module and the pytest arguments (files, node ids, `-k`) that test it."""
+
+    path: str
+    tests: tuple[str, ...]
+    lines: tuple[int, int] | None = None
+    extra: tuple[str, ...] = ()
+    strings: bool = True
+    """False where every short string constant is display text (colours, icons), not a rule."""
+
+    def pytest_args(self, root: Path) -> list[str]:
+        """The test selection, without files that do not exist (yet) under `root`."""
+        present = [t for t in self.tests if (root / t.split("::")[0]).exists()]
+        return [*present, *self.extra]
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("generator/verify/policy.py", (
+        "tests/verify/test_boundaries.py", "tests/verify/test_policy.py",
+        "tests/verify/test_identity.py",
+    )),
+    Target("generator/verify/signature.py", (
+        "tests/verify/test_boundaries.py", "tests/verify/test_sigstore_real.py",
+        "tests/verify/test_identity.py", "tests/verify/test_windows.py",
+    )),
+    Target("generator/verify/pipeline.py", (
+        "tests/verify/test_boundaries.py", "tests/verify/test_pipeline.py",
+        "tests/verify/test_pipeline_paths.py", "tests/verify/test_fast_paths.py",
+        "tests/verify/test_identity.py",
+    ), lines=(224, 760)),
+    Target("generator/tree/allowlist.py", (
+        "tests/tree/test_allowlist_boundaries.py", "tests/tree/test_allowlist.py",
+        "tests/hostile/test_allowlist_regex.py",
+    )),
+    Target("generator/freshness/__init__.py", (
+        "tests/freshness/test_boundaries.py", "tests/freshness/test_freshness.py",
+        "tests/freshness/test_memo.py",
+    ), lines=(1, 400)),
+    Target("generator/corroborate/states.py", (
+        "tests/corroborate/test_consensus_boundaries.py", "tests/corroborate",
+    ), strings=False),
+    Target("generator/corroborate/grid.py", ("tests/corroborate",)),
+    Target("generator/tree/safeio.py", (
+        "tests/tree/test_boundaries.py", "tests/tree/test_safeio.py",
+    )),
+    Target("generator/bundle/registry.py", (
+        "tests/bundle/test_boundaries.py", "tests/bundle/test_registry.py",
+        "tests/bundle/test_registry_hardening.py",
+    ), extra=("-k", "not trickling and not deadline")),
+    Target("generator/bundle/oci.py", (
+        "tests/bundle/test_boundaries.py", "tests/bundle/test_layout.py",
+        "tests/bundle/test_registry.py",
+    )),
+    Target("generator/site/escape.py", (
+        "tests/site/test_escape_boundaries.py", "tests/site/test_escape.py",
+    )),
+)

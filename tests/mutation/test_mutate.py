@@ -1,0 +1,91 @@
+"""The mutation tool's pure parts: which mutants it makes, how it splices them, the equivalents
+file, and the target map (every mapped module and test file exists)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.mutation.mutate import REPO, apply, load_equivalents, mutants_of
+from tests.mutation.targets import TARGETS
+
+SOURCE = '''"""doc"""
+def f(a, b, data, names):
+    """doc"""
+    if a == b and not names:
+        raise ValueError("x")
+    if len(data) < 2:
+        return data[:12]
+    return any(n.lower() for n in names)
+'''
+
+
+def _described() -> set[str]:
+    return {f"{m.operator}:{m.original} => {m.replacement}" for m in mutants_of("m.py", SOURCE)}
+
+
+def test_the_operators_the_issue_names_are_made() -> None:
+    found = _described()
+    assert "compare:a == b => a != b" in found
+    assert "boolop:a == b and not names => (a == b) or (not names)" in found
+    assert "not:not names => names" in found
+    assert "compare:len(data) < 2 => len(data) <= 2" in found
+    assert "constant:2 => 3" in found and "constant:2 => 1" in found
+    assert "slice:data[:12] => data[:]" in found
+    assert any(d.startswith("casefold:a == b =>") for d in found)
+    assert any(d.startswith("raise:raise ValueError") for d in found)
+    assert "return:return data[:12] => return None" in found
+    assert "call:any => all" in found
+
+
+def test_docstrings_and_messages_are_not_mutated() -> None:
+    constants = {d for d in _described() if d.startswith("constant:")}
+    assert constants == {"constant:2 => 3", "constant:2 => 1", "constant:12 => 13",
+                         "constant:12 => 11"}
+
+
+def test_every_mutant_parses_and_changes_the_source() -> None:
+    for mutant in mutants_of("m.py", SOURCE):
+        mutated = apply(SOURCE, mutant)
+        assert mutated != SOURCE
+        ast.parse(mutated)
+
+
+def test_keys_are_unique_and_free_of_line_numbers() -> None:
+    mutants = mutants_of("m.py", SOURCE)
+    keys = [m.key for m in mutants]
+    assert len(keys) == len(set(keys))
+    shifted = mutants_of("m.py", SOURCE.replace('"""doc"""\n', '"""doc"""\n\n\n', 1))
+    assert sorted(m.key for m in shifted) == sorted(keys)
+
+
+def test_a_line_range_limits_the_mutants() -> None:
+    assert {m.line for m in mutants_of("m.py", SOURCE, (6, 7))} == {6, 7}
+
+
+def test_equivalents_file_format(tmp_path: Path) -> None:
+    path = tmp_path / "eq.txt"
+    path.write_text("# comment\n\na.py::f::compare::x => y\n    why one\n    why two\n"
+                    "b.py::<module>::constant::1 => 2\n", encoding="utf-8")
+    assert load_equivalents(path) == {"a.py::f::compare::x => y": "why one why two",
+                                      "b.py::<module>::constant::1 => 2": ""}
+
+
+def test_the_checked_in_equivalents_each_say_why_and_still_exist() -> None:
+    """A listed mutant that the tool no longer makes is stale; one without a reason is a guess."""
+    listed = load_equivalents()
+    paths = {key.split("::", 1)[0] for key in listed}
+    made: set[str] = set()
+    for target in (t for t in TARGETS if t.path in paths):
+        source = (REPO / target.path).read_text(encoding="utf-8")
+        made |= {m.key for m in mutants_of(target.path, source, target.lines, target.strings)}
+    for key, why in listed.items():
+        assert why, f"equivalents.txt: {key} has no reason"
+        assert key in made, f"equivalents.txt: {key} is no longer a mutant of the code"
+
+
+def test_every_target_and_mapped_test_exists() -> None:
+    for target in TARGETS:
+        assert (REPO / target.path).is_file(), target.path
+        for test in target.tests:
+            assert (REPO / test.split("::")[0]).exists(), test

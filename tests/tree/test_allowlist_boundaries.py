@@ -1,0 +1,134 @@
+"""Allowlist classification at its edges: a slug one hex digit from a listed source, identities
+and issuers that differ from a listed one only by letter case or a suffix, and which entry wins
+when a signer is listed twice."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.model import SignerClass, SignerIdentity, source_slug
+from generator.tree.allowlist import UNLISTED, parse_allowlist
+
+OAUTH = "https://github.com/login/oauth"
+GH = "https://token.actions.githubusercontent.com"
+ALICE = SignerIdentity(OAUTH, "alice@example.com")
+WORKFLOW = "https://github.com/acme/aicr/.github/workflows/uat.yaml@refs/heads/main"
+PATTERN = r"^https://github\.com/acme/aicr/\.github/workflows/uat\.yaml@refs/heads/[a-z]+$"
+
+
+def _doc(first: str = "[]", community: str = "[]", partner: str = "[]") -> bytes:
+    return (f"schemaVersion: 1.0.0\nfirstParty: {first}\ncommunity: {community}\n"
+            f"partner: {partner}\n").encode()
+
+
+def _src(source: str, issuer: str = OAUTH) -> str:
+    return f"[{{issuer: '{issuer}', source: '{source}'}}]"
+
+
+def _pat(pattern: str = PATTERN, issuer: str = GH) -> str:
+    return f"[{{issuer: '{issuer}', identityPattern: '{pattern}'}}]"
+
+
+def _flip(hex_text: str, position: int) -> str:
+    digit = "0" if hex_text[position] != "0" else "1"
+    return hex_text[:position] + digit + hex_text[position + 1:]
+
+
+@pytest.mark.parametrize("position", [0, 12, 30, 31])
+def test_a_source_one_hex_digit_from_the_signers_slug_does_not_list_it(position: int) -> None:
+    slug = str(ALICE.slug)
+    listed = parse_allowlist(_doc(first=_src(slug)), file="a.yaml").classify(ALICE)
+    assert listed.allowlisted and listed.signer_class is SignerClass.FIRST_PARTY
+    near = parse_allowlist(_doc(first=_src(_flip(slug, position))), file="a.yaml")
+    assert near.classify(ALICE) == UNLISTED
+
+
+def test_a_slug_sharing_a_prefix_with_a_listed_source_is_unlisted() -> None:
+    """Two real signers whose slugs agree on their first hex digits: only the listed one is."""
+    listed_signer = ALICE
+    prefix_len = 0
+    other = None
+    for n in range(5000):
+        candidate = SignerIdentity(OAUTH, f"user{n}@example.com")
+        shared = 0
+        while shared < 32 and str(candidate.slug)[shared] == str(listed_signer.slug)[shared]:
+            shared += 1
+        if shared > prefix_len:
+            prefix_len, other = shared, candidate
+    assert other is not None and prefix_len >= 2
+    allowlist = parse_allowlist(_doc(community=_src(str(listed_signer.slug))), file="a.yaml")
+    assert allowlist.classify(listed_signer).allowlisted
+    assert allowlist.classify(other) == UNLISTED
+
+
+@pytest.mark.parametrize("identity", [
+    WORKFLOW.replace("acme", "ACME"), WORKFLOW.replace("main", "Main"), WORKFLOW.upper(),
+    WORKFLOW + "x/", WORKFLOW + "\n", "x" + WORKFLOW, WORKFLOW.replace("uat.yaml", "uatxyaml"),
+], ids=["org-case", "ref-case", "upper", "suffix", "trailing-newline", "prefix", "dot-literal"])
+def test_a_pattern_lists_exactly_its_identities(identity: str) -> None:
+    allowlist = parse_allowlist(_doc(partner=_pat()), file="a.yaml")
+    listed = allowlist.classify(SignerIdentity(GH, WORKFLOW))
+    assert listed.allowlisted and listed.signer_class is SignerClass.PARTNER
+    assert allowlist.classify(SignerIdentity(GH, identity)) == UNLISTED
+
+
+@pytest.mark.parametrize("issuer", [GH.upper(), GH.replace("token", "Token"), GH + "/", OAUTH])
+def test_a_pattern_needs_its_issuer_exactly(issuer: str) -> None:
+    allowlist = parse_allowlist(_doc(first=_pat()), file="a.yaml")
+    assert allowlist.classify(SignerIdentity(issuer, WORKFLOW)) == UNLISTED
+
+
+def test_a_source_needs_its_issuer_exactly() -> None:
+    """The slug covers the issuer: the same identity under a case variant is another signer."""
+    allowlist = parse_allowlist(_doc(first=_src(str(ALICE.slug))), file="a.yaml")
+    assert allowlist.classify(ALICE).allowlisted
+    for issuer in (OAUTH.upper(), OAUTH.replace("oauth", "OAuth")):
+        assert allowlist.classify(SignerIdentity(issuer, ALICE.identity)) == UNLISTED
+    assert allowlist.classify(SignerIdentity(OAUTH, "Alice@example.com")) == UNLISTED
+
+
+def test_a_source_match_wins_over_a_pattern_match() -> None:
+    signer = SignerIdentity(GH, WORKFLOW)
+    allowlist = parse_allowlist(_doc(first=_pat(), community=_src(str(signer.slug), GH)),
+                                file="a.yaml")
+    found = allowlist.classify(signer)
+    assert found.allowlisted and found.signer_class is SignerClass.COMMUNITY
+    assert found.entry is not None and found.entry.source == signer.slug
+
+
+@pytest.mark.parametrize(("klass", "expected"), [
+    ("first", SignerClass.FIRST_PARTY), ("community", SignerClass.COMMUNITY),
+    ("partner", SignerClass.PARTNER),
+])
+def test_each_class_key_gives_its_class(klass: str, expected: SignerClass) -> None:
+    allowlist = parse_allowlist(_doc(**{klass: _src(str(ALICE.slug))}), file="a.yaml")
+    found = allowlist.classify(ALICE)
+    assert (found.allowlisted, found.signer_class) == (True, expected)
+
+
+@pytest.mark.parametrize("signer", [
+    SignerIdentity(OAUTH, "alice@example.com\n"), SignerIdentity(OAUTH, "alice@example.com\r"),
+    SignerIdentity(OAUTH + "\n", "alice@example.com"),
+], ids=["identity-lf", "identity-cr", "issuer-lf"])
+def test_a_signer_with_a_line_break_is_never_listed(
+        signer: SignerIdentity) -> None:
+    """Even when its slug is listed: such a signer cannot be displayed or matched safely."""
+    slug = source_slug(signer.issuer, signer.identity)
+    allowlist = parse_allowlist(_doc(first=_src(str(slug), issuer=OAUTH)), file="a.yaml")
+    assert allowlist.classify(signer) == UNLISTED
+
+
+@pytest.mark.parametrize("signer", [SignerIdentity(OAUTH, ""), SignerIdentity("", WORKFLOW),
+                                    SignerIdentity(GH, "")], ids=["oauth", "no-issuer", "gh"])
+def test_a_signer_with_an_empty_part_is_never_listed(signer: SignerIdentity) -> None:
+    """Such a signer has no slug at all: it is unlisted, never an error."""
+    allowlist = parse_allowlist(_doc(first=_src(str(ALICE.slug)), partner=_pat(r"^@.*$")),
+                                file="a.yaml")
+    assert allowlist.classify(signer) == UNLISTED
+
+
+def test_a_line_break_inside_a_pattern_match_is_never_listed() -> None:
+    pattern = r"^https://github\.com/acme/aicr/\.github/workflows/uat\.yaml@refs/heads/.+$"
+    allowlist = parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
+    assert allowlist.classify(SignerIdentity(GH, WORKFLOW)).allowlisted
+    assert allowlist.classify(SignerIdentity(GH, WORKFLOW + "\nx")) == UNLISTED
