@@ -134,4 +134,5 @@ def test_the_environment_cannot_turn_ci_off(tmp_path: Path, ci: str | None) -> N
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
                           check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert seen.read_text(encoding="utf-8").splitlines() == ["lint CI=true", "test CI=true"]
+    assert seen.read_text(encoding="utf-8").splitlines() == ["lint CI=true", "test CI=true",
+                                                             "mutation-ci CI=true"]
