@@ -544,13 +544,6 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
         _WORKER_STATE.clear()
 
 
-def verdict_attested(verdict: Verdict) -> str:
-    """The attestedAt of a verdict's evidence, or "" (a claim: see `verdict_logged`)."""
-    if isinstance(verdict, Verified | Pending):
-        return verdict.evidence.attested_at
-    return ""
-
-
 def verdict_logged(verdict: Verdict) -> str:
     """The verified transparency-log time of a verdict's evidence, or ""."""
     if isinstance(verdict, Verified):

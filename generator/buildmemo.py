@@ -216,9 +216,8 @@ class EvaluationMemo:
             stored = (folder / "meta.json").read_bytes()
         except OSError:
             return None
-        body = self.auth.unseal(Purpose.MEMO, stored, key.encode())
+        body = self.auth.open(Purpose.MEMO, stored, key.encode(), f"memo {key}")
         if body is None:
-            note_failure(f"memo {key}")
             return None
         try:
             meta = json.loads(body)

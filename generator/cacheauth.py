@@ -110,6 +110,14 @@ class CacheAuth:
         data = stored[TAG_LENGTH + 1:]
         return data if self.check(purpose, data, stored[:TAG_LENGTH], name) else None
 
+    def open(self, purpose: Purpose, stored: bytes, name: bytes, entry: str) -> bytes | None:
+        """`unseal`, counting a failed tag as an authentication failure of `entry` (a miss,
+        never an error: the count reaches build-info.json and the summary)."""
+        data = self.unseal(purpose, stored, name)
+        if data is None:
+            note_failure(entry)
+        return data
+
 
 # --------------------------------------------------------------------------- the key
 

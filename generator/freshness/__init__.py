@@ -271,7 +271,7 @@ class ContentMemo:
 
     def _load(self) -> dict[str, Any]:
         assert self.path is not None
-        from generator.cacheauth import CacheAuth, Purpose, note_failure
+        from generator.cacheauth import CacheAuth, Purpose
 
         try:
             stored = self.path.read_bytes()
@@ -279,9 +279,9 @@ class ContentMemo:
             return {}
         if stored.startswith(b"{"):
             return {}  # written before the memo was sealed: ignored
-        data = CacheAuth.from_environment().unseal(Purpose.FRESHNESS, stored)
+        data = CacheAuth.from_environment().open(Purpose.FRESHNESS, stored, b"",
+                                                 f"freshness memo {self.path.name}")
         if data is None:  # the cache is not trusted (generator.cacheauth)
-            note_failure(f"freshness memo {self.path.name}")
             return {}
         try:
             doc = json.loads(data)

@@ -15,7 +15,7 @@ from typing import Any
 
 from jinja2.bccache import BytecodeCache
 
-from generator.cacheauth import CacheAuth, Purpose, note_failure
+from generator.cacheauth import CacheAuth, Purpose
 
 __all__ = ["SealedBytecodeCache"]
 
@@ -35,9 +35,9 @@ class SealedBytecodeCache(BytecodeCache):
             stored = self._path(bucket).read_bytes()
         except OSError:
             return
-        data = self.auth.unseal(Purpose.TEMPLATE, stored, str(bucket.key).encode())
+        data = self.auth.open(Purpose.TEMPLATE, stored, str(bucket.key).encode(),
+                              f"template {bucket.key}")
         if data is None:
-            note_failure(f"template {bucket.key}")
             return
         bucket.bytecode_from_string(data)
 

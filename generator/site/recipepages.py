@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.cacheauth import CacheAuth, Purpose, note_failure
+from generator.cacheauth import CacheAuth, Purpose
 from generator.limits import LIMITS
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 from generator.site.shell import PageShell
@@ -137,10 +137,7 @@ class PageCache:
             stored = (self.root / name).read_bytes()
         except OSError:
             return None
-        data = self.auth.unseal(Purpose.PAGE, stored, name.encode())
-        if data is None:
-            note_failure(f"page {name}")
-        return data
+        return self.auth.open(Purpose.PAGE, stored, name.encode(), f"page {name}")
 
     def get_html(self, key: str) -> bytes | None:
         """A finished page's bytes, when cached and authentic."""
