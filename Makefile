@@ -79,10 +79,10 @@ test: system-deps venv
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5); failing" >&2; fi; \
 	exit $$rc
 
-# `ruff format --check` is not part of lint: most of the tree is not ruff-formatted yet.
-# Both linters always run, so one report shows every finding.
+# The formatter check and both linters always run, so one report shows every finding.
 lint: venv
 	@rc=0; \
+	echo "$(VENV_BIN)/ruff format --check ."; $(VENV_BIN)/ruff format --check . || rc=1; \
 	echo "$(VENV_BIN)/ruff check ."; $(VENV_BIN)/ruff check . || rc=1; \
 	echo "$(VENV_BIN)/mypy generator"; $(VENV_BIN)/mypy generator || rc=1; \
 	exit $$rc

@@ -97,8 +97,10 @@ def layout_bundles(layout: Path) -> list[bytes]:
         if entry.get("artifactType") != BUNDLE_MEDIA_TYPE:
             continue
         manifest = json.loads((blobs / entry["digest"].split(":", 1)[1]).read_bytes())
-        out.extend((blobs / layer["digest"].split(":", 1)[1]).read_bytes()
-                   for layer in manifest.get("layers", []))
+        out.extend(
+            (blobs / layer["digest"].split(":", 1)[1]).read_bytes()
+            for layer in manifest.get("layers", [])
+        )
     return out
 
 
@@ -140,12 +142,16 @@ def run_floor(layout: Path, trust_root: Path, jobs: int) -> dict[str, Any]:
         ok = _floor_chunk(bundles)
     else:
         size = max(1, min(64, len(bundles) // (jobs * 4) or 1))
-        chunks = [bundles[i:i + size] for i in range(0, len(bundles), size)]
+        chunks = [bundles[i : i + size] for i in range(0, len(bundles), size)]
         context = multiprocessing.get_context("fork")
         with context.Pool(jobs, initializer=_floor_init, initargs=(str(trust_root),)) as pool:
             ok = sum(pool.map(_floor_chunk, chunks, chunksize=1))
-    return {"total": time.perf_counter() - start, "bundles": len(bundles), "verified": ok,
-            "jobs": jobs}
+    return {
+        "total": time.perf_counter() - start,
+        "bundles": len(bundles),
+        "verified": ok,
+        "jobs": jobs,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

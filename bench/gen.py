@@ -64,24 +64,54 @@ SHARD_STRIDE = 10_000_000
 _ACCELERATORS = ("h100", "h200", "gb200", "gb300", "vr200")
 _SERVICES = ("eks", "gke", "aks", "oke", "rke2", "k0s")
 _OSES = ("ubuntu", "rhel")
-_WORKLOADS = (("training", "kubeflow"), ("training", "slurm"), ("training", None),
-              ("inference", "dynamo"), ("inference", None))
+_WORKLOADS = (
+    ("training", "kubeflow"),
+    ("training", "slurm"),
+    ("training", None),
+    ("inference", "dynamo"),
+    ("inference", None),
+)
 _PROFILES: tuple[tuple[str, str] | None, ...] = (
-    None, ("gpuStack", "bundle-installer"), ("gpuStack", "vendor-managed"),
-    ("gpuStack", "oci-managed"))
+    None,
+    ("gpuStack", "bundle-installer"),
+    ("gpuStack", "vendor-managed"),
+    ("gpuStack", "oci-managed"),
+)
 _AICR_VERSIONS = ("v0.12.1", "v0.13.0", "v0.14.0", "v0.14.2", "v0.14.3")
-_ORGS = ("acme-cloud", "nimbus-ai", "gpulab-partner", "orbit-compute", "helix-labs",
-         "tessera-hpc", "kestrel-gpu", "lumen-infra", "quarry-ai", "vector-dc")
+_ORGS = (
+    "acme-cloud",
+    "nimbus-ai",
+    "gpulab-partner",
+    "orbit-compute",
+    "helix-labs",
+    "tessera-hpc",
+    "kestrel-gpu",
+    "lumen-infra",
+    "quarry-ai",
+    "vector-dc",
+)
 _TRAINING_CHECKS = {
-    Phase.DEPLOYMENT: ("operator-health", "expected-resources", "gpu-operator-version",
-                       "check-nvidia-smi"),
-    Phase.CONFORMANCE: ("dra-support", "gang-scheduling", "accelerator-metrics",
-                        "secure-accelerator-access"),
+    Phase.DEPLOYMENT: (
+        "operator-health",
+        "expected-resources",
+        "gpu-operator-version",
+        "check-nvidia-smi",
+    ),
+    Phase.CONFORMANCE: (
+        "dra-support",
+        "gang-scheduling",
+        "accelerator-metrics",
+        "secure-accelerator-access",
+    ),
 }
 _INFERENCE_CHECKS = {
     Phase.DEPLOYMENT: ("operator-health", "expected-resources", "gpu-operator-version"),
-    Phase.CONFORMANCE: ("inference-gateway", "ai-service-metrics", "pod-autoscaling",
-                        "accelerator-metrics"),
+    Phase.CONFORMANCE: (
+        "inference-gateway",
+        "ai-service-metrics",
+        "pod-autoscaling",
+        "accelerator-metrics",
+    ),
 }
 
 
@@ -118,9 +148,14 @@ class TreeShape:
         return hashlib.sha256(doc.encode()).hexdigest()[:12]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"recipes": self.recipes, "signers": self.signers, "builds": self.builds,
-                "seed": self.seed, "failEvery": self.fail_every,
-                "rejectEvery": self.reject_every}
+        return {
+            "recipes": self.recipes,
+            "signers": self.signers,
+            "builds": self.builds,
+            "seed": self.seed,
+            "failEvery": self.fail_every,
+            "rejectEvery": self.reject_every,
+        }
 
 
 @dataclass(frozen=True)
@@ -175,9 +210,8 @@ def recipe_decls(shape: TreeShape) -> list[RecipeDecl]:
     space = list(product(_ACCELERATORS, _SERVICES, _OSES, _WORKLOADS, _PROFILES))
     space.sort(key=lambda item: stable_hex(shape.seed, "recipe", repr(item)))
     decls = []
-    for accelerator, service, os_kind, (intent, platform), profile in space[:shape.recipes]:
-        criteria = {"service": service, "accelerator": accelerator, "os": os_kind,
-                    "intent": intent}
+    for accelerator, service, os_kind, (intent, platform), profile in space[: shape.recipes]:
+        criteria = {"service": service, "accelerator": accelerator, "os": os_kind, "intent": intent}
         if platform:
             criteria["platform"] = platform
         ident = repr((accelerator, service, os_kind, intent, platform, profile))
@@ -186,7 +220,9 @@ def recipe_decls(shape: TreeShape) -> list[RecipeDecl]:
         if service in ("eks", "aks", "oke"):
             components.append(("network-operator", f"v25.{1 + minor % 4}.0"))
         if platform == "kubeflow":
-            components.append(("kubeflow-trainer", f"v2.0.{stable_int(shape.seed, 'kf', ident) % 4}"))
+            components.append(
+                ("kubeflow-trainer", f"v2.0.{stable_int(shape.seed, 'kf', ident) % 4}")
+            )
         elif platform == "slurm":
             components.append(("slinky-slurm-operator", "v0.3.0"))
         elif platform == "dynamo":
@@ -202,10 +238,17 @@ def recipe_decls(shape: TreeShape) -> list[RecipeDecl]:
         current = None
         if moved:
             current = tuple((n, v + "-1") if n == "gpu-operator" else (n, v) for n, v in components)
-        decls.append(RecipeDecl(
-            name=name, criteria=criteria, profile=profile, components=tuple(components),
-            current_components=current, floors=floors,
-            overlay=stable_int(shape.seed, "overlay", ident) % 10 != 0))
+        decls.append(
+            RecipeDecl(
+                name=name,
+                criteria=criteria,
+                profile=profile,
+                components=tuple(components),
+                current_components=current,
+                floors=floors,
+                overlay=stable_int(shape.seed, "overlay", ident) % 10 != 0,
+            )
+        )
     return decls
 
 
@@ -227,18 +270,23 @@ def signers(shape: TreeShape) -> list[_Signer]:
         if i == 0:
             identity = SignerIdentity(
                 "https://token.actions.githubusercontent.com",
-                "https://github.com/aicr-bench/aicr/.github/workflows/evidence.yaml@refs/heads/main")
+                "https://github.com/aicr-bench/aicr/.github/workflows/evidence.yaml@refs/heads/main",
+            )
             out.append(_Signer(f"s{i}", identity, "community", None))
         elif i % 3 == 1:
-            identity = SignerIdentity("https://token.actions.githubusercontent.com",
-                                      f"https://github.com/{org}/evidence/.github/workflows/"
-                                      f"publish.yaml@refs/heads/main")
-            pattern = (rf"^https://github\.com/{org}/evidence/\.github/workflows/"
-                       r"publish\.yaml@refs/heads/.+$")
+            identity = SignerIdentity(
+                "https://token.actions.githubusercontent.com",
+                f"https://github.com/{org}/evidence/.github/workflows/publish.yaml@refs/heads/main",
+            )
+            pattern = (
+                rf"^https://github\.com/{org}/evidence/\.github/workflows/"
+                r"publish\.yaml@refs/heads/.+$"
+            )
             out.append(_Signer(f"s{i}", identity, "partner", pattern))
         else:
-            identity = SignerIdentity("https://github.com/login/oauth",
-                                      f"gpu-validation@{org}.example")
+            identity = SignerIdentity(
+                "https://github.com/login/oauth", f"gpu-validation@{org}.example"
+            )
             listed = None if (i == 3 and shape.signers >= 4) else "community"
             out.append(_Signer(f"s{i}", identity, listed, None))
     return out
@@ -256,8 +304,10 @@ def _jobs(shape: TreeShape) -> list[_Job]:
 def _run_decl(shape: TreeShape, decl: RecipeDecl, signer: _Signer, job: _Job) -> RunDecl:
     seed = shape.seed
     ident = f"{job.recipe}/{job.signer}/{job.build}"
-    at = EPOCH + timedelta(days=30 * job.build + stable_int(seed, "day", ident) % 28,
-                           seconds=stable_int(seed, "second", ident) % 86_400)
+    at = EPOCH + timedelta(
+        days=30 * job.build + stable_int(seed, "day", ident) % 28,
+        seconds=stable_int(seed, "second", ident) % 86_400,
+    )
     choice = stable_int(seed, "type", ident) % 10
     # aicr: a profiled recipe is signed as v2 or v3, an unprofiled one as v1 or v3.
     legacy = PredicateType.V2 if decl.profile is not None else PredicateType.V1
@@ -267,21 +317,34 @@ def _run_decl(shape: TreeShape, decl: RecipeDecl, signer: _Signer, job: _Job) ->
     failing = job.ordinal % shape.fail_every == shape.fail_every - 1
     checks_of = _TRAINING_CHECKS if decl.criteria["intent"] == "training" else _INFERENCE_CHECKS
     checks: dict[Phase, dict[str, Outcome]] = {
-        phase: {name: Outcome("passed") for name in names} for phase, names in checks_of.items()}
+        phase: {name: Outcome("passed") for name in names} for phase, names in checks_of.items()
+    }
     bandwidth: dict[str, Measured | Outcome] = {}
     for check, floor in decl.floors.items():
         ratio = 1.0 + (stable_int(seed, "gbps", ident, check) % 400) / 1000
         if failing:
             ratio = 0.6 + (stable_int(seed, "low", ident) % 200) / 1000
-        bandwidth[check] = Measured(round(floor * ratio, 1)) if full else Outcome(
-            "failed" if failing else "passed")
+        bandwidth[check] = (
+            Measured(round(floor * ratio, 1))
+            if full
+            else Outcome("failed" if failing else "passed")
+        )
     if failing and not decl.floors:
         conformance = checks[Phase.CONFORMANCE]
         victim = sorted(conformance)[stable_int(seed, "victim", ident) % len(conformance)]
         conformance[victim] = Outcome("failed")
-    return RunDecl(index=ident, recipe=decl.name, signer=signer.key, at=at, aicr=aicr,
-                   predicate_type=ptype, full=full, checks=checks, bandwidth=bandwidth,
-                   gpu_nodes=None)
+    return RunDecl(
+        index=ident,
+        recipe=decl.name,
+        signer=signer.key,
+        at=at,
+        aicr=aicr,
+        predicate_type=ptype,
+        full=full,
+        checks=checks,
+        bandwidth=bandwidth,
+        gpu_nodes=None,
+    )
 
 
 def _spec(shape: TreeShape, decl: RecipeDecl, run: RunDecl, signer: _Signer) -> BundleSpec:
@@ -291,15 +354,24 @@ def _spec(shape: TreeShape, decl: RecipeDecl, run: RunDecl, signer: _Signer) -> 
     tests = tests_for(shape.seed, run, cluster, decl.floors)
     tag_hex = stable_hex(shape.seed, "tag", run.index, length=12)
     return BundleSpec(
-        recipe=recipe, predicate_type=run.predicate_type, signer=signer.identity,
-        attested_at=run.at, aicr_version=run.aicr,
+        recipe=recipe,
+        predicate_type=run.predicate_type,
+        signer=signer.identity,
+        attested_at=run.at,
+        aicr_version=run.aicr,
         aicr_commit=stable_hex(shape.seed, "aicr-commit", run.aicr),
-        fingerprint=fingerprint, criteria_match=criteria_match(recipe, fingerprint),
-        snapshot=snapshot_for(cluster, decl.components, run.at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                              full=run.full),
-        tests=tests, full=run.full, repository=REPOSITORY, tag=f"{run.recipe}-{tag_hex}",
-        validator_images=tuple(f"ghcr.io/nvidia/aicr-validators/{p.value}:{run.aicr}"
-                               for p in tests),
+        fingerprint=fingerprint,
+        criteria_match=criteria_match(recipe, fingerprint),
+        snapshot=snapshot_for(
+            cluster, decl.components, run.at.strftime("%Y-%m-%dT%H:%M:%SZ"), full=run.full
+        ),
+        tests=tests,
+        full=run.full,
+        repository=REPOSITORY,
+        tag=f"{run.recipe}-{tag_hex}",
+        validator_images=tuple(
+            f"ghcr.io/nvidia/aicr-validators/{p.value}:{run.aicr}" for p in tests
+        ),
         policy_descriptor_identity=policy_identity(decl),
     )
 
@@ -322,12 +394,23 @@ class _RecordingWriter(LayoutWriter):
         super().__init__(root)
         self.calls: list[tuple[bytes, str, str | None, str | None]] = []
 
-    def add_manifest(self, data: bytes, media_type: str, *, artifact_type: str | None = None,
-                     ref_name: str | None = None,
-                     annotations: Mapping[str, str] | None = None) -> Any:
+    def add_manifest(
+        self,
+        data: bytes,
+        media_type: str,
+        *,
+        artifact_type: str | None = None,
+        ref_name: str | None = None,
+        annotations: Mapping[str, str] | None = None,
+    ) -> Any:
         self.calls.append((data, media_type, artifact_type, ref_name))
-        return super().add_manifest(data, media_type, artifact_type=artifact_type,
-                                    ref_name=ref_name, annotations=annotations)
+        return super().add_manifest(
+            data,
+            media_type,
+            artifact_type=artifact_type,
+            ref_name=ref_name,
+            annotations=annotations,
+        )
 
 
 @dataclass(frozen=True)
@@ -343,8 +426,12 @@ def _build_chunk(args: tuple[TreeShape, Path, int, Sequence[_Job]]) -> _ChunkRes
     shape, out, worker, jobs = args
     decls = recipe_decls(shape)
     people = signers(shape)
-    authority = TestAuthority(shape.seed, name="evidence-dashboard bench", epoch=EPOCH,
-                              shard_offset=SHARD_BASE + worker * SHARD_STRIDE)
+    authority = TestAuthority(
+        shape.seed,
+        name="evidence-dashboard bench",
+        epoch=EPOCH,
+        shard_offset=SHARD_BASE + worker * SHARD_STRIDE,
+    )
     writer = _RecordingWriter(out / "bundles")
     pointers: list[tuple[str, bytes]] = []
     rejected = failing = 0
@@ -366,7 +453,7 @@ def _build_chunk(args: tuple[TreeShape, Path, int, Sequence[_Job]]) -> _ChunkRes
 def _chunks(jobs: Sequence[_Job], count: int) -> Iterator[Sequence[_Job]]:
     size = max(1, -(-len(jobs) // count))
     for start in range(0, len(jobs), size):
-        yield jobs[start:start + size]
+        yield jobs[start : start + size]
 
 
 # --------------------------------------------------------------------------- the tree
@@ -374,10 +461,15 @@ def _chunks(jobs: Sequence[_Job], count: int) -> Iterator[Sequence[_Job]]:
 
 def render_allowlist(people: Sequence[_Signer]) -> bytes:
     """`evidence/allowlist.yaml` for the listed signers (slug or identity-pattern entries)."""
-    lines = ["# Generated by bench.gen: a synthetic benchmark tree; every identity is made up.",
-             "schemaVersion: 1.0.0"]
-    for key, listing in (("firstParty", "first-party"), ("community", "community"),
-                         ("partner", "partner")):
+    lines = [
+        "# Generated by bench.gen: a synthetic benchmark tree; every identity is made up.",
+        "schemaVersion: 1.0.0",
+    ]
+    for key, listing in (
+        ("firstParty", "first-party"),
+        ("community", "community"),
+        ("partner", "partner"),
+    ):
         listed = [s for s in people if s.listing == listing]
         if not listed:
             lines.append(f"{key}: []")
@@ -394,8 +486,9 @@ def render_allowlist(people: Sequence[_Signer]) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def generate_tree(shape: TreeShape, out: Path, *, workers: int | None = None,
-                  reuse: bool = True) -> TreeInfo:
+def generate_tree(
+    shape: TreeShape, out: Path, *, workers: int | None = None, reuse: bool = True
+) -> TreeInfo:
     """Write the tree of `shape` under `out` (replacing it), or reuse it if `out` already holds
     exactly this shape from this generator version."""
     stamp = out / STAMP_FILE
@@ -405,8 +498,14 @@ def generate_tree(shape: TreeShape, out: Path, *, workers: int | None = None,
         except ValueError:
             info = {}
         if info.get("key") == shape.key() and info.get("complete"):
-            return TreeInfo(out, shape, int(info["pointers"]), int(info["rejected"]),
-                            int(info["failing"]), reused=True)
+            return TreeInfo(
+                out,
+                shape,
+                int(info["pointers"]),
+                int(info["rejected"]),
+                int(info["failing"]),
+                reused=True,
+            )
     if out.exists():
         shutil.rmtree(out)
     (out / "bundles").mkdir(parents=True)
@@ -438,13 +537,29 @@ def generate_tree(shape: TreeShape, out: Path, *, workers: int | None = None,
     for decl in recipe_decls(shape):
         if decl.overlay:
             current = recipe_document(decl, version=_AICR_VERSIONS[-1], current=True)
-            _write(out / "overlays" / f"{decl.name}.yaml",
-                   recipe_yaml_and_digest(current, PredicateType.V3)[0])
+            _write(
+                out / "overlays" / f"{decl.name}.yaml",
+                recipe_yaml_and_digest(current, PredicateType.V3)[0],
+            )
     rejected = sum(r.rejected for r in results)
     failing = sum(r.failing for r in results)
-    _write(stamp, (json.dumps({"key": shape.key(), "shape": shape.as_dict(), "complete": True,
-                               "pointers": pointers, "rejected": rejected,
-                               "failing": failing}, indent=2) + "\n").encode())
+    _write(
+        stamp,
+        (
+            json.dumps(
+                {
+                    "key": shape.key(),
+                    "shape": shape.as_dict(),
+                    "complete": True,
+                    "pointers": pointers,
+                    "rejected": rejected,
+                    "failing": failing,
+                },
+                indent=2,
+            )
+            + "\n"
+        ).encode(),
+    )
     return TreeInfo(out, shape, pointers, rejected, failing, reused=False)
 
 

@@ -181,10 +181,30 @@ def measure(argv: Sequence[str], result_file: Path) -> Measured:
 
 
 def build_argv(info: TreeInfo, out: Path, cache: Path, jobs: int, result: Path) -> list[str]:
-    return [sys.executable, "-m", "bench.child", "build", str(result), "--",
-            "--recipes", str(info.root), "--out", str(out), "--cache", str(cache),
-            "--oci-layout", str(info.layout), "--trust-root", str(info.trust_root),
-            "--offline", "--quiet", "--jobs", str(jobs), "--config", str(_config())]
+    return [
+        sys.executable,
+        "-m",
+        "bench.child",
+        "build",
+        str(result),
+        "--",
+        "--recipes",
+        str(info.root),
+        "--out",
+        str(out),
+        "--cache",
+        str(cache),
+        "--oci-layout",
+        str(info.layout),
+        "--trust-root",
+        str(info.trust_root),
+        "--offline",
+        "--quiet",
+        "--jobs",
+        str(jobs),
+        "--config",
+        str(_config()),
+    ]
 
 
 def _config() -> Path:
@@ -193,8 +213,17 @@ def _config() -> Path:
 
 
 def floor_argv(info: TreeInfo, jobs: int, result: Path) -> list[str]:
-    return [sys.executable, "-m", "bench.child", "floor", str(result), str(info.layout),
-            str(info.trust_root), "--jobs", str(jobs)]
+    return [
+        sys.executable,
+        "-m",
+        "bench.child",
+        "floor",
+        str(result),
+        str(info.layout),
+        str(info.trust_root),
+        "--jobs",
+        str(jobs),
+    ]
 
 
 def _pages(site: Path) -> int:
@@ -229,9 +258,11 @@ def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
     start = time.perf_counter()
     info = generate_tree(shape, folder)
     generated = time.perf_counter() - start
-    print(f"  tree: {info.pointers} pointers, {shape.recipes} recipes x {shape.signers} signers "
-          f"x {shape.builds} builds ({'reused' if info.reused else f'generated in {generated:.1f} s'})",
-          flush=True)
+    print(
+        f"  tree: {info.pointers} pointers, {shape.recipes} recipes x {shape.signers} signers "
+        f"x {shape.builds} builds ({'reused' if info.reused else f'generated in {generated:.1f} s'})",
+        flush=True,
+    )
     runs = work / f"run-{size}"
     shutil.rmtree(runs, ignore_errors=True)
     runs.mkdir(parents=True)
@@ -247,9 +278,12 @@ def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
             argv.append("--reevaluate")
         m = measure(argv, result)
         figures[label] = m
-        print(f"  {label}: {m.wall:.1f} s, peak {m.peak_mib:.0f} MiB, "
-              f"{m.result['hits']} hits / {m.result['misses']} misses, evaluation "
-              f"{m.result.get('evaluation', '?')}", flush=True)
+        print(
+            f"  {label}: {m.wall:.1f} s, peak {m.peak_mib:.0f} MiB, "
+            f"{m.result['hits']} hits / {m.result['misses']} misses, evaluation "
+            f"{m.result.get('evaluation', '?')}",
+            flush=True,
+        )
     figures["pages"] = _pages(out)
     for label, n in (("floor1", 1), ("floorN", jobs)):
         os.sync()
@@ -257,8 +291,11 @@ def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
         result = runs / f"{label}.json"
         m = measure(floor_argv(info, n, result), result)
         figures[label] = m
-        print(f"  floor over {n} process(es): {m.result['total']:.1f} s "
-              f"({m.result['verified']}/{m.result['bundles']} bundles verified)", flush=True)
+        print(
+            f"  floor over {n} process(es): {m.result['total']:.1f} s "
+            f"({m.result['verified']}/{m.result['bundles']} bundles verified)",
+            flush=True,
+        )
     shutil.rmtree(out, ignore_errors=True)
     return figures
 
@@ -266,9 +303,13 @@ def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
 def _phase_text(result: dict[str, Any]) -> str:
     phases = result["phases"]
     verify = phases.get("verify", 0.0)
-    order = [("verify", verify), ("evaluate-rest", phases.get("evaluate", 0.0) - verify),
-             ("data", phases.get("data writers", 0.0)),
-             ("pages", _pages_s(phases)), ("mkdocs", phases.get("mkdocs", 0.0))]
+    order = [
+        ("verify", verify),
+        ("evaluate-rest", phases.get("evaluate", 0.0) - verify),
+        ("data", phases.get("data writers", 0.0)),
+        ("pages", _pages_s(phases)),
+        ("mkdocs", phases.get("mkdocs", 0.0)),
+    ]
     return " ".join(f"{k} {v:.1f}" for k, v in order)
 
 
@@ -280,8 +321,10 @@ def _pages_s(phases: dict[str, float]) -> float:
 def report(rows: Sequence[dict[str, Any]]) -> str:
     """The table: one block per size, then the scaling between sizes and the targets."""
     lines = []
-    head = (f"{'size':>6} {'build':<6} {'wall s':>7} {'x floor1':>8} {'x floorN':>8} "
-            f"{'hits':>6} {'misses':>6} {'pages/s':>7} {'peak MiB':>8}  phases (s)")
+    head = (
+        f"{'size':>6} {'build':<6} {'wall s':>7} {'x floor1':>8} {'x floorN':>8} "
+        f"{'hits':>6} {'misses':>6} {'pages/s':>7} {'peak MiB':>8}  phases (s)"
+    )
     lines.append(head)
     lines.append("-" * len(head))
     for row in rows:
@@ -294,48 +337,74 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
             lines.append(
                 f"{row['size']:>6} {label:<6} {m.wall:>7.1f} {m.wall / f1:>8.2f} "
                 f"{m.wall / fn:>8.2f} {m.result['hits']:>6} {m.result['misses']:>6} "
-                f"{pps:>7.1f} {m.peak_mib:>8.0f}  {_phase_text(m.result)}")
-        lines.append(f"{row['size']:>6} floor {f1:>7.1f} (1 process), {fn:.1f} s over "
-                     f"{row['jobs']} processes; {row['pages']} pages, {row['recipes']} recipes")
+                f"{pps:>7.1f} {m.peak_mib:>8.0f}  {_phase_text(m.result)}"
+            )
+        lines.append(
+            f"{row['size']:>6} floor {f1:>7.1f} (1 process), {fn:.1f} s over "
+            f"{row['jobs']} processes; {row['pages']} pages, {row['recipes']} recipes"
+        )
     lines.append("")
     lines.append("time per attestation (ms): size, cold, warm, rewarm, floor1")
     for row in rows:
         n = row["size"]
-        lines.append(f"  {n:>6} {1000 * row['cold'].wall / n:>8.2f} "
-                     f"{1000 * row['warm'].wall / n:>8.2f} "
-                     f"{1000 * row['rewarm'].wall / n:>8.2f} "
-                     f"{1000 * row['floor1'].result['total'] / n:>8.2f}")
+        lines.append(
+            f"  {n:>6} {1000 * row['cold'].wall / n:>8.2f} "
+            f"{1000 * row['warm'].wall / n:>8.2f} "
+            f"{1000 * row['rewarm'].wall / n:>8.2f} "
+            f"{1000 * row['floor1'].result['total'] / n:>8.2f}"
+        )
     for a, b in zip(rows, rows[1:], strict=False):
         grow = (b["cold"].wall / b["size"]) / (a["cold"].wall / a["size"])
-        lines.append(f"  cold per attestation {a['size']} -> {b['size']}: x{grow:.2f} "
-                     f"({'flat or better' if grow <= 1.1 else 'GROWS'})")
+        lines.append(
+            f"  cold per attestation {a['size']} -> {b['size']}: x{grow:.2f} "
+            f"({'flat or better' if grow <= 1.1 else 'GROWS'})"
+        )
     big = next((r for r in rows if r["size"] == 10_000), None)
     if big is not None:
         cold, warm = big["cold"], big["warm"]
         checks = [
             ("cold <= 60 s", cold.wall <= TARGETS["cold_s"]),
-            ("cold <= 4x floor (1 process)",
-             cold.wall <= TARGETS["cold_ratio"] * big["floor1"].result["total"]),
+            (
+                "cold <= 4x floor (1 process)",
+                cold.wall <= TARGETS["cold_ratio"] * big["floor1"].result["total"],
+            ),
             ("warm <= 15 s", warm.wall <= TARGETS["warm_s"]),
-            ("peak memory < 1 GiB",
-             max(m.peak_mib for m in (cold, warm, big["rewarm"])) < TARGETS["memory_mib"]),
-            ("warm verifies nothing", warm.result["misses"] == 0
-             and big["rewarm"].result["misses"] == 0),
+            (
+                "peak memory < 1 GiB",
+                max(m.peak_mib for m in (cold, warm, big["rewarm"])) < TARGETS["memory_mib"],
+            ),
+            (
+                "warm verifies nothing",
+                warm.result["misses"] == 0 and big["rewarm"].result["misses"] == 0,
+            ),
         ]
         lines.append("")
-        lines.append("targets at 10,000: " + "; ".join(
-            f"{name}: {'met' if ok else 'MISSED'}" for name, ok in checks))
+        lines.append(
+            "targets at 10,000: "
+            + "; ".join(f"{name}: {'met' if ok else 'MISSED'}" for name, ok in checks)
+        )
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="100,1000,10000",
-                        help="attestation counts, comma-separated (multiples of 10)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                        help="--jobs for the builds and the parallel floor")
-    parser.add_argument("--work", type=Path, default=Path("build") / "bench",
-                        help="where trees, caches and results go (trees are reused)")
+    parser.add_argument(
+        "--sizes",
+        default="100,1000,10000",
+        help="attestation counts, comma-separated (multiples of 10)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="--jobs for the builds and the parallel floor",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path("build") / "bench",
+        help="where trees, caches and results go (trees are reused)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
     try:
@@ -351,14 +420,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(report(rows))
     if args.json is not None:
-        args.json.write_text(json.dumps([_plain(r) for r in rows], indent=2) + "\n",
-                             encoding="utf-8")
+        args.json.write_text(
+            json.dumps([_plain(r) for r in rows], indent=2) + "\n", encoding="utf-8"
+        )
     return 0
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: ({"wall": v.wall, "peakMiB": v.peak_mib, **v.result}
-                if isinstance(v, Measured) else v) for k, v in row.items()}
+    return {
+        k: ({"wall": v.wall, "peakMiB": v.peak_mib, **v.result} if isinstance(v, Measured) else v)
+        for k, v in row.items()
+    }
 
 
 if __name__ == "__main__":

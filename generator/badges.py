@@ -73,7 +73,7 @@ def _luminance(colour: str) -> float:
         return c / 12.92 if c <= 0.03928 else float(((c + 0.055) / 1.055) ** 2.4)
 
     h = colour.lstrip("#")
-    r, g, b = (channel(h[i:i + 2]) for i in (0, 2, 4))
+    r, g, b = (channel(h[i : i + 2]) for i in (0, 2, 4))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
@@ -104,33 +104,46 @@ def _with_caveat(words: str, caveat: str) -> str:
     return f"{words} ({caveat})" if caveat else words
 
 
-def recipe_badges(index: Mapping[str, Any], build_info: Mapping[str, Any], *,
-                  preview: bool = False) -> tuple[Badge, ...]:
+def recipe_badges(
+    index: Mapping[str, Any], build_info: Mapping[str, Any], *, preview: bool = False
+) -> tuple[Badge, ...]:
     """One badge per recipe of the index, sorted by recipe name."""
     caveat = _caveat(build_info, preview)
     found = dict(_tabs(index))
     return tuple(
-        Badge(name=recipe, state=state, label=LABEL,
-              message=_with_caveat(WORDS.get(state, state.lower()), caveat),
-              colour=COLOURS.get(state, COLOURS["UNTESTED"]))
-        for recipe, state in sorted(found.items()) if recipe != BOARD
+        Badge(
+            name=recipe,
+            state=state,
+            label=LABEL,
+            message=_with_caveat(WORDS.get(state, state.lower()), caveat),
+            colour=COLOURS.get(state, COLOURS["UNTESTED"]),
+        )
+        for recipe, state in sorted(found.items())
+        if recipe != BOARD
     )
 
 
-def board_badge(index: Mapping[str, Any], build_info: Mapping[str, Any], *,
-                preview: bool = False) -> Badge:
+def board_badge(
+    index: Mapping[str, Any], build_info: Mapping[str, Any], *, preview: bool = False
+) -> Badge:
     """The whole board: how many recipes are confirmed, coloured by the worst state present."""
     states = [state for _, state in dict(_tabs(index)).items()]
     confirmed = states.count("CONFIRMED")
-    worst = next((s for s in ("FAILING", "CONTESTED", "PARTIAL", "SINGLE", "UNTESTED")
-                  if s in states), "CONFIRMED" if states else "UNTESTED")
+    worst = next(
+        (s for s in ("FAILING", "CONTESTED", "PARTIAL", "SINGLE", "UNTESTED") if s in states),
+        "CONFIRMED" if states else "UNTESTED",
+    )
     words = f"{confirmed} of {len(states)} recipes confirmed"
     problems = [f"{states.count(s)} {WORDS[s]}" for s in ("FAILING", "CONTESTED") if s in states]
     if problems:
         words += ", " + ", ".join(problems)
-    return Badge(name=BOARD, state=worst, label=LABEL,
-                 message=_with_caveat(words, _caveat(build_info, preview)),
-                 colour=COLOURS[worst])
+    return Badge(
+        name=BOARD,
+        state=worst,
+        label=LABEL,
+        message=_with_caveat(words, _caveat(build_info, preview)),
+        colour=COLOURS[worst],
+    )
 
 
 def _width(text: str) -> int:
@@ -158,18 +171,26 @@ def render_svg(badge: Badge) -> str:
 
 def endpoint_json(badge: Badge) -> str:
     """The shields.io endpoint document of a badge."""
-    doc = {"schemaVersion": 1, "label": badge.label, "message": badge.message,
-           "color": badge.colour.lstrip("#"), "labelColor": LABEL_COLOUR.lstrip("#")}
+    doc = {
+        "schemaVersion": 1,
+        "label": badge.label,
+        "message": badge.message,
+        "color": badge.colour.lstrip("#"),
+        "labelColor": LABEL_COLOUR.lstrip("#"),
+    }
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
-def write_badges(site: Path, index: Mapping[str, Any], build_info: Mapping[str, Any], *,
-                 preview: bool = False) -> int:
+def write_badges(
+    site: Path, index: Mapping[str, Any], build_info: Mapping[str, Any], *, preview: bool = False
+) -> int:
     """Write `badges/<recipe>.{svg,json}` and `badges/board.{svg,json}`; returns the count."""
     folder = site / "badges"
     folder.mkdir(parents=True, exist_ok=True)
-    badges = [*recipe_badges(index, build_info, preview=preview),
-              board_badge(index, build_info, preview=preview)]
+    badges = [
+        *recipe_badges(index, build_info, preview=preview),
+        board_badge(index, build_info, preview=preview),
+    ]
     for badge in badges:
         (folder / f"{badge.name}.svg").write_text(render_svg(badge), encoding="utf-8")
         (folder / f"{badge.name}.json").write_text(endpoint_json(badge), encoding="utf-8")

@@ -98,7 +98,8 @@ class BuildOptions:
             if not sep or not host or not url.startswith(("http://", "https://")):
                 raise UsageError(
                     "--registry-mirror needs HOST=URL",
-                    expected="HOST=http(s)://...", found=str(item),
+                    expected="HOST=http(s)://...",
+                    found=str(item),
                     hint="for example --registry-mirror ghcr.io=http://127.0.0.1:5000",
                 )
             mirrors[host] = url.rstrip("/")
@@ -108,9 +109,12 @@ class BuildOptions:
             try:
                 epoch = int(epoch_text)
             except ValueError as exc:
-                raise UsageError("SOURCE_DATE_EPOCH is not an integer",
-                                 expected="seconds since 1970", found=epoch_text,
-                                 hint="unset it or set it to `date +%s`") from exc
+                raise UsageError(
+                    "SOURCE_DATE_EPOCH is not an integer",
+                    expected="seconds since 1970",
+                    found=epoch_text,
+                    hint="unset it or set it to `date +%s`",
+                ) from exc
         trusted = tuple(values.get("trusted_registries") or ()) or None
         jobs = values.get("jobs") or (os.cpu_count() or 1)
         return cls(
@@ -145,9 +149,11 @@ class BuildOptions:
             reevaluate=bool(values.get("reevaluate")),
             sign_with_test_authority=values.get("sign_with_test_authority"),
             publisher_identity=values.get("publisher_identity") or None,
-            publisher_issuer=str(values.get("publisher_issuer")
-                                 or "https://token.actions.githubusercontent.com"),
-            lock_timeout=600.0 if values.get("lock_timeout") is None
+            publisher_issuer=str(
+                values.get("publisher_issuer") or "https://token.actions.githubusercontent.com"
+            ),
+            lock_timeout=600.0
+            if values.get("lock_timeout") is None
             else float(values["lock_timeout"]),
         )
 
@@ -173,9 +179,15 @@ class BuildSummary:
 
     def as_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
-            "out": self.out, "pointers": self.pointers, "verified": self.verified,
-            "rejected": self.rejected, "pending": self.pending, "noVerdict": self.no_verdict,
-            "recipes": self.recipes, "buildTime": self.build_time, "exit": 0,
+            "out": self.out,
+            "pointers": self.pointers,
+            "verified": self.verified,
+            "rejected": self.rejected,
+            "pending": self.pending,
+            "noVerdict": self.no_verdict,
+            "recipes": self.recipes,
+            "buildTime": self.build_time,
+            "exit": 0,
             "evaluation": "reused" if self.from_memo else "evaluated",
             "cache": {"authenticationFailures": self.auth_failures},
         }
@@ -187,10 +199,12 @@ class BuildSummary:
         reused = "; nothing changed, the cached evaluation was reused" if self.from_memo else ""
         if self.auth_failures:
             reused += f"; {self.auth_failures} cache entries failed authentication"
-        return (f"built {self.out}: {self.recipes} recipes, {self.pointers} pointers "
-                f"({self.verified} verified, {self.rejected} rejected, {self.pending} pending, "
-                f"{self.no_verdict} without a verdict), build time {self.build_time}{reused}"
-                + "".join(f"\nwarning: {w}" for w in self.warnings))
+        return (
+            f"built {self.out}: {self.recipes} recipes, {self.pointers} pointers "
+            f"({self.verified} verified, {self.rejected} rejected, {self.pending} pending, "
+            f"{self.no_verdict} without a verdict), build time {self.build_time}{reused}"
+            + "".join(f"\nwarning: {w}" for w in self.warnings)
+        )
 
 
 def rfc3339(moment: datetime) -> str:
@@ -209,10 +223,15 @@ def build_time_for(epoch: int | None, logged: Iterable[str]) -> str:
 
 def schema_rejection(pointer: RejectedPointer) -> Rejected:
     """A tree rejection as a verdict: exit 2, class `schema`, with the rule that failed."""
-    step = Step(1, "materialize-bundle", StepStatus.FAILED,
-                f"pointer rejected before verification: {pointer.message}")
-    return Rejected(steps=(step,), cause=FailureCause(FailureClass.SCHEMA, pointer.message,
-                                                      pointer.hint))
+    step = Step(
+        1,
+        "materialize-bundle",
+        StepStatus.FAILED,
+        f"pointer rejected before verification: {pointer.message}",
+    )
+    return Rejected(
+        steps=(step,), cause=FailureCause(FailureClass.SCHEMA, pointer.message, pointer.hint)
+    )
 
 
 class _Progress:
@@ -234,8 +253,7 @@ class _Progress:
             self._bar.close()
 
 
-def _engine(options: BuildOptions, indexes: IndexPrefetch | None = None
-            ) -> tuple[Any, Any, Any]:
+def _engine(options: BuildOptions, indexes: IndexPrefetch | None = None) -> tuple[Any, Any, Any]:
     """Trust, bundle source and verdict cache for these options (`indexes`: an
     `IndexPrefetch` of the layouts, when one was started)."""
     from generator.bundle.cache import BundleCache, default_cache_dir
@@ -247,33 +265,51 @@ def _engine(options: BuildOptions, indexes: IndexPrefetch | None = None
     from generator.verify.cache import VerdictCache
     from generator.verify.trust import load_trust
 
-    trust = load_trust(mode=options.trust_mode, root_file=options.trust_root,
-                       offline=options.offline)
+    trust = load_trust(
+        mode=options.trust_mode, root_file=options.trust_root, offline=options.offline
+    )
     limits = Limits()
     cache_root = options.cache or default_cache_dir()
     auth = CacheAuth.from_environment()
     bundle_cache = BundleCache(cache_root / "bundles", limits, auth)
-    layouts = [OciLayoutSource(path, limits, None if indexes is None else indexes.get(path))
-               for path in options.oci_layouts]
-    registry = None if options.offline else RegistryClient(
-        mirrors=dict(options.registry_mirrors),
-        trusted_prefixes=options.trusted_registries,
-        auth_file=options.registry_auth,
-        limits=limits,
-        deadline=options.fetch_timeout,
-        allow_private=options.allow_private_registries,
+    layouts = [
+        OciLayoutSource(path, limits, None if indexes is None else indexes.get(path))
+        for path in options.oci_layouts
+    ]
+    registry = (
+        None
+        if options.offline
+        else RegistryClient(
+            mirrors=dict(options.registry_mirrors),
+            trusted_prefixes=options.trusted_registries,
+            auth_file=options.registry_auth,
+            limits=limits,
+            deadline=options.fetch_timeout,
+            allow_private=options.allow_private_registries,
+        )
     )
-    source = ChainSource(layouts, bundle_cache, registry, options.offline,
-                         trusted_prefixes=options.trusted_registries, limits=limits)
+    source = ChainSource(
+        layouts,
+        bundle_cache,
+        registry,
+        options.offline,
+        trusted_prefixes=options.trusted_registries,
+        limits=limits,
+    )
     return trust, source, VerdictCache(cache_root / "verify", auth)
 
 
-def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
-                duplicate_of: Mapping[str, str], allowlist_digest: str,
-                refs: Sequence[Any] = (), ref_files: list[ParsedPointer] | None = None,
-                ref_duplicates: dict[str, str] | None = None,
-                assessor: Assessor | None = None, indexes: IndexPrefetch | None = None,
-                ) -> tuple[dict[str, Verdict], dict[str, str], Any, dict[str, Made]]:
+def _verify_all(
+    options: BuildOptions,
+    files: Sequence[PointerFile],
+    duplicate_of: Mapping[str, str],
+    allowlist_digest: str,
+    refs: Sequence[Any] = (),
+    ref_files: list[ParsedPointer] | None = None,
+    ref_duplicates: dict[str, str] | None = None,
+    assessor: Assessor | None = None,
+    indexes: IndexPrefetch | None = None,
+) -> tuple[dict[str, Verdict], dict[str, str], Any, dict[str, Made]]:
     """Verify every usable pointer (cached, in parallel), each on its own: a pointer repeating
     another's bundle is verified against its own folder and claims too (its bundle bytes come
     from the bundle cache). Returns verdicts by path, the verification times of reused
@@ -308,9 +344,9 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     misses: list[tuple[ParsedPointer, str]] = []
     epoch = options.source_date_epoch
     for item in todo:
+
         def lookup(item: ParsedPointer = item) -> Verdict | None:
-            key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest,
-                                     policy)
+            key = verdicts_cache.key(item.pointer, item.location, trust, allowlist_digest, policy)
             cached = verdicts_cache.get(key)
             if cached is None:
                 misses.append((item, key))
@@ -326,16 +362,18 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
         if jobs == 1:
             with verdicts_cache.batched():
                 for item, key in misses:
-                    path, verdict, when = _verify_miss(item, key, trust, source, verdicts_cache,
-                                                       options.source_date_epoch)
+                    path, verdict, when = _verify_miss(
+                        item, key, trust, source, verdicts_cache, options.source_date_epoch
+                    )
                     verdicts[path] = verdict
                     if when:
                         verified_at[path] = when
                     progress.advance()
         else:
             engine = (trust, source, verdicts_cache)
-            for path, verdict, when, done in _verify_in_processes(options, misses, jobs,
-                                                                  progress, engine, assessor):
+            for path, verdict, when, done in _verify_in_processes(
+                options, misses, jobs, progress, engine, assessor
+            ):
                 verdicts[path] = verdict
                 if when:
                     verified_at[path] = when
@@ -346,22 +384,30 @@ def _verify_all(options: BuildOptions, files: Sequence[PointerFile],
     order = {item.location.path: n for n, item in enumerate(todo)}
     ordered = dict(sorted(verdicts.items(), key=lambda kv: order[kv[0]]))
     if refs:
-        ordered.update(_verify_refs(refs, todo, source, trust, ref_files, ref_duplicates,
-                                    epoch))
+        ordered.update(_verify_refs(refs, todo, source, trust, ref_files, ref_duplicates, epoch))
     return ordered, verified_at, trust, made
 
 
-def _verify_refs(refs: Sequence[Any], todo: Sequence[ParsedPointer], source: Any, trust: Any,
-                 ref_files: list[ParsedPointer] | None, ref_duplicates: dict[str, str] | None,
-                 epoch: int | None = None) -> dict[str, Verdict]:
+def _verify_refs(
+    refs: Sequence[Any],
+    todo: Sequence[ParsedPointer],
+    source: Any,
+    trust: Any,
+    ref_files: list[ParsedPointer] | None,
+    ref_duplicates: dict[str, str] | None,
+    epoch: int | None = None,
+) -> dict[str, Verdict]:
     """Verify `--bundle-refs` entries (first-party runs without a pointer file), each on its
     own and inside the isolation boundary; one naming a bundle already named is noted in
     `ref_duplicates` (the bundle counts once)."""
     from generator.bundlerefs import derived_pointer, verify_bundle_ref
     from generator.verify.times import judge_time
 
-    known = {str(item.pointer.bundle.digest): item.location.path for item in todo
-             if item.pointer.bundle.digest}
+    known = {
+        str(item.pointer.bundle.digest): item.location.path
+        for item in todo
+        if item.pointer.bundle.digest
+    }
     verdicts: dict[str, Verdict] = {}
     for entry in refs:
         first = known.get(str(entry.digest))
@@ -374,8 +420,10 @@ def _verify_refs(refs: Sequence[Any], todo: Sequence[ParsedPointer], source: Any
             return parsed, judge_time(verdict, epoch)
 
         def failed(exc: BaseException, entry: Any = entry) -> tuple[ParsedPointer, Verdict]:
-            return (ParsedPointer(entry.location, derived_pointer(entry, {}, None)),
-                    internal_verdict(exc))
+            return (
+                ParsedPointer(entry.location, derived_pointer(entry, {}, None)),
+                internal_verdict(exc),
+            )
 
         parsed, verdict = isolated(one, failed)
         verdicts[entry.path] = verdict
@@ -392,8 +440,9 @@ keep both workers busy until the end."""
 _WORKER_STATE: dict[str, Any] = {}
 
 
-def _verify_miss(item: ParsedPointer, key: str, trust: Any, source: Any, verdicts_cache: Any,
-                 epoch: int | None) -> tuple[str, Verdict, str | None]:
+def _verify_miss(
+    item: ParsedPointer, key: str, trust: Any, source: Any, verdicts_cache: Any, epoch: int | None
+) -> tuple[str, Verdict, str | None]:
     """Verify one pointer the cache did not answer (under its cache `key`), record the raw
     verdict, fall back when none: only to a verdict recorded under the same full key (same
     trust root, allowlist, verifier and policy), with the time it was recorded; return it
@@ -407,12 +456,16 @@ def _verify_miss(item: ParsedPointer, key: str, trust: Any, source: Any, verdict
         if isinstance(verdict, NoVerdict):
             earlier = verdicts_cache.remembered(key)
             if earlier is not None and earlier.trust_root == trust.digest:
-                return (item.location.path, judge_time(earlier.verdict, epoch),
-                        earlier.recorded_at)
+                return (item.location.path, judge_time(earlier.verdict, epoch), earlier.recorded_at)
             return item.location.path, verdict, None
         recorded = build_time_for(epoch, [verdict_logged(verdict)])
-        verdicts_cache.put(key, verdict, recorded, trust_root=trust.digest,
-                           claims_key=verdicts_cache.claims_key(item.pointer, item.location))
+        verdicts_cache.put(
+            key,
+            verdict,
+            recorded,
+            trust_root=trust.digest,
+            claims_key=verdicts_cache.claims_key(item.pointer, item.location),
+        )
         return item.location.path, judge_time(verdict, epoch), None
 
     return isolated(work, lambda exc: (item.location.path, internal_verdict(exc), None))
@@ -421,13 +474,14 @@ def _verify_miss(item: ParsedPointer, key: str, trust: Any, source: Any, verdict
 def _worker_init(options: BuildOptions) -> None:
     """Runs once in each worker process: its own trust, bundle source and verdict cache."""
     trust, source, verdicts_cache = _engine(options)
-    _WORKER_STATE.update(trust=trust, source=source, cache=verdicts_cache,
-                         epoch=options.source_date_epoch)
+    _WORKER_STATE.update(
+        trust=trust, source=source, cache=verdicts_cache, epoch=options.source_date_epoch
+    )
 
 
-def _worker_chunk(items: Sequence[tuple[ParsedPointer, str]]
-                  ) -> tuple[list[tuple[str, Verdict, str | None, Made | None]], dict[str, Any],
-                             frozenset[str]]:
+def _worker_chunk(
+    items: Sequence[tuple[ParsedPointer, str]],
+) -> tuple[list[tuple[str, Verdict, str | None, Made | None]], dict[str, Any], frozenset[str]]:
     """Verify (and, given an assessor, assess) a chunk in a worker; verdicts travel back
     pickled (frozen dataclasses of plain data: far cheaper than the cache's JSON form both
     ways), their strings shared, with the freshness memo answers the chunk used and the cache
@@ -440,15 +494,21 @@ def _worker_chunk(items: Sequence[tuple[ParsedPointer, str]]
     out = []
     with s["cache"].batched():  # the chunk's verdicts in one pack: one file, not one each
         for item, key in items:
-            path, verdict, when = _verify_miss(item, key, s["trust"], s["source"], s["cache"],
-                                               s["epoch"])
+            path, verdict, when = _verify_miss(
+                item, key, s["trust"], s["source"], s["cache"], s["epoch"]
+            )
             done = None
             if assessor is not None:
                 record, entry = assess_isolated(assessor, item, verdict, verified_at=when)
                 if record.verdict is not verdict:  # the assessment failed: an internal record
                     verdict, when = record.verdict, None
-                done = Made(record.classification, record.label, record.freshness,
-                            pointer_document(record), entry)
+                done = Made(
+                    record.classification,
+                    record.label,
+                    record.freshness,
+                    pointer_document(record),
+                    entry,
+                )
             try:
                 verdict = _shared_strings(verdict)
             except RecursionError:
@@ -471,9 +531,13 @@ def _shared_strings(verdict: Verdict) -> Verdict:
         return verdict
     from dataclasses import replace
 
-    compact = replace(evidence, predicate=_interned(evidence.predicate),
-                      recipe=_interned(evidence.recipe), snapshot=_interned(evidence.snapshot),
-                      bom=_interned(evidence.bom))
+    compact = replace(
+        evidence,
+        predicate=_interned(evidence.predicate),
+        recipe=_interned(evidence.recipe),
+        snapshot=_interned(evidence.snapshot),
+        bom=_interned(evidence.bom),
+    )
     return replace(verdict, evidence=compact)
 
 
@@ -490,11 +554,14 @@ def _interned(value: Any) -> Any:
     return value
 
 
-def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPointer, str]],
-                         jobs: int, progress: _Progress,
-                         engine: tuple[Any, Any, Any] | None = None,
-                         assessor: Assessor | None = None,
-                         ) -> Iterable[tuple[str, Verdict, str | None, Made | None]]:
+def _verify_in_processes(
+    options: BuildOptions,
+    misses: Sequence[tuple[ParsedPointer, str]],
+    jobs: int,
+    progress: _Progress,
+    engine: tuple[Any, Any, Any] | None = None,
+    assessor: Assessor | None = None,
+) -> Iterable[tuple[str, Verdict, str | None, Made | None]]:
     """Verify `misses` (pointers with their cache keys) in `jobs` worker processes.
 
     With fork, the workers inherit the parent's `engine` (trust root, indexed bundle source,
@@ -510,15 +577,21 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
     fork = "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if fork else None)
     size = max(1, min(_CHUNK, len(misses) // (jobs * 4) or 1))
-    chunks = [misses[i:i + size] for i in range(0, len(misses), size)]
+    chunks = [misses[i : i + size] for i in range(0, len(misses), size)]
     if fork and engine is not None:
         trust, source, cache = engine
-        _WORKER_STATE.update(trust=trust, source=source, cache=cache,
-                             epoch=options.source_date_epoch, assessor=assessor)
+        _WORKER_STATE.update(
+            trust=trust,
+            source=source,
+            cache=cache,
+            epoch=options.source_date_epoch,
+            assessor=assessor,
+        )
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     else:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
-                                   initializer=_worker_init, initargs=(options,))
+        pool = ProcessPoolExecutor(
+            max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(options,)
+        )
     try:
         with pool:
             futures = {pool.submit(_worker_chunk, chunk): chunk for chunk in chunks}
@@ -530,9 +603,18 @@ def _verify_in_processes(options: BuildOptions, misses: Sequence[tuple[ParsedPoi
                 except BaseException as exc:  # noqa: BLE001 - a lost chunk: its pointers' fault
                     # Each pointer is isolated inside the chunk; this is the chunk itself
                     # failing (a worker died, a result could not travel back).
-                    results, memo_answers = [
-                        (item.location.path, internal_verdict(exc, "a verification worker"),
-                         None, None) for item, _key in futures[future]], {}
+                    results, memo_answers = (
+                        [
+                            (
+                                item.location.path,
+                                internal_verdict(exc, "a verification worker"),
+                                None,
+                                None,
+                            )
+                            for item, _key in futures[future]
+                        ],
+                        {},
+                    )
                     failed = frozenset()
                 adopt_failures(failed)
                 if assessor is not None and assessor.memo is not None:
@@ -607,12 +689,25 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
     ref_files: list[ParsedPointer] = []
     duplicate_of: dict[str, str] = dict(scan.duplicate_of)
     from generator.freshness import ContentMemo, StaleExplainer
+
     memo = ContentMemo(_cache_root(options) / "freshness" / "memo.json")
-    assessor = Assessor(allowlist, _freshness_providers(options, memo),
-                        StaleExplainer.for_recipes(options.recipes, memo), memo)
+    assessor = Assessor(
+        allowlist,
+        _freshness_providers(options, memo),
+        StaleExplainer.for_recipes(options.recipes, memo),
+        memo,
+    )
     verdicts, verified_at, trust, made = _verify_all(
-        options, scan.files, scan.duplicate_of, allowlist.digest, refs, ref_files,
-        duplicate_of, assessor, indexes)
+        options,
+        scan.files,
+        scan.duplicate_of,
+        allowlist.digest,
+        refs,
+        ref_files,
+        duplicate_of,
+        assessor,
+        indexes,
+    )
 
     from generator.verify.times import flagged_skew
 
@@ -628,15 +723,20 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
         verdict = verdicts.get(path)  # its own verdict, duplicate or not
         done = made.get(path) if duplicate is None else None
         if done is None:
-            record, entry = assess_isolated(assessor, item, verdict,
-                                            verified_at=verified_at.get(path),
-                                            duplicate_of=duplicate)
+            record, entry = assess_isolated(
+                assessor, item, verdict, verified_at=verified_at.get(path), duplicate_of=duplicate
+            )
         else:
             record = PointerRecord(
-                pointer=item, verdict=verdict, classification=done.classification,
-                label=done.label, freshness=done.freshness, verified_at=verified_at.get(path),
+                pointer=item,
+                verdict=verdict,
+                classification=done.classification,
+                label=done.label,
+                freshness=done.freshness,
+                verified_at=verified_at.get(path),
                 attested_at_skew=flagged_skew(verdict),
-                reused_trust_root=trust.digest if verified_at.get(path) else None)
+                reused_trust_root=trust.digest if verified_at.get(path) else None,
+            )
             entry = done.entry
             made_documents[path] = done.document
         records.append(record)
@@ -648,20 +748,34 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
     board = build_board(entries, organisation_of=_remembered(organisation_of))
     build_time = build_time_for(options.source_date_epoch, [e.run.logged_at for e in entries])
     documents = data_documents(
-        board=board, records=records, build_time=build_time,
+        board=board,
+        records=records,
+        build_time=build_time,
         build_info=build_info_document(
-            build_time=build_time, commit=options.commit, source_url=options.source_url,
+            build_time=build_time,
+            commit=options.commit,
+            source_url=options.source_url,
             verifier=f"evidence-dashboard {__version__}, sigstore {_sigstore_version()}",
-            trust_name=trust.name, trust_production=trust.production,
+            trust_name=trust.name,
+            trust_production=trust.production,
             trust_refreshed="TUF" if trust.refreshed else None,
             trust_fallback=trust.fallback,
-            trusted_registries=options.trusted_registries, preview=options.preview,
-            publisher=None if options.publisher_identity is None
-            else {"identity": options.publisher_identity, "issuer": options.publisher_issuer}),
+            trusted_registries=options.trusted_registries,
+            preview=options.preview,
+            publisher=None
+            if options.publisher_identity is None
+            else {"identity": options.publisher_identity, "issuer": options.publisher_issuer},
+        ),
         pointer_documents=made_documents,
     )
-    return Evaluation(records=tuple(records), board=board, documents=documents,
-                      build_time=build_time, trust=trust, allowlist=allowlist)
+    return Evaluation(
+        records=tuple(records),
+        board=board,
+        documents=documents,
+        build_time=build_time,
+        trust=trust,
+        allowlist=allowlist,
+    )
 
 
 class Made(NamedTuple):
@@ -683,8 +797,9 @@ class Assessor:
     per-pointer work is spread over the workers, else in the build process.
     """
 
-    def __init__(self, allowlist: Any, providers: Sequence[Any], explainer: Any,
-                 memo: Any = None) -> None:
+    def __init__(
+        self, allowlist: Any, providers: Sequence[Any], explainer: Any, memo: Any = None
+    ) -> None:
         self.allowlist = allowlist
         self.providers = providers
         self.explainer = explainer
@@ -694,9 +809,14 @@ class Assessor:
         self.trust_root: str | None = None
         """The digest of the build's trust root (a reused verdict was judged under it)."""
 
-    def assess(self, item: ParsedPointer, verdict: Verdict | None, *,
-               verified_at: str | None = None, duplicate_of: str | None = None
-               ) -> tuple[Any, Any]:
+    def assess(
+        self,
+        item: ParsedPointer,
+        verdict: Verdict | None,
+        *,
+        verified_at: str | None = None,
+        duplicate_of: str | None = None,
+    ) -> tuple[Any, Any]:
         """(PointerRecord, BoardEntry or None) for `item` and its `verdict`."""
         from generator.corroborate import board_entry
         from generator.data import PointerRecord
@@ -709,22 +829,27 @@ class Assessor:
         if signer is not None:
             known = self._labelled.get(signer)
             if known is None:
-                known = self._labelled[signer] = _labelled(self.allowlist, signer,
-                                                           display_label)
+                known = self._labelled[signer] = _labelled(self.allowlist, signer, display_label)
             classification, label = known
         record = PointerRecord(
-            pointer=item, verdict=verdict, classification=classification, label=label,
-            duplicate_of=duplicate_of, verified_at=verified_at,
+            pointer=item,
+            verdict=verdict,
+            classification=classification,
+            label=label,
+            duplicate_of=duplicate_of,
+            verified_at=verified_at,
             freshness=_freshness(verdict, item, self.providers, self.explainer),
             attested_at_skew=flagged_skew(verdict),
-            reused_trust_root=self.trust_root if verified_at else None)
+            reused_trust_root=self.trust_root if verified_at else None,
+        )
         entry = None
         # A duplicate gets its entry too: the caller counts each bundle once
         # (generator.corroborate.count_each_bundle_once).
         if isinstance(verdict, Verified) and classification is not None:
             try:
-                entry = board_entry(verdict, classification, item.pointer,
-                                    origin=item.location.path)
+                entry = board_entry(
+                    verdict, classification, item.pointer, origin=item.location.path
+                )
             except InputError:
                 entry = None
         return record, entry
@@ -811,10 +936,16 @@ def _run_build_with(options: BuildOptions, indexes: IndexPrefetch) -> BuildSumma
     if memo is not None:
         indexes.close()  # not needed: nothing is verified
         _check_unverified(options, memo.counts.no_verdict, memo.counts.pointers)
-        _write_output(options, memo.documents, data_from=memo.data_dir,
-                      page_digests=memo.page_digests)
-        return _summary(options, memo.counts, len(memo.documents["series"]), from_memo=True,
-                        warnings=_size_warnings(options))
+        _write_output(
+            options, memo.documents, data_from=memo.data_dir, page_digests=memo.page_digests
+        )
+        return _summary(
+            options,
+            memo.counts,
+            len(memo.documents["series"]),
+            from_memo=True,
+            warnings=_size_warnings(options),
+        )
     evaluation = evaluate(options, indexes)
     records = evaluation.records
     counts = Counts(
@@ -822,12 +953,13 @@ def _run_build_with(options: BuildOptions, indexes: IndexPrefetch) -> BuildSumma
         verified=sum(1 for r in records if isinstance(r.verdict, Verified)),
         rejected=evaluation.count(2),
         pending=sum(1 for r in records if isinstance(r.verdict, Pending)),
-        no_verdict=evaluation.count(3), build_time=evaluation.build_time)
+        no_verdict=evaluation.count(3),
+        build_time=evaluation.build_time,
+    )
     _check_unverified(options, counts.no_verdict, counts.pointers)
     # Only a definite evaluation is kept: a verdict the registry could not give this time
     # (none, or an older one reused) may change when it can.
-    definite = all(not isinstance(r.verdict, NoVerdict) and r.verified_at is None
-                   for r in records)
+    definite = all(not isinstance(r.verdict, NoVerdict) and r.verified_at is None for r in records)
     documents = evaluation.documents
     # The verdicts and the board are hundreds of MB at 10,000 attestations; the output needs
     # only the documents, so let the rest go (reference counting frees them) before the data
@@ -842,8 +974,9 @@ def _run_build_with(options: BuildOptions, indexes: IndexPrefetch) -> BuildSumma
     digests = _write_output(options, documents, keep_data=keep)
     if memo_key is not None and digests is not None:
         memos.add_page_digests(memo_key, digests)
-    return _summary(options, counts, len(documents["series"]), from_memo=False,
-                    warnings=_size_warnings(options))
+    return _summary(
+        options, counts, len(documents["series"]), from_memo=False, warnings=_size_warnings(options)
+    )
 
 
 def _size_warnings(options: BuildOptions) -> tuple[str, ...]:
@@ -878,19 +1011,33 @@ def _check_unverified(options: BuildOptions, no_verdict: int, pointers: int) -> 
                 expected=f"at most {options.max_unverified}%",
                 found=f"{share:.1f}% ({no_verdict} of {pointers})",
                 hint="check the registry or supply bundles with --oci-layout; "
-                     "the previous site was kept",
+                "the previous site was kept",
             )
 
 
-def _summary(options: BuildOptions, counts: Any, recipes: int, *, from_memo: bool,
-             warnings: tuple[str, ...] = ()) -> BuildSummary:
+def _summary(
+    options: BuildOptions,
+    counts: Any,
+    recipes: int,
+    *,
+    from_memo: bool,
+    warnings: tuple[str, ...] = (),
+) -> BuildSummary:
     from generator.cacheauth import failures
 
     return BuildSummary(
-        out=str(options.out), pointers=counts.pointers, verified=counts.verified,
-        rejected=counts.rejected, pending=counts.pending, no_verdict=counts.no_verdict,
-        recipes=recipes, build_time=counts.build_time, from_memo=from_memo, warnings=warnings,
-        auth_failures=len(failures()))
+        out=str(options.out),
+        pointers=counts.pointers,
+        verified=counts.verified,
+        rejected=counts.rejected,
+        pending=counts.pending,
+        no_verdict=counts.no_verdict,
+        recipes=recipes,
+        build_time=counts.build_time,
+        from_memo=from_memo,
+        warnings=warnings,
+        auth_failures=len(failures()),
+    )
 
 
 def _record_exit(record: Any) -> int:
@@ -915,8 +1062,9 @@ def _cache_root(options: BuildOptions) -> Path:
     return options.cache or default_cache_dir()
 
 
-def _freshness(verdict: Verdict | None, item: ParsedPointer, providers: Sequence[Any],
-               explainer: Any = None) -> Any:
+def _freshness(
+    verdict: Verdict | None, item: ParsedPointer, providers: Sequence[Any], explainer: Any = None
+) -> Any:
     """Signed digest against the current one; stale evidence also gets its diff and commits."""
     from generator.data import FreshnessExplanation, FreshnessInfo
     from generator.freshness import compare
@@ -925,16 +1073,32 @@ def _freshness(verdict: Verdict | None, item: ParsedPointer, providers: Sequence
     if not isinstance(verdict, Verified):
         return FreshnessInfo()
     evidence = verdict.evidence
-    result = compare(evidence.recipe_digest, evidence.predicate_type, item.pointer.recipe,
-                     item.pointer.profile, providers)
+    result = compare(
+        evidence.recipe_digest,
+        evidence.predicate_type,
+        item.pointer.recipe,
+        item.pointer.profile,
+        providers,
+    )
     explanation = None
     if result.state is Freshness.STALE and explainer is not None:
-        why = explainer.explain(item.pointer.recipe, item.pointer.profile, evidence.recipe_yaml,
-                                evidence.predicate_type.canonicalizer, evidence.aicr_commit)
-        explanation = FreshnessExplanation(diff=why.diff, commits=why.commits,
-                                           truncated=why.truncated)
-    return FreshnessInfo(state=result.state, signed=result.signed, current=result.current,
-                         provider=result.provider, explanation=explanation)
+        why = explainer.explain(
+            item.pointer.recipe,
+            item.pointer.profile,
+            evidence.recipe_yaml,
+            evidence.predicate_type.canonicalizer,
+            evidence.aicr_commit,
+        )
+        explanation = FreshnessExplanation(
+            diff=why.diff, commits=why.commits, truncated=why.truncated
+        )
+    return FreshnessInfo(
+        state=result.state,
+        signed=result.signed,
+        current=result.current,
+        provider=result.provider,
+        explanation=explanation,
+    )
 
 
 def _sigstore_version() -> str:
@@ -954,7 +1118,7 @@ def sweep_dead_staging(parent: Path) -> list[Path]:
     """
     removed: list[Path] = []
     for folder in sorted(parent.glob(f"{STAGING_PREFIX}*")):
-        pid_text = folder.name[len(STAGING_PREFIX):].split("-", 1)[0]
+        pid_text = folder.name[len(STAGING_PREFIX) :].split("-", 1)[0]
         if not folder.is_dir() or folder.is_symlink() or not pid_text.isdigit():
             continue
         if _process_alive(int(pid_text)):
@@ -976,10 +1140,14 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
-                  data_from: Path | None = None,
-                  keep_data: Callable[[Path], None] | None = None,
-                  page_digests: Any = None) -> dict[str, Any] | None:
+def _write_output(
+    options: BuildOptions,
+    documents: Mapping[str, Any],
+    *,
+    data_from: Path | None = None,
+    keep_data: Callable[[Path], None] | None = None,
+    page_digests: Any = None,
+) -> dict[str, Any] | None:
     """Write data/ and the site into a staging folder, then swap it in atomically.
 
     data/ is written from `documents`, or copied from `data_from` (the evaluation memo's
@@ -998,8 +1166,7 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
     out = options.out.absolute()  # the staging folder and MkDocs' docs_dir must not be relative
     out.parent.mkdir(parents=True, exist_ok=True)
     sweep_dead_staging(out.parent)
-    work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-",
-                                 dir=out.parent))
+    work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent))
     keeper = _Background(None)
     try:
         data_dir = work / "data"
@@ -1022,11 +1189,16 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
         from generator.site.build import SiteInputs, build_site
 
         inputs = SiteInputs(
-            index=documents["index"], series=documents["series"],
-            pointers=documents["pointers"], build_info=documents["build_info"],
-            preview=options.preview, site_url=options.site_url,
+            index=documents["index"],
+            series=documents["series"],
+            pointers=documents["pointers"],
+            build_info=documents["build_info"],
+            preview=options.preview,
+            site_url=options.site_url,
         )
-        config = options.config  # None: the packaged one, never ./mkdocs.yml (generator.site.siteconfig)
+        config = (
+            options.config
+        )  # None: the packaged one, never ./mkdocs.yml (generator.site.siteconfig)
         from generator.bundle.cache import default_cache_dir
         from generator.site.recipepages import InputDigests
 
@@ -1036,19 +1208,27 @@ def _write_output(options: BuildOptions, documents: Mapping[str, Any], *,
             keeper.wait()  # the memo has its copy: the build's cache report goes in now
             report_cache_failures(data_dir)
 
-        used = build_site(inputs, out=out, config=config, work_dir=work, data_dir=data_dir,
-                          move_data=True, page_cache=pages,
-                          digests=InputDigests.from_dict(page_digests) if page_digests else None,
-                          data_ready=data_ready,
-                          before_publish=lambda staging: finish_site(options, documents, staging))
+        used = build_site(
+            inputs,
+            out=out,
+            config=config,
+            work_dir=work,
+            data_dir=data_dir,
+            move_data=True,
+            page_cache=pages,
+            digests=InputDigests.from_dict(page_digests) if page_digests else None,
+            data_ready=data_ready,
+            before_publish=lambda staging: finish_site(options, documents, staging),
+        )
         keeper.wait()
         return None if used is None else used.as_dict()
     except EvidenceDashError:
         raise
     except Exception as exc:
-        raise BuildError(f"the site build failed: {type(exc).__name__}: {exc}",
-                         hint="the previous output was left in place; rerun with the same "
-                              "inputs to reproduce") from exc
+        raise BuildError(
+            f"the site build failed: {type(exc).__name__}: {exc}",
+            hint="the previous output was left in place; rerun with the same inputs to reproduce",
+        ) from exc
     finally:
         keeper.wait(quietly=True)  # never delete a folder a thread still reads
         shutil.rmtree(work, ignore_errors=True)
@@ -1064,14 +1244,14 @@ class _Background:
         self._error: BaseException | None = None
         self._thread: Any = None
         if task is not None:
+
             def run() -> None:
                 try:
                     task()
                 except BaseException as exc:  # noqa: BLE001 - handed to `wait`
                     self._error = exc
 
-            self._thread = threading.Thread(target=run, name="evidence-dashboard-keep",
-                                            daemon=True)
+            self._thread = threading.Thread(target=run, name="evidence-dashboard-keep", daemon=True)
             self._thread.start()
 
     def wait(self, *, quietly: bool = False) -> None:
@@ -1094,16 +1274,21 @@ def verify_one(options: BuildOptions, pointer_path: Path) -> tuple[dict[str, Any
     data = read_bounded(pointer_path, 1 << 20, display=str(pointer_path))
     pointer = parse_pointer(data, file=str(pointer_path))
     parts = pointer_path.resolve().parts
-    folder_source = parts[-2] if len(parts) >= 3 and not pointer_path.name.startswith(
-        pointer.recipe + ".") else None
+    folder_source = (
+        parts[-2]
+        if len(parts) >= 3 and not pointer_path.name.startswith(pointer.recipe + ".")
+        else None
+    )
     folder_recipe = parts[-3] if folder_source else None
-    location = PointerLocation(path=pointer_path.name, folder_recipe=folder_recipe,
-                               folder_source=folder_source)
+    location = PointerLocation(
+        path=pointer_path.name, folder_recipe=folder_recipe, folder_source=folder_source
+    )
     from generator.verify.times import judge_time
 
     trust, source, _cache = _engine(options)
-    verdict = judge_time(verify_pointer(pointer, location, source, trust),
-                         options.source_date_epoch)
+    verdict = judge_time(
+        verify_pointer(pointer, location, source, trust), options.source_date_epoch
+    )
     result = aicr_result_json(verdict, pointer, location)
     words = {0: "valid", 1: "valid, with recorded phase failures", 2: "invalid", 3: "no verdict"}
     text = f"{pointer_path}: {words[int(verdict.exit)]}"

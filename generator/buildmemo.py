@@ -55,9 +55,14 @@ class Counts:
     build_time: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"pointers": self.pointers, "verified": self.verified, "rejected": self.rejected,
-                "pending": self.pending, "noVerdict": self.no_verdict,
-                "buildTime": self.build_time}
+        return {
+            "pointers": self.pointers,
+            "verified": self.verified,
+            "rejected": self.rejected,
+            "pending": self.pending,
+            "noVerdict": self.no_verdict,
+            "buildTime": self.build_time,
+        }
 
 
 @dataclass(frozen=True)
@@ -138,8 +143,13 @@ def code_digest() -> str:
 
 def _git_head(folder: Path) -> str | None:
     try:
-        done = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"],
-                              capture_output=True, text=True, timeout=10, check=False)
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -157,8 +167,7 @@ def _program(path: Path | None) -> Any:
 
 def fingerprint(options: Any, aicr: Path | None) -> str | None:
     """The memo key of a build's evaluation, or None when it must not be memoized."""
-    if not options.offline and options.trust_root is None and \
-            options.trust_mode == "production":
+    if not options.offline and options.trust_root is None and options.trust_mode == "production":
         return None  # the production root may be refreshed by TUF between builds
     layouts = [[str(p), _file_digest(Path(p) / "index.json")] for p in options.oci_layouts]
     inputs = {
@@ -244,15 +253,22 @@ class EvaluationMemo:
                 note_failure(f"memo {key} data/")
                 return None
             c = meta["counts"]
-            counts = Counts(int(c["pointers"]), int(c["verified"]), int(c["rejected"]),
-                            int(c["pending"]), int(c["noVerdict"]), str(c["buildTime"]))
+            counts = Counts(
+                int(c["pointers"]),
+                int(c["verified"]),
+                int(c["rejected"]),
+                int(c["pending"]),
+                int(c["noVerdict"]),
+                str(c["buildTime"]),
+            )
             checked = _Checked(data, files)
             documents = {
                 "index": checked.json("index.json"),
                 "pointers": checked.json("pointers.json"),
                 "build_info": checked.json("build-info.json"),
-                "series": {str(recipe): checked.json(f"series/{name}")
-                           for recipe, name in meta["series"]},
+                "series": {
+                    str(recipe): checked.json(f"series/{name}") for recipe, name in meta["series"]
+                },
             }
             checked.rest()
         except _Changed as exc:
@@ -274,8 +290,7 @@ class EvaluationMemo:
         except (OSError, ValueError):
             pass
 
-    def store(self, key: str, documents: Mapping[str, Any], counts: Counts,
-              data_dir: Path) -> None:
+    def store(self, key: str, documents: Mapping[str, Any], counts: Counts, data_dir: Path) -> None:
         """Keep this evaluation (replacing any other); failures only cost the next build."""
         from generator.data.writers import series_file_name
 
@@ -284,10 +299,15 @@ class EvaluationMemo:
             self.root.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".memo-", dir=self.root))
             shutil.copytree(data_dir, staging / "data")
-            files = {name: file_digest((staging / "data" / name).read_bytes())
-                     for name in _listing(staging / "data")}
-            self._write_meta(staging, key, {"key": key, "counts": counts.as_dict(),
-                                            "series": series, "files": files})
+            files = {
+                name: file_digest((staging / "data" / name).read_bytes())
+                for name in _listing(staging / "data")
+            }
+            self._write_meta(
+                staging,
+                key,
+                {"key": key, "counts": counts.as_dict(), "series": series, "files": files},
+            )
             for old in self.root.iterdir():
                 if old != staging:
                     shutil.rmtree(old, ignore_errors=True)

@@ -61,13 +61,19 @@ SCHEMA_VERSION = "bundle-ref"
 MAX_FILE_BYTES = 1 << 20
 MAX_CANDIDATES = 8
 _KEYS = frozenset({"ref", "issuer", "identityPattern", "recipe"})
-_PINNED = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9._:/-]*/[A-Za-z0-9._/-]+)"
-                     r"@(?P<digest>sha256:[0-9a-f]{64})$")
-_EXAMPLE = ("- ref: ghcr.io/nvidia/aicr-evidence@sha256:<64 hex>\n"
-            "  issuer: https://token.actions.githubusercontent.com\n"
-            "  identityPattern: '^https://github\\.com/NVIDIA/aicr/...$'")
-NO_MATCH_HINT = ("check the --bundle-refs entry's identityPattern and issuer against the workflow "
-                 "that signed the bundle (the pattern must match the whole certificate SAN)")
+_PINNED = re.compile(
+    r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9._:/-]*/[A-Za-z0-9._/-]+)"
+    r"@(?P<digest>sha256:[0-9a-f]{64})$"
+)
+_EXAMPLE = (
+    "- ref: ghcr.io/nvidia/aicr-evidence@sha256:<64 hex>\n"
+    "  issuer: https://token.actions.githubusercontent.com\n"
+    "  identityPattern: '^https://github\\.com/NVIDIA/aicr/...$'"
+)
+NO_MATCH_HINT = (
+    "check the --bundle-refs entry's identityPattern and issuer against the workflow "
+    "that signed the bundle (the pattern must match the whole certificate SAN)"
+)
 
 
 @dataclass(frozen=True)
@@ -92,8 +98,10 @@ class BundleRefEntry:
 
     def matches(self, signer: SignerIdentity) -> bool:
         """The entry's policy: issuer exactly equal, SAN fully matched by the RE2 pattern."""
-        return (signer.issuer == self.issuer
-                and _compiled(self.identity_pattern).fullmatch(signer.identity) is not None)
+        return (
+            signer.issuer == self.issuer
+            and _compiled(self.identity_pattern).fullmatch(signer.identity) is not None
+        )
 
 
 @lru_cache(maxsize=256)
@@ -106,24 +114,41 @@ def _compiled(pattern: str) -> Any:
 # --------------------------------------------------------------------------- parsing
 
 
-def _bad(file: str, index: int | None, key: str | None, message: str, *, expected: str,
-         found: str) -> InputError:
+def _bad(
+    file: str, index: int | None, key: str | None, message: str, *, expected: str, found: str
+) -> InputError:
     where = "" if index is None else f"[{index}]" + (f".{key}" if key else "")
-    return InputError(f"bundle-refs entry {where or '(file)'}: {message}" if index is not None
-                      else f"bundle-refs file: {message}",
-                      location=Location(file, where or None), expected=expected, found=found,
-                      hint="fix the entry in the --bundle-refs file; an entry looks like:\n"
-                           + _EXAMPLE)
+    return InputError(
+        f"bundle-refs entry {where or '(file)'}: {message}"
+        if index is not None
+        else f"bundle-refs file: {message}",
+        location=Location(file, where or None),
+        expected=expected,
+        found=found,
+        hint="fix the entry in the --bundle-refs file; an entry looks like:\n" + _EXAMPLE,
+    )
 
 
 def _text(entry: Mapping[str, Any], key: str, file: str, index: int) -> str:
     value = entry.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise _bad(file, index, key, f"{key} must be a non-empty string", expected="a string",
-                   found=repr(value)[:80])
+        raise _bad(
+            file,
+            index,
+            key,
+            f"{key} must be a non-empty string",
+            expected="a string",
+            found=repr(value)[:80],
+        )
     if any(c in value for c in "\n\r\x00"):
-        raise _bad(file, index, key, f"{key} contains a line break", expected="one line",
-                   found=repr(value)[:80])
+        raise _bad(
+            file,
+            index,
+            key,
+            f"{key} contains a line break",
+            expected="one line",
+            found=repr(value)[:80],
+        )
     return value
 
 
@@ -132,45 +157,95 @@ def parse_bundle_refs(data: bytes, *, file: str) -> tuple[BundleRefEntry, ...]:
     from generator.tree.yamlio import load_yaml
 
     try:
-        doc = strictjson.loads(data) if data.lstrip().startswith(b"[") else load_yaml(data, file=file)
+        doc = (
+            strictjson.loads(data) if data.lstrip().startswith(b"[") else load_yaml(data, file=file)
+        )
     except (ValueError, UnicodeDecodeError) as exc:
         over = isinstance(exc, strictjson.JsonLimitError)
-        raise _bad(file, None, None, strictjson.problem(exc) if over else "not valid JSON",
-                   expected="a JSON or YAML list", found=type(exc).__name__) from exc
+        raise _bad(
+            file,
+            None,
+            None,
+            strictjson.problem(exc) if over else "not valid JSON",
+            expected="a JSON or YAML list",
+            found=type(exc).__name__,
+        ) from exc
     except EvidenceDashError as exc:
-        raise _bad(file, None, None, f"not valid YAML: {exc.message}",
-                   expected="a JSON or YAML list", found="unparseable YAML") from exc
+        raise _bad(
+            file,
+            None,
+            None,
+            f"not valid YAML: {exc.message}",
+            expected="a JSON or YAML list",
+            found="unparseable YAML",
+        ) from exc
     if not isinstance(doc, list):
-        raise _bad(file, None, None, "the document must be a list of entries",
-                   expected="a list", found=type(doc).__name__)
+        raise _bad(
+            file,
+            None,
+            None,
+            "the document must be a list of entries",
+            expected="a list",
+            found=type(doc).__name__,
+        )
     entries: list[BundleRefEntry] = []
     for index, raw in enumerate(doc):
         if not isinstance(raw, dict):
-            raise _bad(file, index, None, "an entry must be a mapping", expected="a mapping",
-                       found=type(raw).__name__)
+            raise _bad(
+                file,
+                index,
+                None,
+                "an entry must be a mapping",
+                expected="a mapping",
+                found=type(raw).__name__,
+            )
         unknown = sorted(str(k) for k in raw if k not in _KEYS)
         if unknown:
-            raise _bad(file, index, unknown[0], f"unknown key {unknown[0]!r}",
-                       expected="ref, issuer, identityPattern, recipe", found=", ".join(unknown))
+            raise _bad(
+                file,
+                index,
+                unknown[0],
+                f"unknown key {unknown[0]!r}",
+                expected="ref, issuer, identityPattern, recipe",
+                found=", ".join(unknown),
+            )
         ref = _text(raw, "ref", file, index)
         pinned = _PINNED.match(ref)
         if pinned is None:
-            raise _bad(file, index, "ref", "ref must be pinned by digest",
-                       expected="<registry>/<repo>@sha256:<64 lowercase hex>", found=ref[:200])
+            raise _bad(
+                file,
+                index,
+                "ref",
+                "ref must be pinned by digest",
+                expected="<registry>/<repo>@sha256:<64 lowercase hex>",
+                found=ref[:200],
+            )
         issuer = _text(raw, "issuer", file, index)
         pattern = _text(raw, "identityPattern", file, index)
         try:
             _compiled(pattern)
         except re2.error as exc:
-            raise _bad(file, index, "identityPattern", "identityPattern is not a valid RE2 "
-                       "expression", expected="an RE2 (Go regexp) pattern",
-                       found=f"{pattern[:120]} ({exc})") from exc
+            raise _bad(
+                file,
+                index,
+                "identityPattern",
+                "identityPattern is not a valid RE2 expression",
+                expected="an RE2 (Go regexp) pattern",
+                found=f"{pattern[:120]} ({exc})",
+            ) from exc
         recipe = raw.get("recipe")
         if recipe is not None:
             recipe = _text(raw, "recipe", file, index)
-        entries.append(BundleRefEntry(
-            index=index, ref=ref, digest=OciDigest(pinned.group("digest")), issuer=issuer,
-            identity_pattern=pattern, recipe=RecipeName(recipe) if recipe else None))
+        entries.append(
+            BundleRefEntry(
+                index=index,
+                ref=ref,
+                digest=OciDigest(pinned.group("digest")),
+                issuer=issuer,
+                identity_pattern=pattern,
+                recipe=RecipeName(recipe) if recipe else None,
+            )
+        )
     return tuple(entries)
 
 
@@ -181,13 +256,21 @@ def load_bundle_refs(path: Path) -> tuple[BundleRefEntry, ...]:
         with path.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise InputError("cannot read the bundle-refs file", location=Location(display),
-                         expected="a readable YAML or JSON file", found=type(exc).__name__,
-                         hint="check the --bundle-refs path") from exc
+        raise InputError(
+            "cannot read the bundle-refs file",
+            location=Location(display),
+            expected="a readable YAML or JSON file",
+            found=type(exc).__name__,
+            hint="check the --bundle-refs path",
+        ) from exc
     if len(data) > MAX_FILE_BYTES:
-        raise InputError("the bundle-refs file is too large", location=Location(display),
-                         expected=f"at most {MAX_FILE_BYTES} bytes", found="more",
-                         hint="list fewer bundles per file")
+        raise InputError(
+            "the bundle-refs file is too large",
+            location=Location(display),
+            expected=f"at most {MAX_FILE_BYTES} bytes",
+            found="more",
+            hint="list fewer bundles per file",
+        )
     return parse_bundle_refs(data, file=display)
 
 
@@ -242,8 +325,9 @@ def _normalized_time(value: object) -> str:
     return moment.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def derived_pointer(entry: BundleRefEntry, statement: Mapping[str, Any],
-                    signer: SignerIdentity | None) -> Pointer:
+def derived_pointer(
+    entry: BundleRefEntry, statement: Mapping[str, Any], signer: SignerIdentity | None
+) -> Pointer:
     """The pointer a file would have carried for this bundle, from its (unverified) statement."""
     predicate = statement.get("predicate")
     predicate = predicate if isinstance(predicate, dict) else {}
@@ -265,8 +349,9 @@ def derived_pointer(entry: BundleRefEntry, statement: Mapping[str, Any],
     )
 
 
-def _no_match(entry: BundleRefEntry, materialized: Any,
-              seen: Sequence[SignerIdentity], candidates: int) -> Rejected:
+def _no_match(
+    entry: BundleRefEntry, materialized: Any, seen: Sequence[SignerIdentity], candidates: int
+) -> Rejected:
     """Step 2 fails with class `signature`: no candidate's certificate meets the policy."""
     if candidates == 0:
         detail = "the bundle carries no signature (a bundle ref must be signed)"
@@ -274,27 +359,47 @@ def _no_match(entry: BundleRefEntry, materialized: Any,
         detail = f"no certificate identity could be read from {candidates} signature candidate(s)"
     else:
         first = seen[0]
-        detail = (f"certificate identity {first.identity!r} ({first.issuer}) does not meet the "
-                  f"bundle ref's policy: identityPattern {entry.identity_pattern!r} "
-                  f"(RE2 full match) with issuer {entry.issuer!r}")
+        detail = (
+            f"certificate identity {first.identity!r} ({first.issuer}) does not meet the "
+            f"bundle ref's policy: identityPattern {entry.identity_pattern!r} "
+            f"(RE2 full match) with issuer {entry.issuer!r}"
+        )
     skipped = "not run: an earlier step failed"
     steps = (
-        Step(1, "materialize-bundle", StepStatus.PASSED, f"materialized {entry.ref}",
-             (SubRow("bundleDigest", str(materialized.digest)),
-              SubRow("files", str(len(materialized.files))))),
-        Step(2, "signature-verify", StepStatus.FAILED, detail,
-             (SubRow("identityPattern", entry.identity_pattern, beyond_aicr=True),
-              SubRow("issuer", entry.issuer, beyond_aicr=True))),
+        Step(
+            1,
+            "materialize-bundle",
+            StepStatus.PASSED,
+            f"materialized {entry.ref}",
+            (
+                SubRow("bundleDigest", str(materialized.digest)),
+                SubRow("files", str(len(materialized.files))),
+            ),
+        ),
+        Step(
+            2,
+            "signature-verify",
+            StepStatus.FAILED,
+            detail,
+            (
+                SubRow("identityPattern", entry.identity_pattern, beyond_aicr=True),
+                SubRow("issuer", entry.issuer, beyond_aicr=True),
+            ),
+        ),
         Step(3, "predicate-parse", StepStatus.SKIPPED, skipped),
         Step(4, "manifest-hash-check", StepStatus.SKIPPED, skipped),
         Step(5, "render-summary", StepStatus.INFORMATIONAL, "report assembled"),
     )
-    return Rejected(steps=steps, cause=FailureCause(FailureClass.SIGNATURE, detail, NO_MATCH_HINT),
-                    signer=seen[0] if seen else None)
+    return Rejected(
+        steps=steps,
+        cause=FailureCause(FailureClass.SIGNATURE, detail, NO_MATCH_HINT),
+        signer=seen[0] if seen else None,
+    )
 
 
-def verify_bundle_ref(entry: BundleRefEntry, source: Any, trust: Any, *,
-                      signature_verifier: Any = None) -> tuple[ParsedPointer, Verdict]:
+def verify_bundle_ref(
+    entry: BundleRefEntry, source: Any, trust: Any, *, signature_verifier: Any = None
+) -> tuple[ParsedPointer, Verdict]:
     """Fetch and verify one bundle ref; the derived pointer and its verdict."""
     from generator.verify.pipeline import verify_materialized, verify_pointer
 
@@ -306,8 +411,9 @@ def verify_bundle_ref(entry: BundleRefEntry, source: Any, trust: Any, *,
         verdict = verify_pointer(placeholder, location, _Failing(exc), trust)
         return ParsedPointer(location, placeholder), verdict
     if materialized.digest != entry.digest:  # step 1 reports the mismatch
-        verdict = verify_materialized(placeholder, location, materialized, trust,
-                                      signature_verifier=signature_verifier)
+        verdict = verify_materialized(
+            placeholder, location, materialized, trust, signature_verifier=signature_verifier
+        )
         return ParsedPointer(location, placeholder), verdict
     candidates = list(materialized.signatures)[:MAX_CANDIDATES]
     seen: list[SignerIdentity] = []
@@ -318,19 +424,25 @@ def verify_bundle_ref(entry: BundleRefEntry, source: Any, trust: Any, *,
         seen.append(signer)
         if entry.matches(signer):
             pointer = derived_pointer(entry, _unverified_statement(candidate.bundle_json), signer)
-            verdict = verify_materialized(pointer, location, materialized, trust,
-                                          signature_verifier=signature_verifier)
+            verdict = verify_materialized(
+                pointer, location, materialized, trust, signature_verifier=signature_verifier
+            )
             return ParsedPointer(location, pointer), _with_policy_row(verdict, entry)
-    return ParsedPointer(location, placeholder), _no_match(entry, materialized, seen,
-                                                           len(candidates))
+    return ParsedPointer(location, placeholder), _no_match(
+        entry, materialized, seen, len(candidates)
+    )
 
 
 def _with_policy_row(verdict: Verdict, entry: BundleRefEntry) -> Verdict:
     """Record the bundle ref's identity policy on step 2 of a verified verdict."""
     if not isinstance(verdict, Verified):
         return verdict
-    row = SubRow("identityPattern", f"{entry.identity_pattern} (RE2 full match; issuer exact)",
-                 beyond_aicr=True)
-    steps = tuple(replace(s, sub_rows=(*s.sub_rows, row)) if s.step == 2 else s
-                  for s in verdict.steps)
+    row = SubRow(
+        "identityPattern",
+        f"{entry.identity_pattern} (RE2 full match; issuer exact)",
+        beyond_aicr=True,
+    )
+    steps = tuple(
+        replace(s, sub_rows=(*s.sub_rows, row)) if s.step == 2 else s for s in verdict.steps
+    )
     return replace(verdict, steps=steps)

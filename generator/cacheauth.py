@@ -105,9 +105,9 @@ class CacheAuth:
 
     def unseal(self, purpose: Purpose, stored: bytes, name: bytes = b"") -> bytes | None:
         """The data of a `seal`ed entry, or None when its tag does not check."""
-        if len(stored) <= TAG_LENGTH or stored[TAG_LENGTH:TAG_LENGTH + 1] != b"\n":
+        if len(stored) <= TAG_LENGTH or stored[TAG_LENGTH : TAG_LENGTH + 1] != b"\n":
             return None
-        data = stored[TAG_LENGTH + 1:]
+        data = stored[TAG_LENGTH + 1 :]
         return data if self.check(purpose, data, stored[:TAG_LENGTH], name) else None
 
     def open(self, purpose: Purpose, stored: bytes, name: bytes, entry: str) -> bytes | None:
@@ -145,10 +145,11 @@ def load_key(environ: Mapping[str, str] | None = None) -> bytes:
             raise CacheKeyError(
                 f"{CACHE_KEY_ENV} is too short to authenticate the cache",
                 expected=f"at least {MIN_KEY_CHARS} characters (for example "
-                         "`openssl rand -hex 32`)",
+                "`openssl rand -hex 32`)",
                 found=f"{len(given.strip())} characters",
                 hint=f"set {CACHE_KEY_ENV} to a long random value, or unset it to use a key "
-                     "file in your config folder")
+                "file in your config folder",
+            )
         return given.strip().encode("utf-8")
     path = key_file_path(env)
     text = _read_key_file(path)
@@ -156,16 +157,23 @@ def load_key(environ: Mapping[str, str] | None = None) -> bytes:
         text = _create_key_file(path)
     if len(text) < MIN_KEY_CHARS:
         raise CacheKeyError(
-            "the cache key file holds too short a key", location=Location(str(path)),
-            expected=f"at least {MIN_KEY_CHARS} characters", found=f"{len(text)} characters",
-            hint="delete the file: the next build creates a new key (and rebuilds its cache)")
+            "the cache key file holds too short a key",
+            location=Location(str(path)),
+            expected=f"at least {MIN_KEY_CHARS} characters",
+            found=f"{len(text)} characters",
+            hint="delete the file: the next build creates a new key (and rebuilds its cache)",
+        )
     return text.encode("utf-8")
 
 
 def _refuse(path: Path, problem: str, found: str, hint: str) -> CacheKeyError:
-    return CacheKeyError(f"refusing the cache key file: {problem}", location=Location(str(path)),
-                         expected="a regular file owned by you with mode 0600", found=found,
-                         hint=hint)
+    return CacheKeyError(
+        f"refusing the cache key file: {problem}",
+        location=Location(str(path)),
+        expected="a regular file owned by you with mode 0600",
+        found=found,
+        hint=hint,
+    )
 
 
 def _read_key_file(path: Path) -> str | None:
@@ -176,26 +184,44 @@ def _read_key_file(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     if stat.S_ISLNK(info.st_mode):
-        raise _refuse(path, "it is a symbolic link", f"a link to {os.readlink(path)}",
-                      "replace the link with the key file itself (mode 0600), or set "
-                      f"{CACHE_KEY_ENV}")
+        raise _refuse(
+            path,
+            "it is a symbolic link",
+            f"a link to {os.readlink(path)}",
+            f"replace the link with the key file itself (mode 0600), or set {CACHE_KEY_ENV}",
+        )
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise _refuse(path, "it cannot be opened", f"{type(exc).__name__}: {exc}",
-                      "fix its permissions, or delete it to have a new key made") from exc
+        raise _refuse(
+            path,
+            "it cannot be opened",
+            f"{type(exc).__name__}: {exc}",
+            "fix its permissions, or delete it to have a new key made",
+        ) from exc
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise _refuse(path, "it is not a regular file", stat.filemode(info.st_mode),
-                          "remove it; the next build creates a key file")
+            raise _refuse(
+                path,
+                "it is not a regular file",
+                stat.filemode(info.st_mode),
+                "remove it; the next build creates a key file",
+            )
         if info.st_mode & 0o077:
-            raise _refuse(path, "other users may read or change it",
-                          f"mode {stat.S_IMODE(info.st_mode):04o}",
-                          f"run `chmod 600 {path}` (and consider a new key: delete the file)")
+            raise _refuse(
+                path,
+                "other users may read or change it",
+                f"mode {stat.S_IMODE(info.st_mode):04o}",
+                f"run `chmod 600 {path}` (and consider a new key: delete the file)",
+            )
         if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
-            raise _refuse(path, "another user owns it", f"owner uid {info.st_uid}",
-                          "delete it; the next build creates a key file of your own")
+            raise _refuse(
+                path,
+                "another user owns it",
+                f"owner uid {info.st_uid}",
+                "delete it; the next build creates a key file of your own",
+            )
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(4096)
     finally:

@@ -113,8 +113,14 @@ class CanonicalizationError(InputError):
 class BundleError(EvidenceDashError):
     """Getting a bundle failed (registry, layout, cache, extraction). Carries an HTTP status."""
 
-    def __init__(self, message: str, *, http_status: int | None = None, transient: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        http_status: int | None = None,
+        transient: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(message, **kwargs)
         self.http_status = http_status
         self.transient = transient

@@ -28,8 +28,10 @@ from generator.model import (
 
 __all__ = ["INTERNAL_HINT", "assess_isolated", "internal_verdict", "isolated"]
 
-INTERNAL_HINT = ("this is a fault in evidence-dashboard, not in the evidence: please report it "
-                 "with this message and the pointer file; the rest of the build went on")
+INTERNAL_HINT = (
+    "this is a fault in evidence-dashboard, not in the evidence: please report it "
+    "with this message and the pointer file; the rest of the build went on"
+)
 
 _MAX_MESSAGE = 500
 
@@ -43,13 +45,23 @@ def internal_verdict(exc: BaseException, stage: str = "verification") -> NoVerdi
         message = message[:_MAX_MESSAGE] + "..."
     detail = f"internal error during {stage}: {type(exc).__name__}: {message}"
     steps = tuple(
-        Step(n, name, StepStatus.INFORMATIONAL if n == 5 else
-             StepStatus.FAILED if n == 1 else StepStatus.SKIPPED,
-             detail if n == 1 else "report assembled" if n == 5 else "not run: an earlier "
-             "step failed")
-        for n, name in enumerate(STEP_NAMES, start=1))
-    return NoVerdict(steps=steps, cause=FailureCause(FailureClass.INTERNAL, detail,
-                                                     INTERNAL_HINT))
+        Step(
+            n,
+            name,
+            StepStatus.INFORMATIONAL
+            if n == 5
+            else StepStatus.FAILED
+            if n == 1
+            else StepStatus.SKIPPED,
+            detail
+            if n == 1
+            else "report assembled"
+            if n == 5
+            else "not run: an earlier step failed",
+        )
+        for n, name in enumerate(STEP_NAMES, start=1)
+    )
+    return NoVerdict(steps=steps, cause=FailureCause(FailureClass.INTERNAL, detail, INTERNAL_HINT))
 
 
 def isolated(work: Callable[[], T], fallback: Callable[[BaseException], T]) -> T:
@@ -62,20 +74,27 @@ def isolated(work: Callable[[], T], fallback: Callable[[BaseException], T]) -> T
         return fallback(exc)
 
 
-def assess_isolated(assessor: Any, item: ParsedPointer, verdict: Verdict | None, *,
-                    verified_at: str | None = None, duplicate_of: str | None = None
-                    ) -> tuple[Any, Any]:
+def assess_isolated(
+    assessor: Any,
+    item: ParsedPointer,
+    verdict: Verdict | None,
+    *,
+    verified_at: str | None = None,
+    duplicate_of: str | None = None,
+) -> tuple[Any, Any]:
     """`assessor.assess(...)` (a `PointerRecord` and board entry) inside the boundary: on a
     fault the record carries the pointer's `internal` verdict and there is no board entry."""
     from generator.data import PointerRecord
 
     def fallback(exc: BaseException) -> tuple[Any, Any]:
-        return PointerRecord(pointer=item, verdict=internal_verdict(exc, "assessment"),
-                             duplicate_of=duplicate_of), None
+        return PointerRecord(
+            pointer=item, verdict=internal_verdict(exc, "assessment"), duplicate_of=duplicate_of
+        ), None
 
     def work() -> tuple[Any, Any]:
-        record, entry = assessor.assess(item, verdict, verified_at=verified_at,
-                                        duplicate_of=duplicate_of)
+        record, entry = assessor.assess(
+            item, verdict, verified_at=verified_at, duplicate_of=duplicate_of
+        )
         return record, entry
 
     return isolated(work, fallback)

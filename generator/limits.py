@@ -55,8 +55,9 @@ class ParseLimits:
 PARSE_LIMITS = ParseLimits()
 """The limits every contributor or registry document is read under."""
 
-LISTING_LIMITS = replace(PARSE_LIMITS, document_bytes=64 * MiB, container_items=2_000_000,
-                         total_items=20_000_000)
+LISTING_LIMITS = replace(
+    PARSE_LIMITS, document_bytes=64 * MiB, container_items=2_000_000, total_items=20_000_000
+)
 """The limits for the top-level `index.json` of an OCI layout (or of the bundle cache, which is
 one): it lists every bundle and referrer, about two entries of ~330 bytes per bundle, so its size
 grows with the tree (64 MiB is its byte cap, `INDEX_FILE_CAP`). Depth and string length stay."""

@@ -75,10 +75,12 @@ class ManifestOptions:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "publisher": None if self.publisher is None
+            "publisher": None
+            if self.publisher is None
             else {"identity": self.publisher[0], "issuer": self.publisher[1]},
             "trust": {"mode": self.trust_mode, "rootDigest": self.trust_root_digest},
-            "trustedRegistries": None if self.trusted_registries is None
+            "trustedRegistries": None
+            if self.trusted_registries is None
             else list(self.trusted_registries),
             "sourceDateEpoch": self.source_date_epoch,
             "preview": self.preview,
@@ -101,8 +103,9 @@ class ManifestOptions:
             source_url=raw.get("sourceUrl"),
             site_url=raw.get("siteUrl"),
             data_only=bool(raw.get("dataOnly")),
-            publisher=None if not isinstance(raw.get("publisher"), dict) else (
-                str(raw["publisher"].get("identity")), str(raw["publisher"].get("issuer"))),
+            publisher=None
+            if not isinstance(raw.get("publisher"), dict)
+            else (str(raw["publisher"].get("identity")), str(raw["publisher"].get("issuer"))),
         )
 
 
@@ -173,11 +176,13 @@ def _write_atomically(target: Path, data: bytes) -> None:
     os.replace(tmp, target)
 
 
-def write_manifest(site: Path, *, commit: str | None, options: ManifestOptions,
-                   version: str = __version__) -> Manifest:
+def write_manifest(
+    site: Path, *, commit: str | None, options: ManifestOptions, version: str = __version__
+) -> Manifest:
     """Hash every file of `site` and write `data/manifest.json`; returns the manifest."""
-    manifest = Manifest(commit=commit, generator_version=version, options=options,
-                        files=file_entries(site))
+    manifest = Manifest(
+        commit=commit, generator_version=version, options=options, files=file_entries(site)
+    )
     _write_atomically(site / MANIFEST_PATH, manifest.to_bytes())
     return manifest
 
@@ -201,10 +206,13 @@ def refresh_entries(site: Path, paths: Sequence[str]) -> None:
 
 
 def _bad(file: str, message: str, *, expected: str, found: str) -> InputError:
-    return InputError(f"the site manifest is malformed: {message}", location=Location(file),
-                      expected=expected, found=found,
-                      hint="rebuild the site with evidence-dashboard build; a manifest is never "
-                           "edited by hand")
+    return InputError(
+        f"the site manifest is malformed: {message}",
+        location=Location(file),
+        expected=expected,
+        found=found,
+        hint="rebuild the site with evidence-dashboard build; a manifest is never edited by hand",
+    )
 
 
 def parse_manifest(data: bytes, *, file: str) -> Manifest:
@@ -221,26 +229,46 @@ def parse_manifest(data: bytes, *, file: str) -> Manifest:
         raise _bad(file, "no file list", expected="files: a list", found=repr(type(files_raw)))
     files: list[FileEntry] = []
     for item in files_raw:
-        if not (isinstance(item, dict) and isinstance(item.get("path"), str)
-                and isinstance(item.get("sha256"), str) and isinstance(item.get("size"), int)):
-            raise _bad(file, "a file entry is malformed", expected="{path, sha256, size}",
-                       found=repr(item)[:200])
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("path"), str)
+            and isinstance(item.get("sha256"), str)
+            and isinstance(item.get("size"), int)
+        ):
+            raise _bad(
+                file,
+                "a file entry is malformed",
+                expected="{path, sha256, size}",
+                found=repr(item)[:200],
+            )
         path = item["path"]
         parts = path.split("/")
         if not path or path.startswith("/") or any(p in {"", ".", ".."} for p in parts):
-            raise _bad(file, "a path is not a plain relative path", expected="a/b/c.html",
-                       found=repr(path))
+            raise _bad(
+                file, "a path is not a plain relative path", expected="a/b/c.html", found=repr(path)
+            )
         files.append(FileEntry(path, item["sha256"], item["size"]))
     paths = [f.path for f in files]
     if paths != sorted(set(paths)):
-        raise _bad(file, "paths are not sorted and unique", expected="sorted unique paths",
-                   found="duplicates or an unsorted list")
+        raise _bad(
+            file,
+            "paths are not sorted and unique",
+            expected="sorted unique paths",
+            found="duplicates or an unsorted list",
+        )
     generator = raw.get("generator") or {}
     options = raw.get("options") or {}
     if not isinstance(options, dict) or not isinstance(generator, dict):
-        raise _bad(file, "options or generator is not an object", expected="objects",
-                   found=repr(type(options)))
+        raise _bad(
+            file,
+            "options or generator is not an object",
+            expected="objects",
+            found=repr(type(options)),
+        )
     commit = raw.get("commit")
-    return Manifest(commit=None if commit is None else str(commit),
-                    generator_version=str(generator.get("version") or ""),
-                    options=ManifestOptions.from_dict(options), files=tuple(files))
+    return Manifest(
+        commit=None if commit is None else str(commit),
+        generator_version=str(generator.get("version") or ""),
+        options=ManifestOptions.from_dict(options),
+        files=tuple(files),
+    )

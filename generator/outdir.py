@@ -94,13 +94,19 @@ def build_guards(options: BuildOptions) -> list[Protected]:
     named: list[tuple[str, Path | None]] = [
         ("the evidence tree (--recipes)", options.recipes),
         ("the cache (--cache or the default cache folder)", options.cache or default_cache_dir()),
-        ("--trust-root", options.trust_root), ("--config", options.config),
-        ("--digests", options.digests), ("--bundle-refs", options.bundle_refs),
-        ("--registry-auth", options.registry_auth), ("--aicr", options.aicr),
+        ("--trust-root", options.trust_root),
+        ("--config", options.config),
+        ("--digests", options.digests),
+        ("--bundle-refs", options.bundle_refs),
+        ("--registry-auth", options.registry_auth),
+        ("--aicr", options.aicr),
         *(("--oci-layout", layout) for layout in options.oci_layouts),
     ]
-    return [*(Protected(label, path) for label, path in named if path is not None),
-            *source_folders(), Protected("the current folder", Path.cwd(), inside_ok=True)]
+    return [
+        *(Protected(label, path) for label, path in named if path is not None),
+        *source_folders(),
+        Protected("the current folder", Path.cwd(), inside_ok=True),
+    ]
 
 
 def _overlap(target: Path, guarded: Protected) -> str | None:
@@ -117,8 +123,9 @@ def _overlap(target: Path, guarded: Protected) -> str | None:
 def _refuse(out: Path, message: str, *, expected: str, found: str, hint: str) -> UsageError:
     from generator.errors import Location
 
-    return UsageError(message, location=Location(str(out)), expected=expected, found=found,
-                      hint=hint)
+    return UsageError(
+        message, location=Location(str(out)), expected=expected, found=found, hint=hint
+    )
 
 
 def _marked(folder: Path) -> bool:
@@ -133,26 +140,35 @@ def _check_folder(path: Path, shown: Path, role: str) -> None:
     if not os.path.lexists(path):
         return
     if os.path.islink(path) or not os.path.isdir(path):
-        raise _refuse(shown, f"the {role} is not a folder",
-                      expected="a folder (or nothing)", found="a file or a link",
-                      hint="remove it, or pass another --out")
+        raise _refuse(
+            shown,
+            f"the {role} is not a folder",
+            expected="a folder (or nothing)",
+            found="a file or a link",
+            hint="remove it, or pass another --out",
+        )
     try:
         with os.scandir(path) as entries:
             empty = next(entries, None) is None
     except OSError as exc:
-        raise _refuse(shown, f"the {role} cannot be read", expected="a readable folder",
-                      found=exc.strerror or type(exc).__name__,
-                      hint="fix its permissions, or pass another --out") from exc
+        raise _refuse(
+            shown,
+            f"the {role} cannot be read",
+            expected="a readable folder",
+            found=exc.strerror or type(exc).__name__,
+            hint="fix its permissions, or pass another --out",
+        ) from exc
     if empty or _marked(path):
         return
     raise _refuse(
-        shown, f"the {role} holds files this tool did not put there",
+        shown,
+        f"the {role} holds files this tool did not put there",
         expected=f"an absent or empty folder, or one carrying {MARKER_NAME} "
-                 "(written by every evidence-dashboard build)",
-        found=f"a non-empty folder without {MARKER_NAME}" + (
-            f" ({path})" if path != shown else ""),
+        "(written by every evidence-dashboard build)",
+        found=f"a non-empty folder without {MARKER_NAME}" + (f" ({path})" if path != shown else ""),
         hint="a build replaces the whole folder: pass an empty or new --out; if this is an "
-             "earlier evidence-dashboard site, delete it first")
+        "earlier evidence-dashboard site, delete it first",
+    )
 
 
 def check_output(out: Path, protected: Iterable[Protected]) -> Path:
@@ -164,14 +180,21 @@ def check_output(out: Path, protected: Iterable[Protected]) -> Path:
         how = _overlap(target, Protected(guarded.label, where, guarded.inside_ok))
         if how is not None:
             raise _refuse(
-                out, f"--out {how} {guarded.label} ({where})",
+                out,
+                f"--out {how} {guarded.label} ({where})",
                 expected=f"an output folder apart from {guarded.label}",
                 found=f"{target} {how} {where}",
                 hint="a build replaces the whole output folder; pass a separate one, "
-                     "e.g. --out site")
+                "e.g. --out site",
+            )
     if target.parent == target:
-        raise _refuse(out, "--out is the file system root", expected="a separate folder",
-                      found=str(target), hint="pass a separate folder, e.g. --out site")
+        raise _refuse(
+            out,
+            "--out is the file system root",
+            expected="a separate folder",
+            found=str(target),
+            hint="pass a separate folder, e.g. --out site",
+        )
     _check_folder(target, out, "output folder")
     from generator.site.swap import old_path
 
@@ -185,8 +208,9 @@ def lock_path(target: Path) -> Path:
 
 
 @contextmanager
-def output_lock(target: Path, timeout: float = LOCK_TIMEOUT,
-                notify: Callable[[str], None] | None = None) -> Iterator[Path]:
+def output_lock(
+    target: Path, timeout: float = LOCK_TIMEOUT, notify: Callable[[str], None] | None = None
+) -> Iterator[Path]:
     """Hold the exclusive lock of `target` (resolved) for the block; wait at most `timeout`
     seconds for another build to release it (saying so once through `notify`)."""
     say = notify if notify is not None else (lambda text: print(text, file=sys.stderr))
@@ -196,11 +220,16 @@ def output_lock(target: Path, timeout: float = LOCK_TIMEOUT,
     try:
         fd = os.open(lock, flags, 0o644)
     except OSError as exc:
-        found = "a symbolic link" if exc.errno == errno.ELOOP else (
-            exc.strerror or type(exc).__name__)
-        raise _refuse(lock, "the output lock file cannot be opened",
-                      expected="a regular file the build may create", found=found,
-                      hint="remove it (no build may be running), then build again") from exc
+        found = (
+            "a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or type(exc).__name__)
+        )
+        raise _refuse(
+            lock,
+            "the output lock file cannot be opened",
+            expected="a regular file the build may create",
+            found=found,
+            hint="remove it (no build may be running), then build again",
+        ) from exc
     try:
         deadline = time.monotonic() + timeout
         waited = False
@@ -211,13 +240,17 @@ def output_lock(target: Path, timeout: float = LOCK_TIMEOUT,
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise _refuse(
-                        target, "another build is still writing into this output folder",
+                        target,
+                        "another build is still writing into this output folder",
                         expected=f"the lock {lock.name} free within {timeout:g} s",
                         found="it is still held",
-                        hint="wait for the other build, or raise --lock-timeout") from None
+                        hint="wait for the other build, or raise --lock-timeout",
+                    ) from None
                 if not waited:
-                    say(f"waiting for another build into {target} (lock {lock}; at most "
-                        f"{timeout:g} s, see --lock-timeout)")
+                    say(
+                        f"waiting for another build into {target} (lock {lock}; at most "
+                        f"{timeout:g} s, see --lock-timeout)"
+                    )
                     waited = True
                 time.sleep(min(_POLL, max(0.0, deadline - time.monotonic())))
         yield lock
@@ -226,8 +259,13 @@ def output_lock(target: Path, timeout: float = LOCK_TIMEOUT,
 
 
 @contextmanager
-def claim_output(out: Path, protected: Iterable[Protected], *, timeout: float = LOCK_TIMEOUT,
-                 notify: Callable[[str], None] | None = None) -> Iterator[Path]:
+def claim_output(
+    out: Path,
+    protected: Iterable[Protected],
+    *,
+    timeout: float = LOCK_TIMEOUT,
+    notify: Callable[[str], None] | None = None,
+) -> Iterator[Path]:
     """Check `out`, lock it and check it again under the lock; yields the resolved folder to
     publish into. Refusals happen before anything is created."""
     guards = list(protected)
@@ -235,9 +273,13 @@ def claim_output(out: Path, protected: Iterable[Protected], *, timeout: float = 
     with output_lock(target, timeout, notify):
         again = check_output(out, guards)
         if again != target:
-            raise _refuse(out, "--out changed while the build waited for its lock",
-                          expected=str(target), found=str(again),
-                          hint="keep the output link stable during a build, then build again")
+            raise _refuse(
+                out,
+                "--out changed while the build waited for its lock",
+                expected=str(target),
+                found=str(again),
+                hint="keep the output link stable during a build, then build again",
+            )
         yield target
 
 

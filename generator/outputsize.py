@@ -31,11 +31,13 @@ class SiteSize:
     warnings: tuple[str, ...]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"bytes": self.total, "budget": self.budget,
-                "largestPage": {"path": self.largest_page[0], "bytes": self.largest_page[1]},
-                "largestDataFile": {"path": self.largest_data[0],
-                                    "bytes": self.largest_data[1]},
-                "warnings": list(self.warnings)}
+        return {
+            "bytes": self.total,
+            "budget": self.budget,
+            "largestPage": {"path": self.largest_page[0], "bytes": self.largest_page[1]},
+            "largestDataFile": {"path": self.largest_data[0], "bytes": self.largest_data[1]},
+            "warnings": list(self.warnings),
+        }
 
 
 def _mib(n: int) -> str:
@@ -63,18 +65,24 @@ def measure(site: Path, limits: OutputLimits | None = None) -> SiteSize:
             if name.endswith(".html"):
                 page = max(page, (rel, size), key=lambda p: p[1])
                 if size > limits.page_bytes:
-                    warnings.append(f"page {rel} is {_mib(size)}, over the "
-                                    f"{_mib(limits.page_bytes)} page limit")
+                    warnings.append(
+                        f"page {rel} is {_mib(size)}, over the {_mib(limits.page_bytes)} page limit"
+                    )
             elif rel.startswith("data/"):
                 data = max(data, (rel, size), key=lambda p: p[1])
                 if size > limits.data_file_bytes:
-                    warnings.append(f"data file {rel} is {_mib(size)}, over the "
-                                    f"{_mib(limits.data_file_bytes)} data file limit")
+                    warnings.append(
+                        f"data file {rel} is {_mib(size)}, over the "
+                        f"{_mib(limits.data_file_bytes)} data file limit"
+                    )
     if total >= limits.site_warn_bytes:
         share = 100 * total / limits.site_bytes
-        warnings.insert(0, f"the site is {_mib(total)}, {share:.0f}% of the "
-                           f"{_mib(limits.site_bytes)} budget (GitHub Pages publishes at most "
-                           "1 GB): split the tree or drop old evidence before it no longer fits")
+        warnings.insert(
+            0,
+            f"the site is {_mib(total)}, {share:.0f}% of the "
+            f"{_mib(limits.site_bytes)} budget (GitHub Pages publishes at most "
+            "1 GB): split the tree or drop old evidence before it no longer fits",
+        )
     return SiteSize(total, page, data, limits.site_bytes, tuple(warnings))
 
 

@@ -21,8 +21,13 @@ from generator.manifest import ManifestOptions, write_manifest
 if TYPE_CHECKING:
     from generator.build import BuildOptions
 
-__all__ = ["TEST_SIGNER_IDENTITY", "TEST_SIGNER_ISSUER", "finish_site", "manifest_options",
-           "demo_authority"]
+__all__ = [
+    "TEST_SIGNER_IDENTITY",
+    "TEST_SIGNER_ISSUER",
+    "finish_site",
+    "manifest_options",
+    "demo_authority",
+]
 
 TEST_SIGNER_IDENTITY = "https://evidence-dashboard.test/publisher"
 TEST_SIGNER_ISSUER = "https://evidence-dashboard.test/oidc"
@@ -33,13 +38,17 @@ def manifest_options(options: BuildOptions) -> ManifestOptions:
     root = options.trust_root
     return ManifestOptions(
         trust_mode=options.trust_mode,
-        trust_root_digest=None if root is None else hashlib.sha256(
-            Path(root).read_bytes()).hexdigest(),
+        trust_root_digest=None
+        if root is None
+        else hashlib.sha256(Path(root).read_bytes()).hexdigest(),
         trusted_registries=options.trusted_registries,
         source_date_epoch=options.source_date_epoch,
-        preview=options.preview, source_url=options.source_url, site_url=options.site_url,
+        preview=options.preview,
+        source_url=options.source_url,
+        site_url=options.site_url,
         data_only=options.data_only,
-        publisher=None if options.publisher_identity is None
+        publisher=None
+        if options.publisher_identity is None
         else (options.publisher_identity, options.publisher_issuer),
     )
 
@@ -62,9 +71,12 @@ def demo_authority(scenario: Path) -> Any:
         ) from exc
 
     plan = parse_scenario(scenario.read_bytes(), file=str(scenario))
-    return TestAuthority(plan.seed, name="evidence-dashboard demo",
-                         epoch=plan.authority_valid_from,
-                         shard_offset=200_000_000 + stable_int(plan.seed, "shard") % 10_000_000)
+    return TestAuthority(
+        plan.seed,
+        name="evidence-dashboard demo",
+        epoch=plan.authority_valid_from,
+        shard_offset=200_000_000 + stable_int(plan.seed, "shard") % 10_000_000,
+    )
 
 
 def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Path) -> None:
@@ -75,17 +87,20 @@ def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Pa
     build_info = documents.get("build_info") or {}
     write_marker(staging)
     if not options.data_only:  # --data-only writes data/ alone (and the marker)
-        write_badges(staging, documents.get("index") or {}, build_info,
-                     preview=options.preview)
+        write_badges(staging, documents.get("index") or {}, build_info, preview=options.preview)
     commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
-    write_manifest(staging, commit=None if commit is None else str(commit),
-                   options=manifest_options(options))
+    write_manifest(
+        staging, commit=None if commit is None else str(commit), options=manifest_options(options)
+    )
     if options.sign_with_test_authority is not None:
         from generator.model import SignerIdentity
         from generator.verifysite import sign_manifest_dsse
 
         epoch = options.source_date_epoch
         when = datetime.fromtimestamp(epoch, UTC) if epoch is not None else datetime.now(UTC)
-        sign_manifest_dsse(staging, demo_authority(options.sign_with_test_authority),
-                           SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
-                           when)
+        sign_manifest_dsse(
+            staging,
+            demo_authority(options.sign_with_test_authority),
+            SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
+            when,
+        )

@@ -22,8 +22,7 @@ from generator.errors import InputError, Location
 __all__ = ["WriteRefusedError", "write_below"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_NEW_FILE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                   | getattr(os, "O_CLOEXEC", 0))
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 class WriteRefusedError(InputError):
@@ -32,9 +31,12 @@ class WriteRefusedError(InputError):
 
 def _refuse_link(shown: Path, what: str) -> WriteRefusedError:
     return WriteRefusedError(
-        f"refusing to write through a symbolic link ({what})", location=Location(str(shown)),
-        expected="a real folder or file below the repository root", found="a symbolic link",
-        hint="replace the link with a real folder or file (or remove it), then run again")
+        f"refusing to write through a symbolic link ({what})",
+        location=Location(str(shown)),
+        expected="a real folder or file below the repository root",
+        found="a symbolic link",
+        hint="replace the link with a real folder or file (or remove it), then run again",
+    )
 
 
 def _relative_parts(root: Path, target: Path) -> tuple[str, ...]:
@@ -47,9 +49,12 @@ def _relative_parts(root: Path, target: Path) -> tuple[str, ...]:
         parts = ()
     if not parts:
         raise WriteRefusedError(
-            "the file to write is not below the repository root", location=Location(str(target)),
-            expected=f"a path inside {root_abs}", found=str(target_abs),
-            hint="write the file inside the repository (pass a path below it)")
+            "the file to write is not below the repository root",
+            location=Location(str(target)),
+            expected=f"a path inside {root_abs}",
+            found=str(target_abs),
+            hint="write the file inside the repository (pass a path below it)",
+        )
     return parts
 
 
@@ -69,13 +74,20 @@ def _open_folder(parent_fd: int, name: str, shown: Path) -> int:
                 if stat.S_ISLNK(info.st_mode):
                     raise _refuse_link(shown, "a folder on the way is a link") from exc
                 raise WriteRefusedError(
-                    "a component of the path is not a folder", location=Location(str(shown)),
-                    expected="a folder", found="a file",
-                    hint="move the file away or write somewhere else") from exc
+                    "a component of the path is not a folder",
+                    location=Location(str(shown)),
+                    expected="a folder",
+                    found="a file",
+                    hint="move the file away or write somewhere else",
+                ) from exc
             raise
-    raise WriteRefusedError("a folder on the way keeps changing", location=Location(str(shown)),
-                            expected="a stable folder", found="a folder created and removed",
-                            hint="run again when nothing else writes there")
+    raise WriteRefusedError(
+        "a folder on the way keeps changing",
+        location=Location(str(shown)),
+        expected="a stable folder",
+        found="a folder created and removed",
+        hint="run again when nothing else writes there",
+    )
 
 
 def write_below(root: Path, target: Path, data: bytes, *, mode: int = 0o644) -> Path:
@@ -99,10 +111,13 @@ def write_below(root: Path, target: Path, data: bytes, *, mode: int = 0o644) -> 
         if info is not None and stat.S_ISLNK(info.st_mode):
             raise _refuse_link(shown, "the file itself is a link")
         if info is not None and not stat.S_ISREG(info.st_mode):
-            raise WriteRefusedError("the file to write is not a regular file",
-                                    location=Location(str(shown)), expected="a regular file",
-                                    found="a folder or special file",
-                                    hint="remove it or write somewhere else")
+            raise WriteRefusedError(
+                "the file to write is not a regular file",
+                location=Location(str(shown)),
+                expected="a regular file",
+                found="a folder or special file",
+                hint="remove it or write somewhere else",
+            )
         _replace(fd, name, data, mode)
     finally:
         os.close(fd)
@@ -118,7 +133,7 @@ def _replace(folder_fd: int, name: str, data: bytes, mode: int) -> None:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(out_fd, view):]
+                view = view[os.write(out_fd, view) :]
             os.fsync(out_fd)
         finally:
             os.close(out_fd)

@@ -100,8 +100,13 @@ class PreviewServer(LiveReloadServer):
     """MkDocs' live-reload server, listening before the first build (see the module doc)."""
 
     def __init__(self, host: str, port: int, root: Path) -> None:
-        super().__init__(builder=lambda: None, host=host, port=port, root=str(root),
-                         polling_interval=POLL_INTERVAL)
+        super().__init__(
+            builder=lambda: None,
+            host=host,
+            port=port,
+            root=str(root),
+            polling_interval=POLL_INTERVAL,
+        )
         self.build_delay = DEBOUNCE
         self._address = (host, port)
         self._listening = False
@@ -122,7 +127,8 @@ class PreviewServer(LiveReloadServer):
                     f"cannot listen on {host}:{port}",
                     expected="a free port on an address of this machine",
                     found="the port is in use" if in_use else (exc.strerror or str(exc)),
-                    hint="pass another --port (0 picks a free one)" if in_use
+                    hint="pass another --port (0 picks a free one)"
+                    if in_use
                     else "check --host and --port",
                 ) from exc
             self._listening = True
@@ -187,8 +193,10 @@ def _rebuild(options: BuildOptions, echo: Callable[[str], None]) -> None:
         echo(f"rebuild failed; the last good site stays on display\n{error.diagnostics()}")
         return
     except Exception as error:  # noqa: BLE001 - a bug must not stop the preview
-        wrapped = InternalError(f"internal error: {type(error).__name__}: {error}",
-                                hint="this is a bug; the last good site stays on display")
+        wrapped = InternalError(
+            f"internal error: {type(error).__name__}: {error}",
+            hint="this is a bug; the last good site stays on display",
+        )
         echo(f"rebuild failed\n{wrapped.diagnostics()}")
         return
     echo(f"re{summary.describe()}; reloading the browser")
@@ -210,6 +218,7 @@ def _output_folder(out: Path | None) -> Iterator[Path]:
 @contextmanager
 def _terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM stops the preview like Ctrl-C, so the temporary folder is removed."""
+
     def handler(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
@@ -224,8 +233,12 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def serve(options: ServeOptions, *, echo: Callable[[str], None] = _echo,
-          started: Callable[[PreviewServer], None] | None = None) -> None:
+def serve(
+    options: ServeOptions,
+    *,
+    echo: Callable[[str], None] = _echo,
+    started: Callable[[PreviewServer], None] | None = None,
+) -> None:
     """Build, then serve with live reload until interrupted (Ctrl-C, SIGTERM, or the server's
     `shutdown()`; `started` is handed the server, from its serving thread, once it serves).
 
@@ -242,8 +255,10 @@ def serve(options: ServeOptions, *, echo: Callable[[str], None] = _echo,
             server.builder = lambda: _rebuild(build, echo)
             kind = server.watch_all(watched_paths(build, templates_root()))
             if kind == "polling":
-                echo(f"note: file change notifications are not available; polling every "
-                     f"{POLL_INTERVAL:g} s")
+                echo(
+                    f"note: file change notifications are not available; polling every "
+                    f"{POLL_INTERVAL:g} s"
+                )
             echo(f"serving on {url} (watching for changes; Ctrl-C to stop)")
             server.on_ready = started
             server.run()

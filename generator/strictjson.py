@@ -72,8 +72,9 @@ def loads(data: bytes | str, limits: ParseLimits = PARSE_LIMITS) -> Any:
     lone surrogates replaced by U+FFFD, and documents over `limits` (`JsonLimitError`)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > limits.document_bytes:
-        raise JsonLimitError("document_bytes", limits.document_bytes,
-                             f"document is {len(raw)} bytes")
+        raise JsonLimitError(
+            "document_bytes", limits.document_bytes, f"document is {len(raw)} bytes"
+        )
     opens = raw.count(b"[") + raw.count(b"{")
     if opens > limits.depth:
         _check_depth(raw, limits.depth)
@@ -85,8 +86,11 @@ def loads(data: bytes | str, limits: ParseLimits = PARSE_LIMITS) -> Any:
     else:
         value = _reference(data, raw)
     commas = raw.count(b",") if opens else 0
-    if (commas + opens + 1 > limits.total_items or commas + 1 > limits.container_items
-            or len(raw) > limits.string_chars):
+    if (
+        commas + opens + 1 > limits.total_items
+        or commas + 1 > limits.container_items
+        or len(raw) > limits.string_chars
+    ):
         _check_items(value, limits)
     return value
 
@@ -166,7 +170,7 @@ def _escapes_quote_or_backslash(text: bytes) -> bool:
     at = -1
     for _ in range(count):
         at = text.find(b"\\", at + 1)
-        if text[at + 1:at + 2] in (b"\\", b'"'):
+        if text[at + 1 : at + 2] in (b"\\", b'"'):
             return True
     return False
 
@@ -181,8 +185,9 @@ def _check_items(value: Any, limits: ParseLimits) -> None:
         kind = type(node)
         if kind is str:
             if len(node) > limits.string_chars:
-                raise JsonLimitError("string_chars", limits.string_chars,
-                                     f"a string of {len(node)} characters")
+                raise JsonLimitError(
+                    "string_chars", limits.string_chars, f"a string of {len(node)} characters"
+                )
             continue
         if kind is dict:
             stack.extend(node)
@@ -193,12 +198,14 @@ def _check_items(value: Any, limits: ParseLimits) -> None:
             continue
         count = len(items)
         if count > limits.container_items:
-            raise JsonLimitError("container_items", limits.container_items,
-                                 f"an array/object of {count} items")
+            raise JsonLimitError(
+                "container_items", limits.container_items, f"an array/object of {count} items"
+            )
         total += count
         if total > limits.total_items:
-            raise JsonLimitError("total_items", limits.total_items,
-                                 f"more than {limits.total_items} values in all")
+            raise JsonLimitError(
+                "total_items", limits.total_items, f"more than {limits.total_items} values in all"
+            )
         stack.extend(items)
 
 

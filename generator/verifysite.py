@@ -102,30 +102,49 @@ class SiteVerdict:
         return 1 if self.problems else 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"site": self.site, "files": self.files, "commit": self.commit,
-                "signedBy": None if self.signed_by is None else self.signed_by.as_dict(),
-                "rebuilt": self.rebuilt, "problems": [p.as_dict() for p in self.problems],
-                "notes": list(self.notes), "exit": self.exit}
+        return {
+            "site": self.site,
+            "files": self.files,
+            "commit": self.commit,
+            "signedBy": None if self.signed_by is None else self.signed_by.as_dict(),
+            "rebuilt": self.rebuilt,
+            "problems": [p.as_dict() for p in self.problems],
+            "notes": list(self.notes),
+            "exit": self.exit,
+        }
 
     def describe(self) -> str:
-        lines = [f"site {self.site}: {self.files} files listed in {MANIFEST_PATH}"
-                 + (f", evidence tree commit {self.commit}" if self.commit else "")]
+        lines = [
+            f"site {self.site}: {self.files} files listed in {MANIFEST_PATH}"
+            + (f", evidence tree commit {self.commit}" if self.commit else "")
+        ]
         if self.signed_by is not None:
-            lines.append(f"manifest signed by {self.signed_by.identity} "
-                         f"(issuer {self.signed_by.issuer}), logged "
-                         f"{self.signed_by.logged_at or 'at an unknown time'}")
+            lines.append(
+                f"manifest signed by {self.signed_by.identity} "
+                f"(issuer {self.signed_by.issuer}), logged "
+                f"{self.signed_by.logged_at or 'at an unknown time'}"
+            )
         if self.rebuilt:
-            lines.append("rebuilt from the evidence tree: " + (
-                "identical" if not any(p.kind is ProblemKind.REBUILD for p in self.problems)
-                else "differs"))
+            lines.append(
+                "rebuilt from the evidence tree: "
+                + (
+                    "identical"
+                    if not any(p.kind is ProblemKind.REBUILD for p in self.problems)
+                    else "differs"
+                )
+            )
         lines.extend(self.notes)
         lines.extend(p.describe() for p in self.problems)
         lines.append("NOT VERIFIED" if self.problems else "verified")
         return "\n".join(lines)
 
 
-def compare_files(listed: Sequence[FileEntry], found: Sequence[FileEntry], *,
-                  kind: ProblemKind = ProblemKind.CHANGED) -> list[Problem]:
+def compare_files(
+    listed: Sequence[FileEntry],
+    found: Sequence[FileEntry],
+    *,
+    kind: ProblemKind = ProblemKind.CHANGED,
+) -> list[Problem]:
     """Every difference between the manifest's files and the files found, by path."""
     want = {e.path: e for e in listed}
     have = {e.path: e for e in found}
@@ -133,14 +152,30 @@ def compare_files(listed: Sequence[FileEntry], found: Sequence[FileEntry], *,
     for path in sorted(want.keys() | have.keys()):
         a, b = want.get(path), have.get(path)
         if b is None:
-            problems.append(Problem(ProblemKind.MISSING if kind is ProblemKind.CHANGED else kind,
-                                    path, "listed in the manifest but absent"))
+            problems.append(
+                Problem(
+                    ProblemKind.MISSING if kind is ProblemKind.CHANGED else kind,
+                    path,
+                    "listed in the manifest but absent",
+                )
+            )
         elif a is None:
-            problems.append(Problem(ProblemKind.UNLISTED if kind is ProblemKind.CHANGED else kind,
-                                    path, "present but not listed in the manifest"))
+            problems.append(
+                Problem(
+                    ProblemKind.UNLISTED if kind is ProblemKind.CHANGED else kind,
+                    path,
+                    "present but not listed in the manifest",
+                )
+            )
         elif (a.sha256, a.size) != (b.sha256, b.size):
-            problems.append(Problem(kind, path, f"sha256 {b.sha256} ({b.size} bytes), manifest "
-                                                f"says {a.sha256} ({a.size} bytes)"))
+            problems.append(
+                Problem(
+                    kind,
+                    path,
+                    f"sha256 {b.sha256} ({b.size} bytes), manifest "
+                    f"says {a.sha256} ({a.size} bytes)",
+                )
+            )
     return problems
 
 
@@ -150,22 +185,28 @@ def read_manifest(site: Path) -> tuple[bytes, Manifest]:
 
     path = site / MANIFEST_PATH
     if not path.is_file() or path.is_symlink():
-        raise InputError("the site has no manifest", location=Location(str(path)),
-                         expected=f"{MANIFEST_PATH}, written by evidence-dashboard build",
-                         found="nothing" if not path.exists() else "not a regular file",
-                         hint="is SITE the root of a site built by evidence-dashboard?")
+        raise InputError(
+            "the site has no manifest",
+            location=Location(str(path)),
+            expected=f"{MANIFEST_PATH}, written by evidence-dashboard build",
+            found="nothing" if not path.exists() else "not a regular file",
+            hint="is SITE the root of a site built by evidence-dashboard?",
+        )
     data = path.read_bytes()
     return data, parse_manifest(data, file=str(path))
 
 
-def sign_manifest_dsse(site: Path, authority: Any, signer: SignerIdentity,
-                       signed_at: datetime) -> Path:
+def sign_manifest_dsse(
+    site: Path, authority: Any, signer: SignerIdentity, signed_at: datetime
+) -> Path:
     """Sign the site's manifest with a test authority (DSSE, in-toto statement over its sha256)
     and write the bundle next to it; for local builds and offline tests."""
     data = (site / MANIFEST_PATH).read_bytes()
     statement = {
         "_type": "https://in-toto.io/Statement/v1",
-        "subject": [{"name": MANIFEST_PATH, "digest": {"sha256": hashlib.sha256(data).hexdigest()}}],
+        "subject": [
+            {"name": MANIFEST_PATH, "digest": {"sha256": hashlib.sha256(data).hexdigest()}}
+        ],
         "predicateType": MANIFEST_PREDICATE,
         "predicate": {},
     }
@@ -176,8 +217,9 @@ def sign_manifest_dsse(site: Path, authority: Any, signer: SignerIdentity,
     return target
 
 
-def verify_manifest_signature(manifest: bytes, bundle_json: bytes, trust: Any,
-                              expected: SignerIdentity) -> SignedBy:
+def verify_manifest_signature(
+    manifest: bytes, bundle_json: bytes, trust: Any, expected: SignerIdentity
+) -> SignedBy:
     """Verify the manifest's Sigstore bundle; raises `SignatureFailure` with the reason."""
     from sigstore.errors import Error as SigstoreError
     from sigstore.models import Bundle
@@ -200,12 +242,14 @@ def verify_manifest_signature(manifest: bytes, bundle_json: bytes, trust: Any,
         digest = hashlib.sha256(manifest).hexdigest()
         subjects = statement.get("subject") or []
         if statement.get("predicateType") != MANIFEST_PREDICATE or not any(
-                isinstance(s, dict) and (s.get("digest") or {}).get("sha256") == digest
-                for s in subjects):
+            isinstance(s, dict) and (s.get("digest") or {}).get("sha256") == digest
+            for s in subjects
+        ):
             raise SignatureFailure(
                 "the signed statement does not name this manifest",
                 hint=f"expected predicateType {MANIFEST_PREDICATE} and a subject with sha256 "
-                     f"{digest}; the manifest was changed after it was signed")
+                f"{digest}; the manifest was changed after it was signed",
+            )
         return SignedBy(ok.signer.identity, ok.signer.issuer, ok.logged_at)
     try:
         bundle = Bundle.from_json(bundle_json)
@@ -219,8 +263,11 @@ def verify_manifest_signature(manifest: bytes, bundle_json: bytes, trust: Any,
     except SigstoreError as exc:
         raise SignatureFailure(f"sigstore verification failed: {exc}") from exc
     when = verifier.verified_time() if isinstance(verifier, _TimedVerifier) else None
-    return SignedBy(expected.identity, expected.issuer,
-                    None if when is None else when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return SignedBy(
+        expected.identity,
+        expected.issuer,
+        None if when is None else when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
 
 
 def check_files(site: Path, manifest: Manifest) -> list[Problem]:
@@ -238,34 +285,52 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
     notes: list[str] = []
     opts = manifest.options
     if opts.trust_root_digest is not None:
-        given = None if base.trust_root is None else hashlib.sha256(
-            Path(base.trust_root).read_bytes()).hexdigest()
+        given = (
+            None
+            if base.trust_root is None
+            else hashlib.sha256(Path(base.trust_root).read_bytes()).hexdigest()
+        )
         if given != opts.trust_root_digest:
-            problems.append(Problem(
-                ProblemKind.REBUILD, MANIFEST_PATH,
-                f"the site was built with the trust root of sha256 {opts.trust_root_digest}; "
-                f"--trust-root gives {given or 'none'}: pass the same trusted_root.json"))
+            problems.append(
+                Problem(
+                    ProblemKind.REBUILD,
+                    MANIFEST_PATH,
+                    f"the site was built with the trust root of sha256 {opts.trust_root_digest}; "
+                    f"--trust-root gives {given or 'none'}: pass the same trusted_root.json",
+                )
+            )
             return problems, notes
     from generator import __version__
 
     if manifest.generator_version != __version__:
-        notes.append(f"note: the site was built by evidence-dashboard "
-                     f"{manifest.generator_version}, this is {__version__}")
+        notes.append(
+            f"note: the site was built by evidence-dashboard "
+            f"{manifest.generator_version}, this is {__version__}"
+        )
     out = work / "site"
     options = dataclasses.replace(
-        base, out=out, commit=manifest.commit, source_date_epoch=opts.source_date_epoch,
-        trusted_registries=opts.trusted_registries, preview=opts.preview,
-        source_url=opts.source_url, site_url=opts.site_url, data_only=opts.data_only,
-        trust_mode=opts.trust_mode, quiet=True,
+        base,
+        out=out,
+        commit=manifest.commit,
+        source_date_epoch=opts.source_date_epoch,
+        trusted_registries=opts.trusted_registries,
+        preview=opts.preview,
+        source_url=opts.source_url,
+        site_url=opts.site_url,
+        data_only=opts.data_only,
+        trust_mode=opts.trust_mode,
+        quiet=True,
         publisher_identity=None if opts.publisher is None else opts.publisher[0],
-        publisher_issuer=base.publisher_issuer if opts.publisher is None else opts.publisher[1])
+        publisher_issuer=base.publisher_issuer if opts.publisher is None else opts.publisher[1],
+    )
     _build_at(options, opts.source_date_epoch)
     problems.extend(compare_files(manifest.files, file_entries(out), kind=ProblemKind.REBUILD))
     return problems, notes
 
 
-def run_verify_site(site: Path, *, identity: str, issuer: str, engine: dict[str, Any],
-                    rebuild: bool = False) -> SiteVerdict:
+def run_verify_site(
+    site: Path, *, identity: str, issuer: str, engine: dict[str, Any], rebuild: bool = False
+) -> SiteVerdict:
     """The whole `verify-site` check of a site folder. `engine` holds the build's trust and
     input options (click's keyword arguments); they give the trust root and, with `rebuild`,
     the evidence tree and bundle sources."""
@@ -277,27 +342,46 @@ def run_verify_site(site: Path, *, identity: str, issuer: str, engine: dict[str,
     from generator.verify.trust import load_trust
 
     if not site.is_dir():
-        raise UsageError("the site folder does not exist", expected="a built site folder",
-                         found=str(site), hint="pass the folder evidence-dashboard build wrote")
+        raise UsageError(
+            "the site folder does not exist",
+            expected="a built site folder",
+            found=str(site),
+            hint="pass the folder evidence-dashboard build wrote",
+        )
     try:
         manifest_bytes, manifest = read_manifest(site)
     except InputError as error:
-        return SiteVerdict(site=str(site), files=0, problems=(
-            Problem(ProblemKind.MANIFEST, MANIFEST_PATH, error.diagnostics().splitlines()[0]),))
+        return SiteVerdict(
+            site=str(site),
+            files=0,
+            problems=(
+                Problem(ProblemKind.MANIFEST, MANIFEST_PATH, error.diagnostics().splitlines()[0]),
+            ),
+        )
     problems = check_files(site, manifest)
     signed_by: SignedBy | None = None
     signature = site / SIGNATURE_PATH
     if not signature.is_file() or signature.is_symlink():
-        problems.append(Problem(ProblemKind.SIGNATURE, SIGNATURE_PATH,
-                                "the manifest is not signed (no Sigstore bundle next to it)"))
+        problems.append(
+            Problem(
+                ProblemKind.SIGNATURE,
+                SIGNATURE_PATH,
+                "the manifest is not signed (no Sigstore bundle next to it)",
+            )
+        )
     else:
-        trust = load_trust(mode=str(engine.get("trust_mode") or "production"),
-                           root_file=engine.get("trust_root"),
-                           offline=bool(engine.get("offline")))
+        trust = load_trust(
+            mode=str(engine.get("trust_mode") or "production"),
+            root_file=engine.get("trust_root"),
+            offline=bool(engine.get("offline")),
+        )
         try:
             signed_by = verify_manifest_signature(
-                manifest_bytes, signature.read_bytes(), trust,
-                SignerIdentity(issuer=issuer, identity=identity))
+                manifest_bytes,
+                signature.read_bytes(),
+                trust,
+                SignerIdentity(issuer=issuer, identity=identity),
+            )
         except SignatureFailure as failure:
             detail = failure.detail + (f" ({failure.hint})" if failure.hint else "")
             problems.append(Problem(ProblemKind.SIGNATURE, SIGNATURE_PATH, detail))
@@ -307,9 +391,15 @@ def run_verify_site(site: Path, *, identity: str, issuer: str, engine: dict[str,
         with tempfile.TemporaryDirectory(prefix="evidence-dashboard-rebuild-") as work:
             found, notes = rebuild_problems(manifest, base, Path(work))
         problems.extend(found)
-    return SiteVerdict(site=str(site), files=len(manifest.files), problems=tuple(problems),
-                       signed_by=signed_by, rebuilt=rebuild, commit=manifest.commit,
-                       notes=tuple(notes))
+    return SiteVerdict(
+        site=str(site),
+        files=len(manifest.files),
+        problems=tuple(problems),
+        signed_by=signed_by,
+        rebuilt=rebuild,
+        commit=manifest.commit,
+        notes=tuple(notes),
+    )
 
 
 def _build_at(options: Any, epoch: int | None) -> None:

@@ -32,8 +32,11 @@ from generator.model import (
 )
 
 ISSUER = "https://token.actions.githubusercontent.com"
-ORDER = {"service": ["eks", "gke", "aks", "oke", "kind"], "accelerator": ["h100", "h200", "gb200"],
-         "os": ["ubuntu", "cos", "any"]}
+ORDER = {
+    "service": ["eks", "gke", "aks", "oke", "kind"],
+    "accelerator": ["h100", "h200", "gb200"],
+    "os": ["ubuntu", "cos", "any"],
+}
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,9 @@ class FakeCoordinate:
     tab: str
 
 
-def fake_coordinate_for(criteria: Mapping[str, str], profile_segment: str | None = None) -> FakeCoordinate:
+def fake_coordinate_for(
+    criteria: Mapping[str, str], profile_segment: str | None = None
+) -> FakeCoordinate:
     """Spec 3.1 as a fake: service/accelerator/intent required, os any, bare-intent tabs."""
     for axis in ("service", "accelerator", "intent"):
         if criteria[axis] in ("", "any"):
@@ -78,8 +83,9 @@ def identity(org: str, repo: str = "aicr-evidence", ref: str = "main") -> Signer
     )
 
 
-def classified(allowlisted: bool = True, cls: SignerClass = SignerClass.COMMUNITY,
-               label: str | None = None) -> Classification:
+def classified(
+    allowlisted: bool = True, cls: SignerClass = SignerClass.COMMUNITY, label: str | None = None
+) -> Classification:
     entry = AllowlistEntry(cls, ISSUER, label, None, "^x$", 0) if allowlisted else None
     return Classification(cls if allowlisted else SignerClass.COMMUNITY, allowlisted, entry)
 
@@ -137,8 +143,18 @@ def make_evidence(
     attested_at: str = "2026-09-19T02:57:39Z",
     name: str = "h100-eks-ubuntu-training-kubeflow",
 ) -> Evidence:
-    rec = dict(recipe or {"criteria": {"service": "eks", "accelerator": "h100", "os": "ubuntu",
-                                       "intent": "training", "platform": "kubeflow"}})
+    rec = dict(
+        recipe
+        or {
+            "criteria": {
+                "service": "eks",
+                "accelerator": "h100",
+                "os": "ubuntu",
+                "intent": "training",
+                "platform": "kubeflow",
+            }
+        }
+    )
     pred: dict[str, Any] = {
         "attestedAt": attested_at,
         "aicrVersion": "v0.14.2",
@@ -162,17 +178,23 @@ def make_evidence(
 
 
 def make_verified(evidence: Evidence, signer: SignerIdentity) -> Verified:
-    return Verified(steps=(), signer=signer, rekor_log_index=7, evidence=evidence,
-                    phase_failures=False)
+    return Verified(
+        steps=(), signer=signer, rekor_log_index=7, evidence=evidence, phase_failures=False
+    )
 
 
-def make_pointer(evidence: Evidence, signer: SignerIdentity | None, profile: str | None = None) -> Pointer:
+def make_pointer(
+    evidence: Evidence, signer: SignerIdentity | None, profile: str | None = None
+) -> Pointer:
     return Pointer(
         schema_version="1.0.0",
         recipe=RecipeName(evidence.recipe_name),
         profile=profile,
-        bundle=BundleRef(f"ghcr.io/acme/aicr-evidence:{evidence.recipe_name}", evidence.bundle_digest,
-                         PredicateType.V3),
+        bundle=BundleRef(
+            f"ghcr.io/acme/aicr-evidence:{evidence.recipe_name}",
+            evidence.bundle_digest,
+            PredicateType.V3,
+        ),
         signer=ClaimedSigner(signer) if signer else None,
         attested_at=evidence.attested_at,
     )

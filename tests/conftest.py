@@ -62,8 +62,12 @@ def markers_for_fixtures(fixturenames: Iterable[str]) -> list[str]:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--run-online", action="store_true", default=False,
-                     help="run tests marked `online` (they need the network)")
+    parser.addoption(
+        "--run-online",
+        action="store_true",
+        default=False,
+        help="run tests marked `online` (they need the network)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -138,7 +142,8 @@ def offline_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     def blocked(address: Any) -> NetworkBlockedError:
         return NetworkBlockedError(
             f"offline test tried to reach {address!r}; tests may only use loopback addresses "
-            "(mark the test `online` and run with --run-online if it truly needs the network)")
+            "(mark the test `online` and run with --run-online if it truly needs the network)"
+        )
 
     def connect(self: socket.socket, address: Any) -> None:
         if not is_local_address(address):
@@ -157,8 +162,9 @@ def offline_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
 
     def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
         if not _lookup_allowed(host):
-            raise LookupBlockedError(socket.EAI_NONAME,
-                                     f"offline test tried to resolve {host!r}; use 127.0.0.1")
+            raise LookupBlockedError(
+                socket.EAI_NONAME, f"offline test tried to resolve {host!r}; use 127.0.0.1"
+            )
         return real_getaddrinfo(host, *args, **kwargs)
 
     monkeypatch.setattr(socket.socket, "connect", connect)
@@ -174,8 +180,9 @@ TEST_CACHE_KEY = "test-suite-cache-key-" + "0" * 43
 
 
 @pytest.fixture(autouse=True)
-def cache_key_isolation(tmp_path_factory: pytest.TempPathFactory,
-                        monkeypatch: pytest.MonkeyPatch) -> None:
+def cache_key_isolation(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A test key in the environment and a private config folder: never the user's key file."""
     monkeypatch.setenv("EVIDENCE_DASHBOARD_CACHE_KEY", TEST_CACHE_KEY)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
@@ -213,7 +220,8 @@ def pytest_runtest_makereport(
             f"CI=true: this test is marked {', '.join(strict)} and must run in CI, but it was "
             f"skipped ({call.when}): {_skip_reason(report)}\n"
             "Install what it needs (`make test` runs scripts/install-system-deps.sh; "
-            "shared/fixtures must sit beside the repo root).")
+            "shared/fixtures must sit beside the repo root)."
+        )
     return report
 
 
@@ -224,15 +232,25 @@ def strict_needs_in_source(source: str) -> list[str]:
     imported never gets its markers attached."""
     wanted: set[str] = set()
     for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Attribute) and node.attr in CI_STRICT_MARKERS
-                and isinstance(node.value, ast.Attribute) and node.value.attr == "mark"):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in CI_STRICT_MARKERS
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "mark"
+        ):
             wanted.add(node.attr)
         elif isinstance(node, ast.arg) and node.arg in FIXTURE_MARKERS:
             wanted.add(FIXTURE_MARKERS[node.arg])
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr == "usefixtures"):
-            wanted.update(FIXTURE_MARKERS[arg.value] for arg in node.args
-                          if isinstance(arg, ast.Constant) and arg.value in FIXTURE_MARKERS)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "usefixtures"
+        ):
+            wanted.update(
+                FIXTURE_MARKERS[arg.value]
+                for arg in node.args
+                if isinstance(arg, ast.Constant) and arg.value in FIXTURE_MARKERS
+            )
     return [name for name in CI_STRICT_MARKERS if name in wanted]
 
 
@@ -256,7 +274,8 @@ def pytest_make_collect_report(
             f"CI=true: {collector.path.name} needs {', '.join(strict)} but skipped the whole "
             f"module while importing: {_skip_reason(report)}\n"
             "Install what it needs (`make test` runs scripts/install-system-deps.sh; "
-            "shared/fixtures must sit beside the repo root).")
+            "shared/fixtures must sit beside the repo root)."
+        )
     return report
 
 
@@ -275,8 +294,15 @@ def shared_fixtures() -> Path:
 # --------------------------------------------------------------------------- browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")

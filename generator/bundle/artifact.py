@@ -72,9 +72,13 @@ class Artifact:
         return Descriptor(self.media_type, self.digest, len(self.manifest), self.artifact_type)
 
 
-def build_manifest(artifact_type: str, layer: bytes, layer_type: str,
-                   subject: Descriptor | None = None,
-                   annotations: Mapping[str, str] | None = None) -> Artifact:
+def build_manifest(
+    artifact_type: str,
+    layer: bytes,
+    layer_type: str,
+    subject: Descriptor | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> Artifact:
     """A single-layer OCI 1.1 artifact manifest with the empty config."""
     config = Descriptor(EMPTY_CONFIG_TYPE, sha256_digest(EMPTY_CONFIG), len(EMPTY_CONFIG))
     body: dict[str, object] = {
@@ -85,8 +89,11 @@ def build_manifest(artifact_type: str, layer: bytes, layer_type: str,
         "layers": [Descriptor(layer_type, sha256_digest(layer), len(layer)).as_json()],
     }
     if subject is not None:
-        body["subject"] = {"mediaType": subject.media_type, "digest": subject.digest,
-                           "size": subject.size}
+        body["subject"] = {
+            "mediaType": subject.media_type,
+            "digest": subject.digest,
+            "size": subject.size,
+        }
     if annotations:
         body["annotations"] = dict(annotations)
     return Artifact(_json(body), (EMPTY_CONFIG, layer), MANIFEST_TYPE, artifact_type)
@@ -94,8 +101,10 @@ def build_manifest(artifact_type: str, layer: bytes, layer_type: str,
 
 def bundle_artifact(layer: bytes, *, annotations: Mapping[str, str] | None = None) -> Artifact:
     """The aicr evidence manifest (artifactType `application/vnd.nvidia.aicr.artifact`)."""
-    notes = {"org.opencontainers.image.created": "1970-01-01T00:00:00Z",
-             "org.opencontainers.image.title": "AICR Recipe Evidence"}
+    notes = {
+        "org.opencontainers.image.created": "1970-01-01T00:00:00Z",
+        "org.opencontainers.image.title": "AICR Recipe Evidence",
+    }
     notes.update(annotations or {})
     return build_manifest(AICR_ARTIFACT_TYPE, layer, LAYER_TYPE, None, notes)
 
@@ -111,20 +120,27 @@ def referrers_index(referrers: Iterable[Artifact]) -> bytes:
     return _json({"schemaVersion": 2, "mediaType": INDEX_TYPE, "manifests": manifests})
 
 
-def write_to_layout(writer: LayoutWriter, bundle: Artifact, signatures: Sequence[Artifact] = (),
-                    *, tag: str | None = None, tag_schema: bool = False) -> OciDigest:
+def write_to_layout(
+    writer: LayoutWriter,
+    bundle: Artifact,
+    signatures: Sequence[Artifact] = (),
+    *,
+    tag: str | None = None,
+    tag_schema: bool = False,
+) -> OciDigest:
     """Store a bundle and its referrers in a layout; optionally also the `sha256-<hex>` index."""
     for blob in (*bundle.blobs, *(b for s in signatures for b in s.blobs)):
         writer.put_blob(blob)
-    digest = writer.add_manifest(bundle.manifest, bundle.media_type,
-                                 artifact_type=bundle.artifact_type, ref_name=tag)
+    digest = writer.add_manifest(
+        bundle.manifest, bundle.media_type, artifact_type=bundle.artifact_type, ref_name=tag
+    )
     for signature in signatures:
         if tag_schema:
             writer.put_blob(signature.manifest)
         else:
-            writer.add_manifest(signature.manifest, signature.media_type,
-                                artifact_type=signature.artifact_type)
+            writer.add_manifest(
+                signature.manifest, signature.media_type, artifact_type=signature.artifact_type
+            )
     if tag_schema and signatures:
-        writer.add_manifest(referrers_index(signatures), INDEX_TYPE,
-                            ref_name=referrers_tag(digest))
+        writer.add_manifest(referrers_index(signatures), INDEX_TYPE, ref_name=referrers_tag(digest))
     return digest

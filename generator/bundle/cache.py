@@ -65,8 +65,9 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 class BundleCache:
     """Get and put materialized bundles by manifest digest."""
 
-    def __init__(self, root: Path, limits: Limits | None = None,
-                 auth: CacheAuth | None = None) -> None:
+    def __init__(
+        self, root: Path, limits: Limits | None = None, auth: CacheAuth | None = None
+    ) -> None:
         self.root = root
         self.auth = auth if auth is not None else CacheAuth.from_environment()
         self.limits = limits or Limits()
@@ -103,8 +104,9 @@ class BundleCache:
             tag = notes.get(ENTRY_TAG)
             if tag is None:
                 return None  # written before entries were tagged: a plain miss
-            if not self.auth.check(Purpose.BUNDLE, digest.encode(), tag.encode(),
-                                   _flag(credentials)):
+            if not self.auth.check(
+                Purpose.BUNDLE, digest.encode(), tag.encode(), _flag(credentials)
+            ):
                 note_failure(f"bundle {digest}")
                 return None
             found = self._reader.materialize(digest, referrers, "cache")
@@ -145,8 +147,12 @@ class BundleCache:
                 continue
             check_digest(referrer.layer, described.digest, "signature referrer layer", where)
             referrers.append(referrer)
-        blobs = [EMPTY_CONFIG, raw.layer, *(b for r in referrers for b in (r.layer, r.manifest)),
-                 raw.manifest]
+        blobs = [
+            EMPTY_CONFIG,
+            raw.layer,
+            *(b for r in referrers for b in (r.layer, r.manifest)),
+            raw.manifest,
+        ]
         with self._exclusive():
             for blob in blobs:
                 self._evict_corrupt(blob)
@@ -158,11 +164,13 @@ class BundleCache:
                 writer.put_blob(referrer.manifest)
             if referrers:
                 listed = [Artifact(r.manifest, (), MANIFEST_TYPE, SIGSTORE_TYPE) for r in referrers]
-                writer.add_manifest(referrers_index(listed), INDEX_TYPE,
-                                    ref_name=referrers_tag(digest))
+                writer.add_manifest(
+                    referrers_index(listed), INDEX_TYPE, ref_name=referrers_tag(digest)
+                )
             notes = {NEEDED_CREDENTIALS: "true"} if raw.needed_credentials else {}
-            notes[ENTRY_TAG] = self.auth.tag(Purpose.BUNDLE, sha256_digest(raw.manifest).encode(),
-                                             _flag(raw.needed_credentials)).decode("ascii")
+            notes[ENTRY_TAG] = self.auth.tag(
+                Purpose.BUNDLE, sha256_digest(raw.manifest).encode(), _flag(raw.needed_credentials)
+            ).decode("ascii")
             writer.add_manifest(raw.manifest, MANIFEST_TYPE, annotations=notes)
             writer.close()
         return sha256_digest(raw.manifest)

@@ -61,12 +61,12 @@ class ChainSource:
             reason = "--offline" if self.offline else "no registry client"
             raise offline_error(ref, f"not in any --oci-layout, not cached, {reason}")
         raw = usable_registry.fetch_raw(ref)
-        materialized = materialize(raw, origin="registry", limits=usable_registry.limits,
-                                   where=ref.pinned_ref)
+        materialized = materialize(
+            raw, origin="registry", limits=usable_registry.limits, where=ref.pinned_ref
+        )
         if self.cache is not None:
             try:
                 self.cache.put(raw)
             except OSError as exc:
-                log.warning("could not cache bundle %s in %s: %s", raw.digest, self.cache.root,
-                            exc)
+                log.warning("could not cache bundle %s in %s: %s", raw.digest, self.cache.root, exc)
         return materialized

@@ -48,12 +48,21 @@ class _CountingReader(io.RawIOBase):
         self.count += len(data)
         limits = self._limits
         if self.count > limits.unpacked_total:
-            raise cap_error("the uncompressed layer", "unpacked_total", limits.unpacked_total,
-                            where=WHERE, found=f"more than {limits.unpacked_total} bytes")
+            raise cap_error(
+                "the uncompressed layer",
+                "unpacked_total",
+                limits.unpacked_total,
+                where=WHERE,
+                found=f"more than {limits.unpacked_total} bytes",
+            )
         if self.count > RATIO_FLOOR and self.count > limits.unpack_ratio * self._compressed:
-            raise cap_error("the layer's compression ratio", "unpack_ratio", limits.unpack_ratio,
-                            where=WHERE,
-                            found=f"{self.count} bytes from {self._compressed} compressed")
+            raise cap_error(
+                "the layer's compression ratio",
+                "unpack_ratio",
+                limits.unpack_ratio,
+                where=WHERE,
+                found=f"{self.count} bytes from {self._compressed} compressed",
+            )
         buffer[: len(data)] = data
         return len(data)
 
@@ -65,15 +74,24 @@ def _member_path(member: tarfile.TarInfo) -> str:
 
 def _normalised_path(raw: str) -> str:
     if raw.startswith("/") or "\\" in raw or (len(raw) > 1 and raw[1] == ":"):
-        raise integrity_error("layer has a member with an absolute path", where=WHERE,
-                              expected="relative paths only", found=repr(raw))
+        raise integrity_error(
+            "layer has a member with an absolute path",
+            where=WHERE,
+            expected="relative paths only",
+            found=repr(raw),
+        )
     parts = [p for p in raw.split("/") if p not in ("", ".")]
     if ".." in parts:
-        raise integrity_error("layer has a member whose path contains '..'", where=WHERE,
-                              expected="paths inside the bundle", found=repr(raw))
+        raise integrity_error(
+            "layer has a member whose path contains '..'",
+            where=WHERE,
+            expected="paths inside the bundle",
+            found=repr(raw),
+        )
     if not parts or any("\x00" in p for p in parts):
-        raise integrity_error("layer has a member with an empty or invalid path", where=WHERE,
-                              found=repr(raw))
+        raise integrity_error(
+            "layer has a member with an empty or invalid path", where=WHERE, found=repr(raw)
+        )
     return "/".join(parts)
 
 
@@ -81,9 +99,12 @@ def _kind_check(member: tarfile.TarInfo) -> None:
     if member.isreg() or member.isdir():
         return
     kind = _KINDS.get(member.type, f"an entry of tar type {member.type!r}")
-    raise integrity_error(f"layer holds {kind}, which is not allowed", where=WHERE,
-                          expected="regular files and directories only",
-                          found=f"{member.name!r} is {kind}")
+    raise integrity_error(
+        f"layer holds {kind}, which is not allowed",
+        where=WHERE,
+        expected="regular files and directories only",
+        found=f"{member.name!r} is {kind}",
+    )
 
 
 def _read_members(blob: bytes, limits: Limits) -> tuple[dict[str, bytes], set[str]]:
@@ -106,16 +127,28 @@ def _gunzip_plain(blob: bytes, limits: Limits) -> bytes | None:
         data = decompressor.decompress(blob, bound + 1)
     except zlib.error:
         return None
-    if len(data) > bound or not decompressor.eof or decompressor.unused_data \
-            or decompressor.unconsumed_tail:
+    if (
+        len(data) > bound
+        or not decompressor.eof
+        or decompressor.unused_data
+        or decompressor.unconsumed_tail
+    ):
         return None
     return data
 
 
 _OCTAL_FIELD = re.compile(rb" *[0-7]* *(?:\0.*)?", re.DOTALL)
 """A number field `tarfile` reads as octal (stricter than it: base-256 and odd spacing excluded)."""
-_NUMBER_FIELDS = ((100, 108), (108, 116), (116, 124), (124, 136), (136, 148), (148, 156),
-                  (329, 337), (337, 345))
+_NUMBER_FIELDS = (
+    (100, 108),
+    (108, 116),
+    (116, 124),
+    (124, 136),
+    (136, 148),
+    (148, 156),
+    (329, 337),
+    (337, 345),
+)
 _PLAIN_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE)
 
 
@@ -142,7 +175,7 @@ def _read_plain_members(blob: bytes, limits: Limits) -> tuple[dict[str, bytes], 
     offset = 0
     size_of_data = len(data)
     while True:
-        header = data[offset:offset + 512]
+        header = data[offset : offset + 512]
         if len(header) != 512:
             return None
         if header.count(0) == 512:
@@ -173,22 +206,36 @@ def _read_plain_members(blob: bytes, limits: Limits) -> tuple[dict[str, bytes], 
         offset += 512
         entries += 1
         if entries > limits.tar_entries:
-            raise cap_error("the layer's tar", "tar_entries", limits.tar_entries,
-                            where=WHERE, found=f"more than {limits.tar_entries} entries")
+            raise cap_error(
+                "the layer's tar",
+                "tar_entries",
+                limits.tar_entries,
+                where=WHERE,
+                found=f"more than {limits.tar_entries} entries",
+            )
         path = _normalised_path(name)
         if path in files or path in dirs:
-            raise integrity_error("layer has a duplicate member", where=WHERE,
-                                  expected="each path once", found=repr(path))
+            raise integrity_error(
+                "layer has a duplicate member",
+                where=WHERE,
+                expected="each path once",
+                found=repr(path),
+            )
         if is_dir:
             dirs.add(path)  # tarfile skips no data blocks after a directory header
             continue
         total += size
         if total > limits.unpacked_total:
-            raise cap_error("the layer's files", "unpacked_total", limits.unpacked_total,
-                            where=WHERE, found=f"more than {limits.unpacked_total} bytes")
+            raise cap_error(
+                "the layer's files",
+                "unpacked_total",
+                limits.unpacked_total,
+                where=WHERE,
+                found=f"more than {limits.unpacked_total} bytes",
+            )
         if offset + size > size_of_data:
             return None
-        files[path] = data[offset:offset + size]
+        files[path] = data[offset : offset + size]
         offset += (size + 511) // 512 * 512
     _check_no_file_parents(files)
     return files, dirs
@@ -199,8 +246,9 @@ def _check_no_file_parents(files: dict[str, bytes]) -> None:
         parent = path.rpartition("/")[0]
         while parent:
             if parent in files:
-                raise integrity_error("layer has a file that is also a directory", where=WHERE,
-                                      found=repr(parent))
+                raise integrity_error(
+                    "layer has a file that is also a directory", where=WHERE, found=repr(parent)
+                )
             parent = parent.rpartition("/")[0]
 
 
@@ -216,26 +264,43 @@ def _read_members_tarfile(blob: bytes, limits: Limits) -> tuple[dict[str, bytes]
             for member in tar:
                 entries += 1
                 if entries > limits.tar_entries:
-                    raise cap_error("the layer's tar", "tar_entries", limits.tar_entries,
-                                    where=WHERE, found=f"more than {limits.tar_entries} entries")
+                    raise cap_error(
+                        "the layer's tar",
+                        "tar_entries",
+                        limits.tar_entries,
+                        where=WHERE,
+                        found=f"more than {limits.tar_entries} entries",
+                    )
                 _kind_check(member)
                 path = _member_path(member)
                 if path in files or path in dirs:
-                    raise integrity_error("layer has a duplicate member", where=WHERE,
-                                          expected="each path once", found=repr(path))
+                    raise integrity_error(
+                        "layer has a duplicate member",
+                        where=WHERE,
+                        expected="each path once",
+                        found=repr(path),
+                    )
                 if member.isdir():
                     dirs.add(path)
                     continue
                 total += member.size
                 if total > limits.unpacked_total:
-                    raise cap_error("the layer's files", "unpacked_total", limits.unpacked_total,
-                                    where=WHERE, found=f"more than {limits.unpacked_total} bytes")
+                    raise cap_error(
+                        "the layer's files",
+                        "unpacked_total",
+                        limits.unpacked_total,
+                        where=WHERE,
+                        found=f"more than {limits.unpacked_total} bytes",
+                    )
                 handle = tar.extractfile(member)
                 files[path] = handle.read() if handle is not None else b""
     except (tarfile.TarError, zlib.error, EOFError, gzip.BadGzipFile) as exc:
-        raise integrity_error("layer is not a valid gzip tar", where=WHERE,
-                              expected="application/vnd.oci.image.layer.v1.tar+gzip",
-                              found=f"{type(exc).__name__}: {exc}") from exc
+        raise integrity_error(
+            "layer is not a valid gzip tar",
+            where=WHERE,
+            expected="application/vnd.oci.image.layer.v1.tar+gzip",
+            found=f"{type(exc).__name__}: {exc}",
+        ) from exc
     _check_no_file_parents(files)
     return files, dirs
 
@@ -247,14 +312,19 @@ def _resolve_root(files: dict[str, bytes]) -> dict[str, bytes]:
     if all(f"{PREFIX}/{m}" in files for m in MARKERS):
         outside = sorted(p for p in files if not p.startswith(PREFIX + "/"))
         if outside:
-            raise integrity_error(f"layer has files outside {PREFIX}/", where=WHERE,
-                                  expected=f"every file under {PREFIX}/ (or all at the root)",
-                                  found=", ".join(outside[:5]))
-        return {p[len(PREFIX) + 1:]: data for p, data in files.items()}
+            raise integrity_error(
+                f"layer has files outside {PREFIX}/",
+                where=WHERE,
+                expected=f"every file under {PREFIX}/ (or all at the root)",
+                found=", ".join(outside[:5]),
+            )
+        return {p[len(PREFIX) + 1 :]: data for p, data in files.items()}
     raise integrity_error(
-        "layer holds no evidence bundle", where=WHERE,
+        "layer holds no evidence bundle",
+        where=WHERE,
         expected=f"recipe.yaml and manifest.json at the root or under {PREFIX}/",
-        found=", ".join(sorted(files)[:5]) or "no files")
+        found=", ".join(sorted(files)[:5]) or "no files",
+    )
 
 
 def _file_caps(files: dict[str, bytes], limits: Limits) -> None:
@@ -268,8 +338,9 @@ def _file_caps(files: dict[str, bytes], limits: Limits) -> None:
         else:
             continue
         if len(data) > cap:
-            raise cap_error(f"bundle file {path}", name, cap, where=WHERE,
-                            found=f"{len(data)} bytes")
+            raise cap_error(
+                f"bundle file {path}", name, cap, where=WHERE, found=f"{len(data)} bytes"
+            )
 
 
 def extract_layer(blob: bytes, limits: Limits) -> dict[str, bytes]:

@@ -65,16 +65,18 @@ def read_capped(path: Path, cap: int, cap_name: str, what: str) -> bytes | None:
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise integrity_error(f"{what} is a symbolic link", where=str(path),
-                                  expected="a regular file") from exc
+            raise integrity_error(
+                f"{what} is a symbolic link", where=str(path), expected="a regular file"
+            ) from exc
         if exc.errno in _STORAGE_FAULTS:
             raise transient_error(f"cannot read {what}", url=str(path), found=str(exc)) from exc
         raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise integrity_error(f"{what} is not a regular file", where=str(path),
-                                  expected="a regular file")
+            raise integrity_error(
+                f"{what} is not a regular file", where=str(path), expected="a regular file"
+            )
         if info.st_size > cap:
             raise cap_error(what, cap_name, cap, where=str(path), found=f"{info.st_size} bytes")
         chunks: list[bytes] = []
@@ -122,8 +124,12 @@ class LayoutReader:
     def read_blob(self, digest: OciDigest, cap: int, cap_name: str, what: str) -> bytes | None:
         """The blob's bytes after checking their digest; None when the blob is absent."""
         if not is_digest(digest):
-            raise integrity_error(f"{what} has an unusable digest", where=str(self.root),
-                                  expected="sha256:<64 lowercase hex>", found=repr(digest))
+            raise integrity_error(
+                f"{what} has an unusable digest",
+                where=str(self.root),
+                expected="sha256:<64 lowercase hex>",
+                found=repr(digest),
+            )
         path = self.blob_path(digest)
         data = read_capped(path, cap, cap_name, what)
         if data is not None:
@@ -134,10 +140,13 @@ class LayoutReader:
         data = self.read_blob(digest, cap, cap_name, what)
         if data is None:
             raise BundleFetchError(
-                f"OCI layout lacks the {what}", failure_class=FailureClass.NOT_FOUND,
-                location=Location(str(self.blob_path(digest))), expected=f"blob {digest}",
+                f"OCI layout lacks the {what}",
+                failure_class=FailureClass.NOT_FOUND,
+                location=Location(str(self.blob_path(digest))),
+                expected=f"blob {digest}",
                 found="no such blob",
-                hint="re-create the layout with the bundle's manifest, layer and referrers")
+                hint="re-create the layout with the bundle's manifest, layer and referrers",
+            )
         return data
 
     def index(self) -> LayoutIndex:
@@ -145,16 +154,21 @@ class LayoutReader:
         top = read_capped(self.root / "index.json", INDEX_FILE_CAP, "index_file", "index.json")
         if top is None:
             raise BundleFetchError(
-                "not an OCI image layout (no index.json)", failure_class=FailureClass.NOT_FOUND,
-                location=Location(str(self.root)), expected="oci-layout, index.json and blobs/",
-                found="no index.json", hint="pass a directory written as an OCI image layout")
+                "not an OCI image layout (no index.json)",
+                failure_class=FailureClass.NOT_FOUND,
+                location=Location(str(self.root)),
+                expected="oci-layout, index.json and blobs/",
+                found="no index.json",
+                hint="pass a directory written as an OCI image layout",
+            )
         result = LayoutIndex()
         self._walk_folder = str(self.root / "blobs" / "sha256")
         self._walk(top, "index.json", 0, result, top_level=True)
         return result
 
-    def _walk_blob(self, digest: OciDigest, cap: int, cap_name: str, what: str
-                   ) -> tuple[bytes | None, str]:
+    def _walk_blob(
+        self, digest: OciDigest, cap: int, cap_name: str, what: str
+    ) -> tuple[bytes | None, str]:
         """`read_blob` for the index walk, and the blob's path as text (for messages).
 
         Indexing reads thousands of small manifests each build, so the usual case (a regular
@@ -179,30 +193,32 @@ class LayoutReader:
                     data = None
                 finally:
                     os.close(fd)
-            if data is not None and (len(data) != info.st_size
-                                     or hashlib.sha256(data).hexdigest() != hex_digest):
+            if data is not None and (
+                len(data) != info.st_size or hashlib.sha256(data).hexdigest() != hex_digest
+            ):
                 data = None
         if data is None:
             data = self.read_blob(digest, cap, cap_name, what)
             where = str(self.blob_path(digest))
         return data, where
 
-    def _walk(self, data: bytes, where: str, depth: int, result: LayoutIndex,
-              *, top_level: bool) -> None:
+    def _walk(
+        self, data: bytes, where: str, depth: int, result: LayoutIndex, *, top_level: bool
+    ) -> None:
         body = _json_object(data, where) if top_level else _json_object_or_none(data)
         if body is None:
             return  # a listed index that cannot be read lists nothing (see _json_object_or_none)
         entries = body.get("manifests", [])
         if not isinstance(entries, list):
-            raise integrity_error("index has no manifests list", where=where,
-                                  expected="a list under `manifests`")
+            raise integrity_error(
+                "index has no manifests list", where=where, expected="a list under `manifests`"
+            )
         for entry in entries:
             descriptor = parse_descriptor(entry, "index entry", where)
             result.listed.add(descriptor.digest)
             notes = entry.get("annotations") if isinstance(entry, dict) else None
             if isinstance(notes, dict):
-                result.annotations[descriptor.digest] = {
-                    str(k): str(v) for k, v in notes.items()}
+                result.annotations[descriptor.digest] = {str(k): str(v) for k, v in notes.items()}
                 name = notes.get("org.opencontainers.image.ref.name")
                 if top_level and isinstance(name, str):
                     result.tags[name] = descriptor.digest
@@ -210,7 +226,8 @@ class LayoutReader:
                 if depth >= MAX_INDEX_DEPTH:
                     continue
                 nested, nested_where = self._walk_blob(
-                    descriptor.digest, self.limits.manifest_json, "manifest_json", "nested index")
+                    descriptor.digest, self.limits.manifest_json, "manifest_json", "nested index"
+                )
                 if nested is not None:
                     self._walk(nested, nested_where, depth + 1, result, top_level=False)
                 continue
@@ -219,8 +236,9 @@ class LayoutReader:
     def _note_referrer(self, descriptor: Descriptor, result: LayoutIndex) -> None:
         if descriptor.artifact_type not in (None, SIGSTORE_TYPE):
             return
-        data, where = self._walk_blob(descriptor.digest, self.limits.referrer_manifest,
-                                      "referrer_manifest", "listed manifest")
+        data, where = self._walk_blob(
+            descriptor.digest, self.limits.referrer_manifest, "referrer_manifest", "listed manifest"
+        )
         if data is None:
             return
         body = _json_object_or_none(data)
@@ -228,38 +246,58 @@ class LayoutReader:
             return
         subject = body.get("subject")
         target = subject.get("digest") if isinstance(subject, dict) else None
-        if referrer_artifact_type(body) == SIGSTORE_TYPE and isinstance(target, str) \
-                and is_digest(target):
+        if (
+            referrer_artifact_type(body) == SIGSTORE_TYPE
+            and isinstance(target, str)
+            and is_digest(target)
+        ):
             result.referrers.setdefault(OciDigest(target), set()).add(descriptor.digest)
 
     def raw_bundle(self, digest: OciDigest, referrers: set[OciDigest]) -> RawBundle | None:
         """Read a bundle and up to 8 of its referrers; None if the manifest is not here."""
         where = str(self.blob_path(digest))
-        manifest = self.read_blob(digest, self.limits.manifest_json, "manifest_json",
-                                  "bundle manifest")
+        manifest = self.read_blob(
+            digest, self.limits.manifest_json, "manifest_json", "bundle manifest"
+        )
         if manifest is None:
             return None
         layer_descriptor = bundle_layer(manifest, self.limits, where)
-        layer = self.require_blob(layer_descriptor.digest, self.limits.compressed_layer,
-                                  "compressed_layer", "bundle layer")
+        layer = self.require_blob(
+            layer_descriptor.digest,
+            self.limits.compressed_layer,
+            "compressed_layer",
+            "bundle layer",
+        )
         chosen = select_candidates(Descriptor("", d, 0) for d in referrers)
         raws = tuple(self._raw_referrer(c.digest, digest) for c in chosen[:MAX_SIGNATURES])
         return RawBundle(manifest=manifest, layer=layer, referrers=raws)
 
     def _raw_referrer(self, digest: OciDigest, subject: OciDigest) -> RawReferrer:
         where = str(self.blob_path(digest))
-        manifest = self.require_blob(digest, self.limits.referrer_manifest,
-                                     "referrer_manifest", "signature referrer manifest")
+        manifest = self.require_blob(
+            digest,
+            self.limits.referrer_manifest,
+            "referrer_manifest",
+            "signature referrer manifest",
+        )
         layer = referrer_layer(manifest, subject, self.limits, where)
         if layer is None:
-            raise integrity_error("listed referrer is not a Sigstore referrer of the bundle",
-                                  where=where)
-        blob = self.require_blob(layer.digest, self.limits.sigstore_bundle, "sigstore_bundle",
-                                 "signature referrer layer")
+            raise integrity_error(
+                "listed referrer is not a Sigstore referrer of the bundle", where=where
+            )
+        blob = self.require_blob(
+            layer.digest, self.limits.sigstore_bundle, "sigstore_bundle", "signature referrer layer"
+        )
         return RawReferrer(manifest=manifest, layer=blob)
 
-    def materialize(self, digest: OciDigest, referrers: set[OciDigest], origin: Origin,
-                    *, needed_credentials: bool = False) -> Materialized | None:
+    def materialize(
+        self,
+        digest: OciDigest,
+        referrers: set[OciDigest],
+        origin: Origin,
+        *,
+        needed_credentials: bool = False,
+    ) -> Materialized | None:
         raw = self.raw_bundle(digest, referrers)
         if raw is None:
             return None
@@ -274,12 +312,19 @@ def _json_object(data: bytes, where: str) -> dict[str, Any]:
         value = strictjson.loads(data, LISTING_LIMITS)
     except (UnicodeDecodeError, ValueError) as exc:
         over = isinstance(exc, strictjson.JsonLimitError)
-        raise integrity_error(f"index {strictjson.problem(exc)}" if over
-                              else "index is not valid JSON", where=where, expected="a JSON object",
-                              found=f"{type(exc).__name__}: {exc}") from exc
+        raise integrity_error(
+            f"index {strictjson.problem(exc)}" if over else "index is not valid JSON",
+            where=where,
+            expected="a JSON object",
+            found=f"{type(exc).__name__}: {exc}",
+        ) from exc
     if not isinstance(value, dict):
-        raise integrity_error("index is not a JSON object", where=where,
-                              expected="a JSON object", found=type(value).__name__)
+        raise integrity_error(
+            "index is not a JSON object",
+            where=where,
+            expected="a JSON object",
+            found=type(value).__name__,
+        )
     return value
 
 
@@ -304,8 +349,9 @@ class OciLayoutSource:
     Raises `InputError` when `root` is not a readable, well-formed layout.
     """
 
-    def __init__(self, root: Path, limits: Limits | None = None,
-                 index: LayoutIndex | None = None) -> None:
+    def __init__(
+        self, root: Path, limits: Limits | None = None, index: LayoutIndex | None = None
+    ) -> None:
         """`index`: this layout's index made already (by an `IndexPrefetch`), else made here."""
         self.root = root
         self._reader = LayoutReader(root, limits or Limits())
@@ -314,9 +360,11 @@ class OciLayoutSource:
         except BundleFetchError as exc:
             raise InputError(
                 f"--oci-layout {root} cannot be used: {exc.message}",
-                location=exc.location or Location(str(root)), expected=exc.expected,
+                location=exc.location or Location(str(root)),
+                expected=exc.expected,
                 found=exc.found,
-                hint=exc.hint or "pass a directory written as an OCI image layout") from exc
+                hint=exc.hint or "pass a directory written as an OCI image layout",
+            ) from exc
 
     def find(self, ref: BundleRef) -> Materialized | None:
         """The bundle if this layout holds its manifest, else None."""
@@ -333,9 +381,12 @@ class OciLayoutSource:
         if found is None:
             raise BundleFetchError(
                 f"OCI layout {self.root} does not hold bundle {ref.digest}",
-                failure_class=FailureClass.NOT_FOUND, location=Location(str(self.root)),
-                expected=f"a manifest blob {ref.digest}", found="no such blob",
-                hint="add the bundle to the layout, or let it be fetched from the registry")
+                failure_class=FailureClass.NOT_FOUND,
+                location=Location(str(self.root)),
+                expected=f"a manifest blob {ref.digest}",
+                found="no such blob",
+                hint="add the bundle to the layout, or let it be fetched from the registry",
+            )
         return found
 
 
@@ -361,8 +412,9 @@ class IndexPrefetch:
             return
         context = multiprocessing.get_context("fork")
         receive, send = context.Pipe(duplex=False)
-        self._process = context.Process(target=_index_in_child, args=(roots, limits, send),
-                                        daemon=True)
+        self._process = context.Process(
+            target=_index_in_child, args=(roots, limits, send), daemon=True
+        )
         self._process.start()
         send.close()
         self._conn = receive

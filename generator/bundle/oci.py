@@ -65,8 +65,11 @@ class Descriptor:
     artifact_type: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"mediaType": self.media_type, "digest": self.digest,
-                                "size": self.size}
+        body: dict[str, Any] = {
+            "mediaType": self.media_type,
+            "digest": self.digest,
+            "size": self.size,
+        }
         if self.artifact_type:
             body["artifactType"] = self.artifact_type
         return body
@@ -98,25 +101,27 @@ class RawBundle:
         return sha256_digest(self.manifest)
 
 
-def load_json(data: bytes, what: str, where: str,
-              failure_class: FailureClass = FailureClass.INTEGRITY) -> dict[str, Any]:
+def load_json(
+    data: bytes, what: str, where: str, failure_class: FailureClass = FailureClass.INTEGRITY
+) -> dict[str, Any]:
     """Parse a JSON object or raise `integrity` (or `failure_class`: `registry` for what a
     registry composed, such as its referrers list)."""
     try:
         value = strictjson.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
         over = isinstance(exc, strictjson.JsonLimitError)
-        raise _refused(f"{what} {strictjson.problem(exc)}" if over
-                       else f"{what} is not valid JSON", where, failure_class,
-                       f"{type(exc).__name__}: {exc}") from exc
+        raise _refused(
+            f"{what} {strictjson.problem(exc)}" if over else f"{what} is not valid JSON",
+            where,
+            failure_class,
+            f"{type(exc).__name__}: {exc}",
+        ) from exc
     if not isinstance(value, dict):
-        raise _refused(f"{what} is not a JSON object", where, failure_class,
-                       type(value).__name__)
+        raise _refused(f"{what} is not a JSON object", where, failure_class, type(value).__name__)
     return value
 
 
-def _refused(message: str, where: str, failure_class: FailureClass,
-             found: str) -> BundleFetchError:
+def _refused(message: str, where: str, failure_class: FailureClass, found: str) -> BundleFetchError:
     error = integrity_error(message, where=where, expected="a JSON object", found=found)
     if failure_class is not FailureClass.INTEGRITY:
         error.failure_class = failure_class
@@ -127,45 +132,77 @@ def _refused(message: str, where: str, failure_class: FailureClass,
 def parse_descriptor(value: Any, what: str, where: str) -> Descriptor:
     """A descriptor with a sha256 digest and a non-negative size."""
     if not isinstance(value, Mapping):
-        raise integrity_error(f"{what} is not a descriptor", where=where,
-                              expected="{mediaType, digest, size}", found=repr(value)[:80])
+        raise integrity_error(
+            f"{what} is not a descriptor",
+            where=where,
+            expected="{mediaType, digest, size}",
+            found=repr(value)[:80],
+        )
     digest, size, media = value.get("digest"), value.get("size"), value.get("mediaType")
     if not isinstance(digest, str) or not is_digest(digest):
-        raise integrity_error(f"{what} has no usable digest", where=where,
-                              expected="sha256:<64 lowercase hex>", found=repr(digest)[:80])
+        raise integrity_error(
+            f"{what} has no usable digest",
+            where=where,
+            expected="sha256:<64 lowercase hex>",
+            found=repr(digest)[:80],
+        )
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise integrity_error(f"{what} has no usable size", where=where,
-                              expected="a non-negative integer", found=repr(size)[:80])
+        raise integrity_error(
+            f"{what} has no usable size",
+            where=where,
+            expected="a non-negative integer",
+            found=repr(size)[:80],
+        )
     artifact = value.get("artifactType")
-    return Descriptor(media_type=media if isinstance(media, str) else "",
-                      digest=OciDigest(digest), size=size,
-                      artifact_type=artifact if isinstance(artifact, str) else None)
+    return Descriptor(
+        media_type=media if isinstance(media, str) else "",
+        digest=OciDigest(digest),
+        size=size,
+        artifact_type=artifact if isinstance(artifact, str) else None,
+    )
 
 
 def _single_layer(body: Mapping[str, Any], what: str, where: str) -> Descriptor:
     layers = body.get("layers")
     if not isinstance(layers, list) or len(layers) != 1:
         count = len(layers) if isinstance(layers, list) else "no"
-        raise integrity_error(f"{what} must have exactly one layer", where=where,
-                              expected="one layer", found=f"{count} layers")
+        raise integrity_error(
+            f"{what} must have exactly one layer",
+            where=where,
+            expected="one layer",
+            found=f"{count} layers",
+        )
     return parse_descriptor(layers[0], f"{what} layer", where)
 
 
 def bundle_layer(manifest: bytes, limits: Limits, where: str) -> Descriptor:
     """The bundle manifest's single layer descriptor, checked against the layer cap."""
     if len(manifest) > limits.manifest_json:
-        raise cap_error("the bundle manifest", "manifest_json", limits.manifest_json, where=where,
-                        found=f"{len(manifest)} bytes")
+        raise cap_error(
+            "the bundle manifest",
+            "manifest_json",
+            limits.manifest_json,
+            where=where,
+            found=f"{len(manifest)} bytes",
+        )
     body = load_json(manifest, "bundle manifest", where)
     media = body.get("mediaType", MANIFEST_TYPE)
     if media not in (MANIFEST_TYPE, DOCKER_MANIFEST_TYPE) or body.get("schemaVersion") != 2:
-        raise integrity_error("bundle manifest is not an OCI image manifest", where=where,
-                              expected=f"schemaVersion 2, mediaType {MANIFEST_TYPE}",
-                              found=f"schemaVersion {body.get('schemaVersion')!r}, mediaType {media!r}")
+        raise integrity_error(
+            "bundle manifest is not an OCI image manifest",
+            where=where,
+            expected=f"schemaVersion 2, mediaType {MANIFEST_TYPE}",
+            found=f"schemaVersion {body.get('schemaVersion')!r}, mediaType {media!r}",
+        )
     layer = _single_layer(body, "bundle manifest", where)
     if layer.size > limits.compressed_layer:
-        raise cap_error("the bundle layer", "compressed_layer", limits.compressed_layer,
-                        where=where, found=f"{layer.size} bytes")
+        raise cap_error(
+            "the bundle layer",
+            "compressed_layer",
+            limits.compressed_layer,
+            where=where,
+            found=f"{layer.size} bytes",
+        )
     return layer
 
 
@@ -179,16 +216,22 @@ def referrer_artifact_type(body: Mapping[str, Any]) -> str | None:
     return media if isinstance(media, str) else None
 
 
-def referrer_layer(manifest: bytes, subject: OciDigest, limits: Limits,
-                   where: str) -> Descriptor | None:
+def referrer_layer(
+    manifest: bytes, subject: OciDigest, limits: Limits, where: str
+) -> Descriptor | None:
     """The Sigstore layer of a referrer manifest about `subject`; None if it is another artifact.
 
     A manifest of the Sigstore type that is malformed or oversized fails closed (`integrity`),
     so junk cannot silently turn a signed bundle into an unsigned one.
     """
     if len(manifest) > limits.referrer_manifest:
-        raise cap_error("a referrer manifest", "referrer_manifest", limits.referrer_manifest,
-                        where=where, found=f"{len(manifest)} bytes")
+        raise cap_error(
+            "a referrer manifest",
+            "referrer_manifest",
+            limits.referrer_manifest,
+            where=where,
+            found=f"{len(manifest)} bytes",
+        )
     body = load_json(manifest, "referrer manifest", where)
     if referrer_artifact_type(body) != SIGSTORE_TYPE:
         return None
@@ -198,32 +241,46 @@ def referrer_layer(manifest: bytes, subject: OciDigest, limits: Limits,
         return None
     layer = _single_layer(body, "signature referrer", where)
     if layer.size > limits.sigstore_bundle:
-        raise cap_error("the signature referrer layer", "sigstore_bundle",
-                        limits.sigstore_bundle, where=where, found=f"{layer.size} bytes")
+        raise cap_error(
+            "the signature referrer layer",
+            "sigstore_bundle",
+            limits.sigstore_bundle,
+            where=where,
+            found=f"{layer.size} bytes",
+        )
     return layer
 
 
-def index_candidates(index: bytes, limits: Limits, where: str,
-                     failure_class: FailureClass = FailureClass.INTEGRITY) -> list[Descriptor]:
+def index_candidates(
+    index: bytes, limits: Limits, where: str, failure_class: FailureClass = FailureClass.INTEGRITY
+) -> list[Descriptor]:
     """Descriptors in a referrers index that may be Sigstore referrers, in digest order
     (`failure_class`: what an index that is no JSON object is; `registry` for a registry's
     answer)."""
     if len(index) > limits.referrer_manifest:
-        raise cap_error("a referrers index", "referrer_manifest", limits.referrer_manifest,
-                        where=where, found=f"{len(index)} bytes")
+        raise cap_error(
+            "a referrers index",
+            "referrer_manifest",
+            limits.referrer_manifest,
+            where=where,
+            found=f"{len(index)} bytes",
+        )
     body = load_json(index, "referrers index", where, failure_class)
     manifests = body.get("manifests", [])
     if not isinstance(manifests, list):
-        raise integrity_error("referrers index has no manifests list", where=where,
-                              expected="a list under `manifests`", found=type(manifests).__name__)
+        raise integrity_error(
+            "referrers index has no manifests list",
+            where=where,
+            expected="a list under `manifests`",
+            found=type(manifests).__name__,
+        )
     found = [parse_descriptor(m, "referrers index entry", where) for m in manifests]
     return select_candidates(found)
 
 
 def select_candidates(descriptors: Iterable[Descriptor]) -> list[Descriptor]:
     """Sigstore-typed (or untyped) descriptors, de-duplicated, sorted by digest, at most 8."""
-    unique = {d.digest: d for d in descriptors
-              if d.artifact_type in (None, SIGSTORE_TYPE)}
+    unique = {d.digest: d for d in descriptors if d.artifact_type in (None, SIGSTORE_TYPE)}
     return [unique[k] for k in sorted(unique)][:MAX_SIGNATURES]
 
 
@@ -241,6 +298,12 @@ def materialize(raw: RawBundle, *, origin: Origin, limits: Limits, where: str) -
         check_digest(referrer.layer, described.digest, "signature referrer layer", where)
         signatures[referrer.digest] = SignatureCandidate(referrer.digest, referrer.layer)
     ordered = tuple(signatures[k] for k in sorted(signatures))[:MAX_SIGNATURES]
-    return Materialized(digest=digest, manifest=raw.manifest, layer_digest=layer.digest,
-                        files=files, signatures=ordered, origin=origin,
-                        needed_credentials=raw.needed_credentials)
+    return Materialized(
+        digest=digest,
+        manifest=raw.manifest,
+        layer_digest=layer.digest,
+        files=files,
+        signatures=ordered,
+        origin=origin,
+        needed_credentials=raw.needed_credentials,
+    )

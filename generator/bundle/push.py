@@ -25,8 +25,9 @@ def _check(response: requests.Response, expected: tuple[int, ...], what: str) ->
         raise status_error(response.status_code, what, url=response.url)
 
 
-def _blob(session: requests.Session, base: str, repository: str, blob: bytes,
-          timeout: float) -> OciDigest:
+def _blob(
+    session: requests.Session, base: str, repository: str, blob: bytes, timeout: float
+) -> OciDigest:
     digest = sha256_digest(blob)
     head = session.head(f"{base}/v2/{repository}/blobs/{digest}", timeout=timeout)
     if head.status_code == 200:
@@ -35,21 +36,40 @@ def _blob(session: requests.Session, base: str, repository: str, blob: bytes,
     _check(start, (202,), "a blob upload")
     location = start.headers.get("Location")
     if not location:
-        raise BundleFetchError("registry gave no upload location",
-                               failure_class=FailureClass.REGISTRY, location=Location(base),
-                               expected="a Location header on 202", found="none")
+        raise BundleFetchError(
+            "registry gave no upload location",
+            failure_class=FailureClass.REGISTRY,
+            location=Location(base),
+            expected="a Location header on 202",
+            found="none",
+        )
     target = urljoin(f"{base}/", location)
     sep = "&" if "?" in target else "?"
-    put = session.put(f"{target}{sep}digest={digest}", data=blob, timeout=timeout,
-                      headers={"Content-Type": "application/octet-stream"})
+    put = session.put(
+        f"{target}{sep}digest={digest}",
+        data=blob,
+        timeout=timeout,
+        headers={"Content-Type": "application/octet-stream"},
+    )
     _check(put, (201, 204), f"blob {digest}")
     return digest
 
 
-def _manifest(session: requests.Session, base: str, repository: str, reference: str,
-              body: bytes, media_type: str, timeout: float) -> None:
-    put = session.put(f"{base}/v2/{repository}/manifests/{reference}", data=body,
-                      headers={"Content-Type": media_type}, timeout=timeout)
+def _manifest(
+    session: requests.Session,
+    base: str,
+    repository: str,
+    reference: str,
+    body: bytes,
+    media_type: str,
+    timeout: float,
+) -> None:
+    put = session.put(
+        f"{base}/v2/{repository}/manifests/{reference}",
+        data=body,
+        headers={"Content-Type": media_type},
+        timeout=timeout,
+    )
     _check(put, (201, 204), f"manifest {reference}")
 
 
@@ -78,9 +98,23 @@ def push_artifacts(
     if tag:
         _manifest(http, base, repository, tag, bundle.manifest, bundle.media_type, timeout)
     for signature in signatures:
-        _manifest(http, base, repository, signature.digest, signature.manifest,
-                  signature.media_type, timeout)
+        _manifest(
+            http,
+            base,
+            repository,
+            signature.digest,
+            signature.manifest,
+            signature.media_type,
+            timeout,
+        )
     if tag_schema and signatures:
-        _manifest(http, base, repository, referrers_tag(digest), referrers_index(signatures),
-                  INDEX_TYPE, timeout)
+        _manifest(
+            http,
+            base,
+            repository,
+            referrers_tag(digest),
+            referrers_index(signatures),
+            INDEX_TYPE,
+            timeout,
+        )
     return digest

@@ -46,22 +46,31 @@ def parse_reference(ref: BundleRef) -> Reference:
     """Split `ref` into registry, repository and pinned digest, or raise a `BundleFetchError`."""
     if ref.digest is None or not is_digest(ref.digest):
         raise BundleFetchError(
-            "bundle reference is not digest-pinned", failure_class=FailureClass.SCHEMA,
+            "bundle reference is not digest-pinned",
+            failure_class=FailureClass.SCHEMA,
             location=Location(ref.oci or "(empty bundle.oci)", "bundle.digest"),
             expected="bundle.digest of the form sha256:<64 lowercase hex>",
-            found=repr(ref.digest), hint="push the bundle and record its manifest digest in the pointer")
+            found=repr(ref.digest),
+            hint="push the bundle and record its manifest digest in the pointer",
+        )
     name = ref.repository
     if name.startswith("oci://"):
-        name = name[len("oci://"):]
+        name = name[len("oci://") :]
     host, _, repo = name.partition("/")
-    valid_host = bool(host) and host not in (".", "..") and (
-        "." in host or ":" in host or host == "localhost")
+    valid_host = (
+        bool(host)
+        and host not in (".", "..")
+        and ("." in host or ":" in host or host == "localhost")
+    )
     if not valid_host or not repo or not all(_REPO_COMPONENT.match(c) for c in repo.split("/")):
         raise BundleFetchError(
-            "bundle.oci is not a registry reference", failure_class=FailureClass.SCHEMA,
+            "bundle.oci is not a registry reference",
+            failure_class=FailureClass.SCHEMA,
             location=Location(ref.oci or "(empty bundle.oci)", "bundle.oci"),
             expected="<registry host>/<repository>[:tag], e.g. ghcr.io/owner/aicr-evidence:tag",
-            found=repr(ref.oci), hint="fix bundle.oci in the pointer file")
+            found=repr(ref.oci),
+            hint="fix bundle.oci in the pointer file",
+        )
     return Reference(registry=host, repository=repo, digest=ref.digest)
 
 

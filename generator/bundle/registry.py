@@ -107,8 +107,9 @@ def default_auth_file(environ: Mapping[str, str] | None = None) -> Path:
     return (Path(folder) if folder else Path.home() / ".docker") / "config.json"
 
 
-def load_credentials(auth_file: Path | None = None,
-                     environ: Mapping[str, str] | None = None) -> dict[str, tuple[str, str]]:
+def load_credentials(
+    auth_file: Path | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, tuple[str, str]]:
     """Read `auths.<host>.auth` (base64 `user:pass`) from a container auth file.
 
     An explicit `auth_file` that is missing or malformed is an `InputError`; the default file
@@ -118,9 +119,13 @@ def load_credentials(auth_file: Path | None = None,
     path = auth_file if auth_file is not None else default_auth_file(environ)
 
     def bad(found: str) -> InputError:
-        return InputError("registry auth file cannot be used", location=Location(str(path)),
-                          expected='JSON {"auths": {"<host>": {"auth": "<base64 user:pass>"}}}',
-                          found=found, hint="fix the file or drop --registry-auth")
+        return InputError(
+            "registry auth file cannot be used",
+            location=Location(str(path)),
+            expected='JSON {"auths": {"<host>": {"auth": "<base64 user:pass>"}}}',
+            found=found,
+            hint="fix the file or drop --registry-auth",
+        )
 
     try:
         data = read_capped(path, AUTH_FILE_CAP, "auth_file", "registry auth file")
@@ -175,18 +180,26 @@ def check_allowed_host(value: str) -> tuple[str, int | None]:
     try:
         return allowance_entry(value)
     except ValueError as exc:
-        raise InputError("--allow-private-registry value cannot be used", location=Location(value),
-                         expected="HOST or HOST:PORT (e.g. 127.0.0.1:5000)", found=value,
-                         hint=str(exc)) from exc
+        raise InputError(
+            "--allow-private-registry value cannot be used",
+            location=Location(value),
+            expected="HOST or HOST:PORT (e.g. 127.0.0.1:5000)",
+            found=value,
+            hint=str(exc),
+        ) from exc
 
 
 def check_mirror_url(host: str, url: str) -> str:
     """A mirror base URL without trailing slash; `InputError` unless http(s) with a host."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
-        raise InputError("--registry-mirror URL cannot be used", location=Location(host),
-                         expected="http://host[:port][/path] or https://...", found=url,
-                         hint="for example --registry-mirror ghcr.io=http://127.0.0.1:5000")
+        raise InputError(
+            "--registry-mirror URL cannot be used",
+            location=Location(host),
+            expected="http://host[:port][/path] or https://...",
+            found=url,
+            hint="for example --registry-mirror ghcr.io=http://127.0.0.1:5000",
+        )
     return url.rstrip("/")
 
 
@@ -221,8 +234,10 @@ class _Auth:
 
 def _parse_challenge(value: str) -> tuple[str, dict[str, str]]:
     scheme, _, rest = value.strip().partition(" ")
-    params = {m.group(1).lower(): m.group(2) if m.group(2) is not None else m.group(3)
-              for m in _CHALLENGE_PARAM.finditer(rest)}
+    params = {
+        m.group(1).lower(): m.group(2) if m.group(2) is not None else m.group(3)
+        for m in _CHALLENGE_PARAM.finditer(rest)
+    }
     return scheme.lower(), params
 
 
@@ -291,30 +306,47 @@ class RegistryClient:
             endpoint = urlsplit(base)
             port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
             allowance = allowance.with_entries([((endpoint.hostname or "").lower(), port)])
-        attempt = _Attempt(base=base, repo=reference.repository,
-                           deadline_at=self._clock() + self.deadline, mirrored=mirrored,
-                           transfer=Transfer(deadline_at=time.monotonic() + self.deadline,
-                                             allowance=allowance))
+        attempt = _Attempt(
+            base=base,
+            repo=reference.repository,
+            deadline_at=self._clock() + self.deadline,
+            mirrored=mirrored,
+            transfer=Transfer(deadline_at=time.monotonic() + self.deadline, allowance=allowance),
+        )
         with transfer_scope(attempt.transfer):
             return self._fetch_raw(ref, reference, attempt)
 
     def _fetch_raw(self, ref: BundleRef, reference: Reference, attempt: _Attempt) -> RawBundle:
         limits = self.limits
-        manifest = self._get(attempt, f"manifests/{reference.digest}", accept=MANIFEST_ACCEPT,
-                             cap=limits.manifest_json, cap_name="manifest_json",
-                             what="the bundle manifest")
+        manifest = self._get(
+            attempt,
+            f"manifests/{reference.digest}",
+            accept=MANIFEST_ACCEPT,
+            cap=limits.manifest_json,
+            cap_name="manifest_json",
+            what="the bundle manifest",
+        )
         assert manifest is not None
         where = ref.pinned_ref
         check_digest(manifest, reference.digest, "bundle manifest", where)
         layer_descriptor = bundle_layer(manifest, limits, where)
-        layer = self._get(attempt, f"blobs/{layer_descriptor.digest}", accept="*/*",
-                          cap=limits.compressed_layer, cap_name="compressed_layer",
-                          what="the bundle layer")
+        layer = self._get(
+            attempt,
+            f"blobs/{layer_descriptor.digest}",
+            accept="*/*",
+            cap=limits.compressed_layer,
+            cap_name="compressed_layer",
+            what="the bundle layer",
+        )
         assert layer is not None
         check_digest(layer, layer_descriptor.digest, "bundle layer", where)
         referrers = self._referrers(attempt, reference)
-        return RawBundle(manifest=manifest, layer=layer, referrers=referrers,
-                         needed_credentials=attempt.needed_credentials)
+        return RawBundle(
+            manifest=manifest,
+            layer=layer,
+            referrers=referrers,
+            needed_credentials=attempt.needed_credentials,
+        )
 
     def base_url(self, registry: str) -> str:
         """The mirror URL for `registry`, else `https://<registry>`."""
@@ -325,30 +357,51 @@ class RegistryClient:
     def _referrers(self, attempt: _Attempt, reference: Reference) -> tuple[RawReferrer, ...]:
         limits = self.limits
         api = f"referrers/{reference.digest}?artifactType={quote(SIGSTORE_TYPE, safe='')}"
-        index = self._get(attempt, api, accept=INDEX_TYPE, cap=limits.referrer_manifest,
-                          cap_name="referrer_manifest", what="the referrers list",
-                          missing_ok=True)
+        index = self._get(
+            attempt,
+            api,
+            accept=INDEX_TYPE,
+            cap=limits.referrer_manifest,
+            cap_name="referrer_manifest",
+            what="the referrers list",
+            missing_ok=True,
+        )
         if index is None:
-            index = self._get(attempt, f"manifests/{referrers_tag(reference.digest)}",
-                              accept=INDEX_TYPE, cap=limits.referrer_manifest,
-                              cap_name="referrer_manifest", what="the referrers tag",
-                              missing_ok=True)
+            index = self._get(
+                attempt,
+                f"manifests/{referrers_tag(reference.digest)}",
+                accept=INDEX_TYPE,
+                cap=limits.referrer_manifest,
+                cap_name="referrer_manifest",
+                what="the referrers tag",
+                missing_ok=True,
+            )
         if index is None:
             return ()
         where = f"{reference.name} referrers of {reference.digest}"
         found: list[RawReferrer] = []
         for candidate in index_candidates(index, limits, where, FailureClass.REGISTRY):
-            manifest = self._get(attempt, f"manifests/{candidate.digest}", accept=MANIFEST_ACCEPT,
-                                 cap=limits.referrer_manifest, cap_name="referrer_manifest",
-                                 what="a signature referrer manifest")
+            manifest = self._get(
+                attempt,
+                f"manifests/{candidate.digest}",
+                accept=MANIFEST_ACCEPT,
+                cap=limits.referrer_manifest,
+                cap_name="referrer_manifest",
+                what="a signature referrer manifest",
+            )
             assert manifest is not None
             check_digest(manifest, candidate.digest, "signature referrer manifest", where)
             layer = referrer_layer(manifest, reference.digest, limits, where)
             if layer is None:
                 continue
-            blob = self._get(attempt, f"blobs/{layer.digest}", accept="*/*",
-                             cap=limits.sigstore_bundle, cap_name="sigstore_bundle",
-                             what="a signature referrer layer")
+            blob = self._get(
+                attempt,
+                f"blobs/{layer.digest}",
+                accept="*/*",
+                cap=limits.sigstore_bundle,
+                cap_name="sigstore_bundle",
+                what="a signature referrer layer",
+            )
             assert blob is not None
             check_digest(blob, layer.digest, "signature referrer layer", where)
             found.append(RawReferrer(manifest=manifest, layer=blob))
@@ -368,8 +421,17 @@ class RegistryClient:
             self._local.session = session
         return session
 
-    def _get(self, attempt: _Attempt, path: str, *, accept: str, cap: int, cap_name: str,
-             what: str, missing_ok: bool = False) -> bytes | None:
+    def _get(
+        self,
+        attempt: _Attempt,
+        path: str,
+        *,
+        accept: str,
+        cap: int,
+        cap_name: str,
+        what: str,
+        missing_ok: bool = False,
+    ) -> bytes | None:
         """GET `/v2/<repo>/<path>`; the body under `cap`, or None for a 404 when `missing_ok`."""
         url = f"{attempt.base}/v2/{attempt.repo}/{path}"
         response = self._authorized(attempt, url, accept)
@@ -398,8 +460,11 @@ class RegistryClient:
                 attempt.needed_credentials = True
             return response
         challenge = self._challenge(attempt, response)
-        if response.status_code == 401 and challenge[0] == "bearer" \
-                and (auth is None or not auth.credentialed):
+        if (
+            response.status_code == 401
+            and challenge[0] == "bearer"
+            and (auth is None or not auth.credentialed)
+        ):
             token = self._token(attempt, challenge[1], None)
             if token is not None:
                 response.close()
@@ -426,8 +491,9 @@ class RegistryClient:
             return False  # the refusal came from a host we were redirected to
         return not attempt.plain_http or (attempt.mirrored and _is_loopback(attempt.base))
 
-    def _challenge(self, attempt: _Attempt,
-                   response: requests.Response) -> tuple[str, dict[str, str]]:
+    def _challenge(
+        self, attempt: _Attempt, response: requests.Response
+    ) -> tuple[str, dict[str, str]]:
         """The challenge `response` carries, else the last one its host issued for this repo."""
         header = response.headers.get("WWW-Authenticate")
         key = (_netloc(response.url), attempt.repo)
@@ -436,30 +502,39 @@ class RegistryClient:
                 self._challenges[key] = _parse_challenge(header)
             return self._challenges.get(key, ("", {}))
 
-    def _credentialed_auth(self, attempt: _Attempt, challenge: tuple[str, dict[str, str]],
-                           creds: tuple[str, str]) -> _Auth | None:
+    def _credentialed_auth(
+        self, attempt: _Attempt, challenge: tuple[str, dict[str, str]], creds: tuple[str, str]
+    ) -> _Auth | None:
         basic = "Basic " + base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode()
         if challenge[0] == "bearer":
             if _netloc(challenge[1].get("realm", "")) != attempt.netloc:
-                log.warning("not sending credentials for %s to the token realm %r on another "
-                            "host", attempt.netloc, challenge[1].get("realm", ""))
+                log.warning(
+                    "not sending credentials for %s to the token realm %r on another host",
+                    attempt.netloc,
+                    challenge[1].get("realm", ""),
+                )
                 return None
             token = self._token(attempt, challenge[1], basic)
             return _Auth(token, credentialed=True) if token is not None else None
         return _Auth(basic, credentialed=True)
 
-    def _token(self, attempt: _Attempt, params: Mapping[str, str],
-               basic: str | None) -> str | None:
+    def _token(self, attempt: _Attempt, params: Mapping[str, str], basic: str | None) -> str | None:
         """A bearer token from the challenge's realm (anonymous unless `basic`); None if refused."""
         realm = params.get("realm", "")
         parts = urlsplit(realm)
-        if parts.scheme not in ("https", "http") or not parts.netloc \
-                or (parts.scheme == "http" and not attempt.plain_http):
+        if (
+            parts.scheme not in ("https", "http")
+            or not parts.netloc
+            or (parts.scheme == "http" and not attempt.plain_http)
+        ):
             raise BundleFetchError(
                 "registry asked for a token from an unusable realm",
-                failure_class=FailureClass.REGISTRY, location=Location(attempt.base),
-                expected="an https token realm", found=repr(realm),
-                hint="check the registry, or map it with --registry-mirror")
+                failure_class=FailureClass.REGISTRY,
+                location=Location(attempt.base),
+                expected="an https token realm",
+                found=repr(realm),
+                hint="check the registry, or map it with --registry-mirror",
+            )
         query = {"scope": params.get("scope") or f"repository:{attempt.repo}:pull"}
         if params.get("service"):
             query["service"] = params["service"]
@@ -481,19 +556,22 @@ class RegistryClient:
             value = strictjson.loads(body)
         except (UnicodeDecodeError, ValueError) as exc:
             raise BundleFetchError(
-                "token endpoint returned junk", failure_class=FailureClass.REGISTRY,
-                location=Location(realm), expected="JSON with `token`",
+                "token endpoint returned junk",
+                failure_class=FailureClass.REGISTRY,
+                location=Location(realm),
+                expected="JSON with `token`",
                 found=f"{type(exc).__name__}: {exc}",
                 hint="the registry's token service answered something unreadable; retry later "
-                     "or check the registry") from exc
-        token = value.get("token") or value.get("access_token") if isinstance(value, dict) \
-            else None
+                "or check the registry",
+            ) from exc
+        token = value.get("token") or value.get("access_token") if isinstance(value, dict) else None
         if not isinstance(token, str) or not token:
             return None
         return f"Bearer {token}"
 
-    def _send(self, attempt: _Attempt, url: str, accept: str,
-              auth: _Auth | None) -> requests.Response:
+    def _send(
+        self, attempt: _Attempt, url: str, accept: str, auth: _Auth | None
+    ) -> requests.Response:
         headers = {"Accept": accept}
         if auth is not None:
             headers["Authorization"] = auth.header
@@ -509,42 +587,65 @@ class RegistryClient:
         """The whole fetch ran out of time: no verdict (exit 3), class `registry`, not cached."""
         return BundleFetchError(
             f"registry timed out (the fetch deadline of {self.deadline:g} s passed)",
-            failure_class=FailureClass.REGISTRY, transient=True, location=Location(url),
+            failure_class=FailureClass.REGISTRY,
+            transient=True,
+            location=Location(url),
             expected=f"the whole fetch within {self.deadline:g} s",
-            hint="retry later, or raise --fetch-timeout; this says nothing about the evidence")
+            hint="retry later, or raise --fetch-timeout; this says nothing about the evidence",
+        )
 
-    def _transport_error(self, attempt: _Attempt, url: str, exc: BaseException,
-                         during: str) -> BundleFetchError:
+    def _transport_error(
+        self, attempt: _Attempt, url: str, exc: BaseException, during: str
+    ) -> BundleFetchError:
         """A worded, classified transport failure; the library's own text goes to the log."""
         if attempt.transfer.expired:
-            log.warning("registry fetch %s: deadline passed %s (%s: %s)", url, during,
-                        type(exc).__name__, exc)
+            log.warning(
+                "registry fetch %s: deadline passed %s (%s: %s)",
+                url,
+                during,
+                type(exc).__name__,
+                exc,
+            )
             return self._deadline_error(url)
         reason = describe(exc)
-        log.warning("registry fetch %s failed %s: %s (%s: %s)", url, during, reason,
-                    type(exc).__name__, exc)
+        log.warning(
+            "registry fetch %s failed %s: %s (%s: %s)", url, during, reason, type(exc).__name__, exc
+        )
         return transient_error(reason, url=url)
 
     def _refused(self, attempt: _Attempt, url: str, exc: AddressRefused) -> BundleFetchError:
         host = f"{exc.host}:{exc.port}" if exc.port else exc.host
-        log.warning("registry fetch %s refused: %s resolves to %s (allow it with "
-                    "--allow-private-registry %s)", url, host, exc.address, host)
+        log.warning(
+            "registry fetch %s refused: %s resolves to %s (allow it with "
+            "--allow-private-registry %s)",
+            url,
+            host,
+            exc.address,
+            host,
+        )
         return PrivateAddressError(
-            PRIVATE_ADDRESS_REASON, failure_class=FailureClass.REGISTRY, policy_excluded=True,
-            location=Location(url), expected="a registry at a public address",
+            PRIVATE_ADDRESS_REASON,
+            failure_class=FailureClass.REGISTRY,
+            policy_excluded=True,
+            location=Location(url),
+            expected="a registry at a public address",
             found="a private, loopback, link-local or reserved address",
             hint="allow it with --allow-private-registry HOST, map it with --registry-mirror, "
-                 "or move the evidence to a public registry")
+            "or move the evidence to a public registry",
+        )
 
-    def _request(self, attempt: _Attempt, url: str,
-                 headers: dict[str, str]) -> requests.Response:
+    def _request(self, attempt: _Attempt, url: str, headers: dict[str, str]) -> requests.Response:
         """GET following at most 5 redirects, never downgrading to http, dropping auth off-host."""
         origin = urlsplit(url).netloc
         for _hop in range(MAX_REDIRECTS + 1):
             try:
-                response = self._session().get(url, headers=headers, stream=True,
-                                               allow_redirects=False,
-                                               timeout=self._timeout(attempt, url))
+                response = self._session().get(
+                    url,
+                    headers=headers,
+                    stream=True,
+                    allow_redirects=False,
+                    timeout=self._timeout(attempt, url),
+                )
             except AddressRefused as exc:
                 raise self._refused(attempt, url, exc) from None
             except requests.RequestException as exc:
@@ -558,18 +659,32 @@ class RegistryClient:
             if scheme != "https" and not (scheme == "http" and attempt.plain_http):
                 raise BundleFetchError(
                     "registry redirected to an insecure or unsupported URL",
-                    failure_class=FailureClass.REGISTRY, location=Location(url),
-                    expected="an https redirect", found=target,
-                    hint="only --registry-mirror endpoints may use plain http")
+                    failure_class=FailureClass.REGISTRY,
+                    location=Location(url),
+                    expected="an https redirect",
+                    found=target,
+                    hint="only --registry-mirror endpoints may use plain http",
+                )
             if urlsplit(target).netloc != origin:
                 headers = {k: v for k, v in headers.items() if k != "Authorization"}
             url = target
-        raise BundleFetchError("registry redirected too often", failure_class=FailureClass.REGISTRY,
-                               location=Location(url), expected=f"at most {MAX_REDIRECTS} redirects",
-                               hint="check the registry or mirror")
+        raise BundleFetchError(
+            "registry redirected too often",
+            failure_class=FailureClass.REGISTRY,
+            location=Location(url),
+            expected=f"at most {MAX_REDIRECTS} redirects",
+            hint="check the registry or mirror",
+        )
 
-    def _body(self, attempt: _Attempt, response: requests.Response, url: str, cap: int,
-              cap_name: str, what: str) -> bytes:
+    def _body(
+        self,
+        attempt: _Attempt,
+        response: requests.Response,
+        url: str,
+        cap: int,
+        cap_name: str,
+        what: str,
+    ) -> bytes:
         """The body, streamed under `cap`, the deadline and the minimum throughput; short
         bodies are transient faults."""
         declared = response.headers.get("Content-Length")
@@ -588,8 +703,7 @@ class RegistryClient:
                     break
                 total += len(chunk)
                 if total > cap:
-                    raise cap_error(what, cap_name, cap, where=url,
-                                    found=f"more than {cap} bytes")
+                    raise cap_error(what, cap_name, cap, where=url, found=f"more than {cap} bytes")
                 chunks.append(chunk)
                 self._timeout(attempt, url)
                 self._check_throughput(url, total, self._clock() - started)
@@ -598,18 +712,23 @@ class RegistryClient:
         if attempt.transfer.expired:
             raise self._deadline_error(url)
         if expected is not None and total != expected:
-            raise transient_error(f"{what} was truncated", url=url,
-                                  found=f"{total} of {expected} bytes")
+            raise transient_error(
+                f"{what} was truncated", url=url, found=f"{total} of {expected} bytes"
+            )
         return b"".join(chunks)
 
     def _check_throughput(self, url: str, total: int, elapsed: float) -> None:
         if elapsed > self.throughput_grace and total < self.min_throughput * elapsed:
             raise BundleFetchError(
                 f"registry timed out (slower than {self.min_throughput} bytes/s)",
-                failure_class=FailureClass.REGISTRY, transient=True, location=Location(url),
+                failure_class=FailureClass.REGISTRY,
+                transient=True,
+                location=Location(url),
                 expected=f"at least {self.min_throughput} bytes/s after "
-                         f"{self.throughput_grace:g} s",
-                found=f"{total} bytes in {elapsed:.0f} s", hint="retry later")
+                f"{self.throughput_grace:g} s",
+                found=f"{total} bytes in {elapsed:.0f} s",
+                hint="retry later",
+            )
 
 
 def _netloc(url: str) -> str:

@@ -50,7 +50,8 @@ __all__ = [
 ]
 
 PRIVATE_ADDRESS_REASON = (
-    "registry host resolves to a private address; allow it with --allow-private-registry HOST")
+    "registry host resolves to a private address; allow it with --allow-private-registry HOST"
+)
 """The published reason for a refused host (the same words whatever the host or port)."""
 
 UNREACHABLE = "registry unreachable"
@@ -71,8 +72,15 @@ def is_public_address(address: str) -> bool:
         return False
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    return not (ip.is_loopback or ip.is_link_local or ip.is_private or ip.is_multicast
-                or ip.is_unspecified or ip.is_reserved or not ip.is_global)
+    return not (
+        ip.is_loopback
+        or ip.is_link_local
+        or ip.is_private
+        or ip.is_multicast
+        or ip.is_unspecified
+        or ip.is_reserved
+        or not ip.is_global
+    )
 
 
 def allowance_entry(value: str) -> tuple[str, int | None]:
@@ -260,8 +268,11 @@ class _Guarded:
         transfer = _current()
         if transfer is not None:
             transfer.attach(self)  # type: ignore[arg-type]
-            if self._non_public and self.sock is not None \
-                    and not transfer.allowance.allows(self.host, self.port):
+            if (
+                self._non_public
+                and self.sock is not None
+                and not transfer.allowance.allows(self.host, self.port)
+            ):
                 # Opened for a transfer that allowed this host: reconnect under the guard.
                 self.close()  # type: ignore[attr-defined]
         super().request(*args, **kwargs)  # type: ignore[misc]
@@ -279,8 +290,11 @@ def _checked_address(connection: _Guarded) -> str:
         if not is_public_address(address):
             raise AddressRefused(connection.host, connection.port, address)
     if not addresses:
-        raise NameResolutionError(connection.host, connection,  # type: ignore[arg-type]
-                                  socket.gaierror("no address"))
+        raise NameResolutionError(
+            connection.host,
+            connection,  # type: ignore[arg-type]
+            socket.gaierror("no address"),
+        )
     return addresses[0]
 
 
@@ -306,8 +320,10 @@ class GuardedAdapter(HTTPAdapter):
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _GuardedHTTPPool,
-                                                   "https": _GuardedHTTPSPool}
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": _GuardedHTTPPool,
+            "https": _GuardedHTTPSPool,
+        }
 
 
 # --------------------------------------------------------------------------- wording
@@ -323,23 +339,34 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(item))
         yield item
         todo.extend(a for a in getattr(item, "args", ()) if isinstance(a, BaseException))
-        linked = (item.__cause__, item.__context__,
-                  getattr(item, "reason", None), getattr(item, "original_error", None))
+        linked = (
+            item.__cause__,
+            item.__context__,
+            getattr(item, "reason", None),
+            getattr(item, "original_error", None),
+        )
         todo.extend(x for x in linked if isinstance(x, BaseException))
 
 
 def describe(exc: BaseException) -> str:
     """The tool's wording for a transport failure (never the library's own text)."""
     chain = list(_chain(exc))
-    if any(isinstance(e, requests.Timeout | TimeoutError | socket.timeout) for e in chain) \
-            or any(type(e).__name__ in ("ReadTimeoutError", "ConnectTimeoutError")
-                   for e in chain):
+    if any(isinstance(e, requests.Timeout | TimeoutError | socket.timeout) for e in chain) or any(
+        type(e).__name__ in ("ReadTimeoutError", "ConnectTimeoutError") for e in chain
+    ):
         return TIMED_OUT
     if any(isinstance(e, requests.exceptions.SSLError | ssl.SSLError) for e in chain):
         return TLS_FAILED
-    if any(isinstance(e, ConnectionResetError | BrokenPipeError | ConnectionAbortedError
-                      | http.client.RemoteDisconnected | http.client.IncompleteRead)
-           for e in chain) \
-            or any(type(e).__name__ in ("ProtocolError", "ChunkedEncodingError") for e in chain):
+    if any(
+        isinstance(
+            e,
+            ConnectionResetError
+            | BrokenPipeError
+            | ConnectionAbortedError
+            | http.client.RemoteDisconnected
+            | http.client.IncompleteRead,
+        )
+        for e in chain
+    ) or any(type(e).__name__ in ("ProtocolError", "ChunkedEncodingError") for e in chain):
         return RESET
     return UNREACHABLE

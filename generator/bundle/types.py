@@ -21,7 +21,9 @@ MAX_SIGNATURES = 8
 
 Origin = Literal["layout", "cache", "registry"]
 
-FORBIDDEN_HINT = "make the evidence package public, or provide registry credentials (--registry-auth FILE)"
+FORBIDDEN_HINT = (
+    "make the evidence package public, or provide registry credentials (--registry-auth FILE)"
+)
 OFFLINE_HINT = (
     "supply the bundle and its signature referrer in an OCI layout with --oci-layout DIR, "
     "or run without --offline so it can be fetched (and cached)"
@@ -130,74 +132,124 @@ def status_error(status: int, what: str, *, url: str) -> BundleFetchError:
     if status in (401, 403):
         return BundleFetchError(
             f"registry refused access to {what} (HTTP {status})",
-            failure_class=FailureClass.REGISTRY_FORBIDDEN, http_status=status,
-            location=location, expected="an anonymous or credentialed pull to succeed",
-            found=f"HTTP {status}", hint=FORBIDDEN_HINT)
+            failure_class=FailureClass.REGISTRY_FORBIDDEN,
+            http_status=status,
+            location=location,
+            expected="an anonymous or credentialed pull to succeed",
+            found=f"HTTP {status}",
+            hint=FORBIDDEN_HINT,
+        )
     if status == 404:
         return BundleFetchError(
             f"registry has no {what} (HTTP 404)",
-            failure_class=FailureClass.NOT_FOUND, http_status=status, location=location,
-            expected=f"{what} to exist", found="HTTP 404",
-            hint="check the pointer's bundle.oci and bundle.digest; the artifact may have been deleted")
+            failure_class=FailureClass.NOT_FOUND,
+            http_status=status,
+            location=location,
+            expected=f"{what} to exist",
+            found="HTTP 404",
+            hint="check the pointer's bundle.oci and bundle.digest; the artifact may have been deleted",
+        )
     if status == 429 or status >= 500:
         return BundleFetchError(
             f"registry failed to serve {what} (HTTP {status})",
-            failure_class=FailureClass.TRANSIENT, http_status=status, transient=True,
-            location=location, expected="HTTP 200", found=f"HTTP {status}", hint=TRANSIENT_HINT)
+            failure_class=FailureClass.TRANSIENT,
+            http_status=status,
+            transient=True,
+            location=location,
+            expected="HTTP 200",
+            found=f"HTTP {status}",
+            hint=TRANSIENT_HINT,
+        )
     return BundleFetchError(
         f"registry answered HTTP {status} for {what}",
-        failure_class=FailureClass.REGISTRY, http_status=status, location=location,
-        expected="HTTP 200", found=f"HTTP {status}",
-        hint="check the registry reference and any --registry-mirror mapping")
+        failure_class=FailureClass.REGISTRY,
+        http_status=status,
+        location=location,
+        expected="HTTP 200",
+        found=f"HTTP {status}",
+        hint="check the registry reference and any --registry-mirror mapping",
+    )
 
 
 def transient_error(message: str, *, url: str, found: str | None = None) -> BundleFetchError:
     """A transport fault (timeout, reset, truncated body): no verdict on the evidence."""
-    return BundleFetchError(message, failure_class=FailureClass.TRANSIENT, transient=True,
-                            location=Location(url), found=found, hint=TRANSIENT_HINT)
+    return BundleFetchError(
+        message,
+        failure_class=FailureClass.TRANSIENT,
+        transient=True,
+        location=Location(url),
+        found=found,
+        hint=TRANSIENT_HINT,
+    )
 
 
 def digest_mismatch(what: str, *, expected: str, found: str, where: str) -> BundleFetchError:
     """Bytes that do not hash to the digest they were fetched by: a storage or transport fault."""
     return BundleFetchError(
-        f"{what} does not match its digest", failure_class=FailureClass.REGISTRY,
-        transient=True, location=Location(where), expected=expected, found=found,
-        hint="the bytes were corrupted in storage or transit; retry, or fetch from another source")
+        f"{what} does not match its digest",
+        failure_class=FailureClass.REGISTRY,
+        transient=True,
+        location=Location(where),
+        expected=expected,
+        found=found,
+        hint="the bytes were corrupted in storage or transit; retry, or fetch from another source",
+    )
 
 
-def cap_error(what: str, cap_name: str, cap: int, *, where: str,
-              found: str | None = None) -> BundleFetchError:
+def cap_error(
+    what: str, cap_name: str, cap: int, *, where: str, found: str | None = None
+) -> BundleFetchError:
     """A size or count cap was exceeded: the content is refused (`integrity`)."""
     return BundleFetchError(
         f"{what} exceeds the {cap_name} limit of {cap} {'entries' if cap_name == 'tar_entries' else 'bytes'}",
-        failure_class=FailureClass.INTEGRITY, location=Location(where),
-        expected=f"at most {cap} ({cap_name})", found=found,
-        hint="an evidence bundle this large is refused; rebuild it with fewer or smaller files")
+        failure_class=FailureClass.INTEGRITY,
+        location=Location(where),
+        expected=f"at most {cap} ({cap_name})",
+        found=found,
+        hint="an evidence bundle this large is refused; rebuild it with fewer or smaller files",
+    )
 
 
-def integrity_error(message: str, *, where: str, expected: str | None = None,
-                    found: str | None = None, hint: str | None = None) -> BundleFetchError:
+def integrity_error(
+    message: str,
+    *,
+    where: str,
+    expected: str | None = None,
+    found: str | None = None,
+    hint: str | None = None,
+) -> BundleFetchError:
     """Content that cannot be a valid bundle (bad manifest, unsafe tar): `integrity`."""
     return BundleFetchError(
-        message, failure_class=FailureClass.INTEGRITY, location=Location(where),
-        expected=expected, found=found,
-        hint=hint or "re-create and re-push the evidence bundle with aicr")
+        message,
+        failure_class=FailureClass.INTEGRITY,
+        location=Location(where),
+        expected=expected,
+        found=found,
+        hint=hint or "re-create and re-push the evidence bundle with aicr",
+    )
 
 
 def offline_error(ref: BundleRef, reason: str) -> BundleFetchError:
     """The bundle is in no layout and not cached, and the registry may not be asked."""
     return BundleFetchError(
         f"bundle {ref.digest} is not available offline ({reason})",
-        failure_class=FailureClass.TRANSIENT, transient=True, location=Location(ref.pinned_ref),
+        failure_class=FailureClass.TRANSIENT,
+        transient=True,
+        location=Location(ref.pinned_ref),
         expected="the bundle in an --oci-layout directory or the local cache",
-        found="neither holds it", hint=OFFLINE_HINT)
+        found="neither holds it",
+        hint=OFFLINE_HINT,
+    )
 
 
 def policy_error(repository: str, prefixes: tuple[str, ...]) -> RegistryPolicyError:
     """The bundle's `<registry>/<repo>` is outside every trusted prefix."""
     return RegistryPolicyError(
-        "excluded by registry policy", failure_class=FailureClass.REGISTRY,
-        policy_excluded=True, location=Location(repository),
+        "excluded by registry policy",
+        failure_class=FailureClass.REGISTRY,
+        policy_excluded=True,
+        location=Location(repository),
         expected="a repository under one of: " + ", ".join(prefixes or ("(none)",)),
         found=repository,
-        hint="add the registry prefix to the trusted registries, or move the evidence there")
+        hint="add the registry prefix to the trusted registries, or move the evidence there",
+    )

@@ -241,6 +241,7 @@ def _ordered_values(axis: str, values: Iterable[str], naming: Naming) -> tuple[s
         if value == "(none)":
             return (0, 0, value)
         return (1, naming.sort_key(axis, value), value)
+
     return tuple(sorted(set(values), key=key))
 
 
@@ -281,10 +282,14 @@ def build_board(
         try:
             raw = names.coordinate_for(entry.criteria, segment)
         except Exception as exc:  # the recipe seam fails closed with its own error types
-            skip(entry, "no-coordinate", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            skip(
+                entry, "no-coordinate", str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            )
             continue
         coordinate = Coordinate(raw.group, raw.dashboard, raw.tab)
-        staged.append((coordinate.path, str(run.signer.slug), run.run_id, entry, coordinate, segment))
+        staged.append(
+            (coordinate.path, str(run.signer.slug), run.run_id, entry, coordinate, segment)
+        )
     staged.sort(key=lambda s: (s[0], s[1], s[2], s[3].origin))
 
     buckets: dict[str, _Bucket] = {}
@@ -298,11 +303,14 @@ def build_board(
             continue
         bucket = buckets.get(path)
         if bucket is None:
-            bucket = buckets[path] = _Bucket(str(run.recipe), coordinate, entry.criteria, segment,
-                                             set(), [])
+            bucket = buckets[path] = _Bucket(
+                str(run.recipe), coordinate, entry.criteria, segment, set(), []
+            )
         elif bucket.recipe != run.recipe:
-            warnings.append(f"{path}: run {run.run_id} names recipe {run.recipe!r}, "
-                            f"kept the first name {bucket.recipe!r}")
+            warnings.append(
+                f"{path}: run {run.run_id} names recipe {run.recipe!r}, "
+                f"kept the first name {bucket.recipe!r}"
+            )
         bucket.selections.add(run.profile)
         bucket.runs.append(run)
         if entry.origin:
@@ -326,42 +334,61 @@ def build_board(
         if len(bucket.selections) > 1:
             shown = sorted("(none)" if s is None else s for s in bucket.selections)
             skipped.extend(
-                Skip("", bucket.recipe, run.run_id, "profile-collision",
-                     f"{path}: profile selections disagree: {', '.join(shown)}")
+                Skip(
+                    "",
+                    bucket.recipe,
+                    run.run_id,
+                    "profile-collision",
+                    f"{path}: profile selections disagree: {', '.join(shown)}",
+                )
                 for run in bucket.runs
             )
             continue
         runs, dropped, dropped_signers = drop_unlisted(bucket.runs, limits.unlisted_signers)
-        omitted_origins.update((bucket.origins[rid], "unlisted-signer-limit")
-                               for rid in dropped if rid in bucket.origins)
+        omitted_origins.update(
+            (bucket.origins[rid], "unlisted-signer-limit")
+            for rid in dropped
+            if rid in bucket.origins
+        )
         left_out = [r for r in bucket.runs if r.run_id in dropped] if dropped else []
         version_count = len({r.aicr_version for r in runs})
         bounded = version_count > limits.versions_per_recipe
-        versions = version_grids(runs, organisation_of, limit=limits.versions_per_recipe,
-                                 left_out=left_out)
-        series = build_series(bucket.recipe, runs, versions,
-                              keep=grid_signers_of(runs) if bounded else None,
-                              runs_per_signer=limits.runs_per_signer,
-                              max_rows=limits.rows_per_series)
-        tabs.append(Tab(
-            recipe=bucket.recipe,
-            coordinate=bucket.coordinate,
-            coord=_display(bucket.criteria),
-            profile=bucket.profile,
-            profile_selection=next(iter(bucket.selections)),
-            combined=combined_grid(runs, organisation_of, left_out=left_out),
-            versions=versions,
-            series=series,
-            runs=tuple(sorted(runs, key=run_order, reverse=True)),
-            omitted=Omitted(
-                unlisted_signers=dropped_signers, unlisted_runs=len(dropped),
-                versions=max(version_count - limits.versions_per_recipe, 0),
-                history_runs=series.omitted_runs, history_rows=series.omitted_rows),
-        ))
+        versions = version_grids(
+            runs, organisation_of, limit=limits.versions_per_recipe, left_out=left_out
+        )
+        series = build_series(
+            bucket.recipe,
+            runs,
+            versions,
+            keep=grid_signers_of(runs) if bounded else None,
+            runs_per_signer=limits.runs_per_signer,
+            max_rows=limits.rows_per_series,
+        )
+        tabs.append(
+            Tab(
+                recipe=bucket.recipe,
+                coordinate=bucket.coordinate,
+                coord=_display(bucket.criteria),
+                profile=bucket.profile,
+                profile_selection=next(iter(bucket.selections)),
+                combined=combined_grid(runs, organisation_of, left_out=left_out),
+                versions=versions,
+                series=series,
+                runs=tuple(sorted(runs, key=run_order, reverse=True)),
+                omitted=Omitted(
+                    unlisted_signers=dropped_signers,
+                    unlisted_runs=len(dropped),
+                    versions=max(version_count - limits.versions_per_recipe, 0),
+                    history_runs=series.omitted_runs,
+                    history_rows=series.omitted_rows,
+                ),
+            )
+        )
 
     groups = _arrange(tabs, names)
-    crit_values: dict[str, list[str]] = {a: [] for a in ("service", "accelerator", "os", "intent",
-                                                          "platform")}
+    crit_values: dict[str, list[str]] = {
+        a: [] for a in ("service", "accelerator", "os", "intent", "platform")
+    }
     for tab in tabs:
         for axis, value in tab.coord.items():
             crit_values[axis].append((value or "(none)") if axis == "platform" else value)
@@ -371,8 +398,10 @@ def build_board(
     return Board(
         groups=groups,
         sources=dict(sorted(sources.items())),
-        criteria={axis: _ordered_values(axis, [v for v in vals if v], names)
-                  for axis, vals in crit_values.items()},
+        criteria={
+            axis: _ordered_values(axis, [v for v in vals if v], names)
+            for axis, vals in crit_values.items()
+        },
         newest_attested_at=newest,
         skipped=tuple(skipped),
         warnings=tuple(warnings),
@@ -387,15 +416,20 @@ def _arrange(tabs: list[Tab], names: Naming) -> tuple[Group, ...]:
     profile (stable; the profile is in the key)."""
     by_group: dict[str, dict[str, list[Tab]]] = {}
     for tab in tabs:
-        by_group.setdefault(tab.coordinate.group, {}).setdefault(tab.coordinate.dashboard, []).append(tab)
+        by_group.setdefault(tab.coordinate.group, {}).setdefault(
+            tab.coordinate.dashboard, []
+        ).append(tab)
 
     def group_key(service: str) -> tuple[Any, str]:
         return (names.sort_key("service", service), service)
 
     def dash_key(item: tuple[str, list[Tab]]) -> tuple[Any, Any, str]:
         first = item[1][0].coord
-        return (names.sort_key("accelerator", first.accelerator),
-                names.sort_key("os", first.os), item[0])
+        return (
+            names.sort_key("accelerator", first.accelerator),
+            names.sort_key("os", first.os),
+            item[0],
+        )
 
     def tab_key(tab: Tab) -> tuple[str, str, str]:
         return (f"{tab.coord.intent}-{tab.coord.platform}", tab.profile or "", tab.coordinate.tab)
@@ -403,8 +437,11 @@ def _arrange(tabs: list[Tab], names: Naming) -> tuple[Group, ...]:
     groups: list[Group] = []
     for service in sorted(by_group, key=group_key):
         dashboards = tuple(
-            Dashboard(accelerator=ts[0].coord.accelerator, os=ts[0].coord.os,
-                      tabs=tuple(sorted(ts, key=tab_key)))
+            Dashboard(
+                accelerator=ts[0].coord.accelerator,
+                os=ts[0].coord.os,
+                tabs=tuple(sorted(ts, key=tab_key)),
+            )
             for _, ts in sorted(by_group[service].items(), key=dash_key)
         )
         groups.append(Group(service=service, dashboards=dashboards))

@@ -68,13 +68,17 @@ def shown_rows(rows: Sequence[GridRow], limit: int) -> tuple[list[GridRow], dict
     """
     if len(rows) <= limit:
         return list(rows), {}
-    order = sorted(range(len(rows)), key=lambda i: (
-        0 if rows[i].counts.passed or rows[i].counts.failed else 1,
-        _rank(rows[i].consensus), row_order(rows[i].key)))
-    keep = sorted(order[:max(limit, 0)])
+    order = sorted(
+        range(len(rows)),
+        key=lambda i: (
+            0 if rows[i].counts.passed or rows[i].counts.failed else 1,
+            _rank(rows[i].consensus),
+            row_order(rows[i].key),
+        ),
+    )
+    keep = sorted(order[: max(limit, 0)])
     left: dict[str, int] = {}
-    for i in order[max(limit, 0):]:
+    for i in order[max(limit, 0) :]:
         state = str(rows[i].consensus)
         left[state] = left.get(state, 0) + 1
     return [rows[i] for i in keep], dict(sorted(left.items()))
-

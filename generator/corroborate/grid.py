@@ -143,7 +143,10 @@ def _row(key: RowKey, columns: list[_Column], org_of: Callable[[int], str]) -> G
 
 
 def grid_over(
-    selected: Iterable[Run], organisation_of: OrganisationOf, *, aicr_version: str = "",
+    selected: Iterable[Run],
+    organisation_of: OrganisationOf,
+    *,
+    aicr_version: str = "",
     left_out: Iterable[Run] = (),
 ) -> Grid:
     """The grid over already-selected runs (one per signer, in any order).
@@ -161,8 +164,16 @@ def grid_over(
             if key not in own:
                 own.add(key)
                 extra[key[0]] = extra.get(key[0], 0) + 1
-    columns = [_Column(run, run.signer.consensus_key, run.allowlisted,
-                       signer_source_id(run.signer), str(run.recipe_digest)) for run in chosen]
+    columns = [
+        _Column(
+            run,
+            run.signer.consensus_key,
+            run.allowlisted,
+            signer_source_id(run.signer),
+            str(run.recipe_digest),
+        )
+        for run in chosen
+    ]
     known: dict[int, str] = {}
 
     def org_of(at: int) -> str:
@@ -175,8 +186,12 @@ def grid_over(
     rows = tuple(_row(k, columns, org_of) for k in keys)
     untested = (ConsensusState.UNTESTED,)
     phase_rollup = {
-        phase: rollup(chain((r.consensus for r in rows if r.phase is phase),
-                            untested if extra.get(phase) else ()))
+        phase: rollup(
+            chain(
+                (r.consensus for r in rows if r.phase is phase),
+                untested if extra.get(phase) else (),
+            )
+        )
         for phase in PHASE_ORDER
     }
     counts = dict(tally(r.consensus for r in rows))
@@ -192,16 +207,25 @@ def grid_over(
     )
 
 
-def combined_grid(runs: Iterable[Run], organisation_of: OrganisationOf, *,
-                  left_out: Iterable[Run] = ()) -> Grid:
+def combined_grid(
+    runs: Iterable[Run], organisation_of: OrganisationOf, *, left_out: Iterable[Run] = ()
+) -> Grid:
     """The all-versions grid: each signer's single newest run, whatever its version
     (`left_out`: runs a count limit leaves out, see `grid_over`)."""
-    return grid_over(latest_per_signer(runs).values(), organisation_of,
-                     left_out=latest_per_signer(left_out).values())
+    return grid_over(
+        latest_per_signer(runs).values(),
+        organisation_of,
+        left_out=latest_per_signer(left_out).values(),
+    )
 
 
-def version_grids(runs: Iterable[Run], organisation_of: OrganisationOf, *,
-                  limit: int | None = None, left_out: Iterable[Run] = ()) -> tuple[Grid, ...]:
+def version_grids(
+    runs: Iterable[Run],
+    organisation_of: OrganisationOf,
+    *,
+    limit: int | None = None,
+    left_out: Iterable[Run] = (),
+) -> tuple[Grid, ...]:
     """Strict per-version grids, newest version first (aicr `orderVersionsNewestFirst`); only
     the first `limit` versions get a grid when a limit is given (`left_out`: runs a count
     limit leaves out, see `grid_over`)."""
@@ -216,19 +240,25 @@ def version_grids(runs: Iterable[Run], organisation_of: OrganisationOf, *,
     newest_at = {v: "|".join(run_order(newest_first(rs)[0])[:2]) for v, rs in by_version.items()}
     ordered = order_versions_newest_first(list(by_version), newest_at)
     return tuple(
-        grid_over(latest_per_signer(by_version[v]).values(), organisation_of, aicr_version=v,
-                  left_out=latest_per_signer(left_by_version.get(v, ())).values())
-        for v in (ordered if limit is None else ordered[:max(limit, 0)])
+        grid_over(
+            latest_per_signer(by_version[v]).values(),
+            organisation_of,
+            aicr_version=v,
+            left_out=latest_per_signer(left_by_version.get(v, ())).values(),
+        )
+        for v in (ordered if limit is None else ordered[: max(limit, 0)])
     )
 
 
 def k8s_minors(runs: Iterable[Run]) -> tuple[str, ...]:
     """The Kubernetes minors present, newest first (numeric), "" (not captured) last."""
+
     def key(minor: str) -> tuple[int, int, int]:
         major, _, rest = minor.partition(".")
         if not (major.isdigit() and rest.isdigit()):
             return (1, 0, 0)
         return (0, -int(major), -int(rest))
+
     return tuple(sorted({r.k8s_version for r in runs}, key=key))
 
 

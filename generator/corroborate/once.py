@@ -15,8 +15,7 @@ from generator.corroborate.board import BoardEntry
 __all__ = ["count_each_bundle_once"]
 
 
-def count_each_bundle_once(candidates: Sequence[tuple[bool, int, BoardEntry]]
-                           ) -> list[BoardEntry]:
+def count_each_bundle_once(candidates: Sequence[tuple[bool, int, BoardEntry]]) -> list[BoardEntry]:
     """From (is a duplicate, position, entry) candidates, one entry per bundle digest: a
     pointer that is not a duplicate first, then the earliest; in their original order."""
     chosen: dict[str, tuple[bool, int, BoardEntry]] = {}

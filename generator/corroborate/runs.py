@@ -40,7 +40,9 @@ def parse_rfc3339(text: str) -> datetime | None:
     zone = match.group(8)
     iso = text.strip()[: match.start(7) if match.group(7) else match.start(8)]
     try:
-        moment = datetime.fromisoformat(iso.replace("t", "T") + ("+00:00" if zone in "Zz" else zone))
+        moment = datetime.fromisoformat(
+            iso.replace("t", "T") + ("+00:00" if zone in "Zz" else zone)
+        )
     except ValueError:
         return None
     return moment.astimezone(UTC)
@@ -81,7 +83,9 @@ def run_id_for(evidence: Evidence) -> str:
     if moment is None:
         raise InputError(
             "predicate attestedAt is not an RFC 3339 timestamp",
-            location=Location(evidence.evidence_ref or str(evidence.bundle_digest), "predicate.attestedAt"),
+            location=Location(
+                evidence.evidence_ref or str(evidence.bundle_digest), "predicate.attestedAt"
+            ),
             expected="a timestamp such as 2026-09-19T02:57:39Z",
             found=repr(evidence.attested_at),
             hint="re-attest the run with a current aicr; this bundle cannot be ordered",

@@ -97,8 +97,9 @@ def grid_signers_of(runs: Iterable[Run]) -> set[SourceId]:
     return found
 
 
-def _rows_first(by_src: Mapping[SourceId, list[Run]], row_keys: tuple[RowKey, ...],
-                limit: int) -> tuple[RowKey, ...]:
+def _rows_first(
+    by_src: Mapping[SourceId, list[Run]], row_keys: tuple[RowKey, ...], limit: int
+) -> tuple[RowKey, ...]:
     """At most `limit` rows, in row order: rows an allowlisted run failed first, then rows
     one passed, then the rest."""
     failed: set[RowKey] = set()
@@ -112,14 +113,21 @@ def _rows_first(by_src: Mapping[SourceId, list[Run]], row_keys: tuple[RowKey, ..
                     failed.add(key)
                 elif result is TestResult.PASS:
                     passed.add(key)
-    ranked = sorted(row_keys, key=lambda k: (0 if k in failed else 1 if k in passed else 2,
-                                             row_order(k)))
-    return tuple(sorted(ranked[:max(limit, 0)], key=row_order))
+    ranked = sorted(
+        row_keys, key=lambda k: (0 if k in failed else 1 if k in passed else 2, row_order(k))
+    )
+    return tuple(sorted(ranked[: max(limit, 0)], key=row_order))
 
 
-def build_series(recipe: str, runs: Iterable[Run], versions: Iterable[Grid], *,
-                 keep: set[SourceId] | None = None, runs_per_signer: int | None = None,
-                 max_rows: int | None = None) -> Series:
+def build_series(
+    recipe: str,
+    runs: Iterable[Run],
+    versions: Iterable[Grid],
+    *,
+    keep: set[SourceId] | None = None,
+    runs_per_signer: int | None = None,
+    max_rows: int | None = None,
+) -> Series:
     """The series of one recipe over every run of its grid signers (`keep`, when given, is
     that set already worked out), at most `runs_per_signer` newest runs per signer and at most
     `max_rows` rows (`generator.limits`); what is left out is counted."""
@@ -135,8 +143,9 @@ def build_series(recipe: str, runs: Iterable[Run], versions: Iterable[Grid], *,
             if len(src_runs) > runs_per_signer:
                 omitted_runs += len(src_runs) - runs_per_signer
                 by_src[src] = newest_first(src_runs)[:runs_per_signer]
-    row_keys = tuple(sorted({k for rs in by_src.values() for r in rs for k in r.results},
-                            key=row_order))
+    row_keys = tuple(
+        sorted({k for rs in by_src.values() for r in rs for k in r.results}, key=row_order)
+    )
     omitted_rows = 0
     if max_rows is not None and len(row_keys) > max_rows:
         omitted_rows = len(row_keys) - max_rows
@@ -164,5 +173,12 @@ def build_series(recipe: str, runs: Iterable[Run], versions: Iterable[Grid], *,
             last_pass_build=last_pass_build(columns),
             builds=len(columns),
         )
-    return Series(recipe=recipe, rows=rows, row_keys=row_keys, builds=builds, health=health,
-                  omitted_runs=omitted_runs, omitted_rows=omitted_rows)
+    return Series(
+        recipe=recipe,
+        rows=rows,
+        row_keys=row_keys,
+        builds=builds,
+        health=health,
+        omitted_runs=omitted_runs,
+        omitted_rows=omitted_rows,
+    )

@@ -33,23 +33,35 @@ class StateInfo:
 
 STATES: Mapping[ConsensusState, StateInfo] = {
     ConsensusState.CONTESTED: StateInfo(
-        0, "#e65100", "⚠", "Contested",
-        "allowlisted signers disagree: at least one passed and at least one failed"),
+        0,
+        "#e65100",
+        "⚠",
+        "Contested",
+        "allowlisted signers disagree: at least one passed and at least one failed",
+    ),
     ConsensusState.FAILING: StateInfo(
-        1, "#c62828", "✗", "Failing",
-        "at least one allowlisted signer failed and none passed"),
+        1, "#c62828", "✗", "Failing", "at least one allowlisted signer failed and none passed"
+    ),
     ConsensusState.UNTESTED: StateInfo(
-        2, "#757575", "○", "Untested",
-        "no allowlisted signer passed or failed"),
+        2, "#757575", "○", "Untested", "no allowlisted signer passed or failed"
+    ),
     ConsensusState.PARTIAL: StateInfo(
-        3, "#f9a825", "◔", "Partial",
-        "rollup only: some rows are untested, the others single or confirmed, none failing"),
+        3,
+        "#f9a825",
+        "◔",
+        "Partial",
+        "rollup only: some rows are untested, the others single or confirmed, none failing",
+    ),
     ConsensusState.SINGLE: StateInfo(
-        4, "#1565c0", "◑", "Single",
-        "exactly one allowlisted signer passed; none failed"),
+        4, "#1565c0", "◑", "Single", "exactly one allowlisted signer passed; none failed"
+    ),
     ConsensusState.CONFIRMED: StateInfo(
-        5, "#2e7d32", "✓", "Confirmed",
-        "two or more distinct allowlisted signers passed; none failed"),
+        5,
+        "#2e7d32",
+        "✓",
+        "Confirmed",
+        "two or more distinct allowlisted signers passed; none failed",
+    ),
 }
 
 

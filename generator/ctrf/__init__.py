@@ -41,7 +41,8 @@ def parse_ctrf(data: bytes, phase: Phase, *, file: str) -> CtrfReport:
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(
             f"CTRF report {strictjson.problem(exc)}"
-            if isinstance(exc, strictjson.JsonLimitError) else "CTRF report is not valid JSON",
+            if isinstance(exc, strictjson.JsonLimitError)
+            else "CTRF report is not valid JSON",
             location=Location(file),
             expected="a CTRF JSON document",
             found=str(exc),
@@ -72,11 +73,15 @@ def parse_ctrf(data: bytes, phase: Phase, *, file: str) -> CtrfReport:
         by_name.pop(raw["name"], None)  # the last entry wins, at its own position
         by_name[raw["name"]] = _test(raw)
     summary_raw = results.get("summary") if isinstance(results, dict) else None
-    summary = {
-        k: int(v)
-        for k, v in (summary_raw or {}).items()
-        if isinstance(v, int | float) and not isinstance(v, bool)
-    } if isinstance(summary_raw, dict) else {}
+    summary = (
+        {
+            k: int(v)
+            for k, v in (summary_raw or {}).items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        }
+        if isinstance(summary_raw, dict)
+        else {}
+    )
     tool = results.get("tool") if isinstance(results, dict) else None
     tool_name = tool.get("name") if isinstance(tool, dict) else None
     return CtrfReport(

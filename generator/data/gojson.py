@@ -43,8 +43,9 @@ _GO_ESCAPES = {
     "\u2028": "\\u2028",
     "\u2029": "\\u2029",
 }
-_GO_ESCAPES_UTF8 = tuple((raw.encode("utf-8"), escaped.encode("ascii"))
-                         for raw, escaped in _GO_ESCAPES.items())
+_GO_ESCAPES_UTF8 = tuple(
+    (raw.encode("utf-8"), escaped.encode("ascii")) for raw, escaped in _GO_ESCAPES.items()
+)
 _INDENT = "  "
 _CONTAINERS = (dict, list, tuple)
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -54,8 +55,12 @@ _SCALAR = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False)
 _PAIRS = (("}", "{"), ("}", "["), ("]", "{"), ("]", "["))
 _encode_str = json.encoder.encode_basestring
 """Python's own string encoder (its C version where available), as `ensure_ascii=False` uses."""
-_ORJSON = (orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
-           | orjson.OPT_PASSTHROUGH_DATETIME)
+_ORJSON = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
 """orjson's form of `json.dumps(sort_keys=True, indent=2)`. Dataclasses and datetimes, which
 the reference refuses, are passed through to no `default`, so orjson refuses them too."""
 _EXPONENT_MINUS = re.compile(rb"e-[0-9]")
@@ -132,8 +137,7 @@ def _go_numbers(data: bytes) -> bytes:
     regex whose literal prefix starts with a rare byte, a one-byte `in` (memchr); `e-` is
     the one common prefix left, and was already searched for before numbers were Go's.
     """
-    if ((b"+" in data and _exponent(_EXPONENT_PLUS, data))
-            or _exponent(_EXPONENT_MINUS, data)):
+    if (b"+" in data and _exponent(_EXPONENT_PLUS, data)) or _exponent(_EXPONENT_MINUS, data):
         data = _EXPONENT_TOKEN.sub(_go_token, data)
     if _POINT_ZERO.search(data) is not None:
         data = _POINT_ZERO.sub(b"", data)
@@ -175,9 +179,11 @@ def _piece(value: Any, pad: str) -> bytes:
 def _pieces(value: Any, pad: str, depth: int) -> Iterator[bytes]:
     """The text of `value` at `pad` (escaped), its top levels walked, as a stream of parts."""
     kind = type(value)
-    if depth < _WALKED_DEPTH and value and (
-            kind is list or kind is tuple
-            or (kind is dict and all(type(k) is str for k in value))):
+    if (
+        depth < _WALKED_DEPTH
+        and value
+        and (kind is list or kind is tuple or (kind is dict and all(type(k) is str for k in value)))
+    ):
         inner = pad + _INDENT
         between = (",\n" + inner).encode("ascii")
         if kind is dict:
@@ -259,15 +265,29 @@ class _Indenter:
         if encoder is None:
             make = getattr(json.encoder, "c_make_encoder", None)  # None without the C module
             if make is None:
-                plain = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False,
-                                         separators=(",\n" + inner, ": "))
+                plain = json.JSONEncoder(
+                    sort_keys=True,
+                    ensure_ascii=False,
+                    allow_nan=False,
+                    separators=(",\n" + inner, ": "),
+                )
                 encoder = plain.encode
             else:
-                step = make(None, _SCALAR.default, _encode_str, None, ": ",
-                            ",\n" + inner, True, False, False)
+                step = make(
+                    None,
+                    _SCALAR.default,
+                    _encode_str,
+                    None,
+                    ": ",
+                    ",\n" + inner,
+                    True,
+                    False,
+                    False,
+                )
 
                 def encoder(value: Any, _step: Any = step) -> str:
                     return "".join(_step(value, 0))
+
             self._flat[inner] = encoder
         return encoder
 
@@ -298,8 +318,10 @@ class _Indenter:
                 self._flat_text(value, pad, out)
                 return
             if kinds <= _CONTAINER_TYPES and all(
-                    child and set(map(type, child.values() if type(child) is dict else child))
-                    <= _SCALARS for child in value):
+                child
+                and set(map(type, child.values() if type(child) is dict else child)) <= _SCALARS
+                for child in value
+            ):
                 self._table_text(value, pad, out)
                 return
             inner = pad + _INDENT
@@ -386,9 +408,9 @@ class _Indenter:
         for close, open_ in _PAIRS:
             seam = close + ",\n" + deeper + open_
             if seam in body:
-                body = body.replace(seam, "\n" + inner + close + ",\n" + inner + open_
-                                    + "\n" + deeper)
+                body = body.replace(
+                    seam, "\n" + inner + close + ",\n" + inner + open_ + "\n" + deeper
+                )
         out.append("[\n" + inner + body[0] + "\n" + deeper)
         out.append(body[1:-1])
         out.append("\n" + inner + body[-1] + "\n" + pad + "]")
-

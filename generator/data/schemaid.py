@@ -39,5 +39,6 @@ def stamp_schema_ids(data_dir: Path, names: tuple[str, ...], site_url: str | Non
 
     for name in names:
         path = data_dir / "schema" / name
-        path.write_text(with_schema_id(schema_text(name), name, site_url), encoding="utf-8",
-                        newline="\n")
+        path.write_text(
+            with_schema_id(schema_text(name), name, site_url), encoding="utf-8", newline="\n"
+        )

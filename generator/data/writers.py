@@ -78,8 +78,9 @@ SCHEMA_FILES: tuple[str, ...] = (
 def _grid(grid: Grid, limit: int = LIMITS.rows_per_grid) -> dict[str, Any]:
     rows, left = shown_rows(grid.rows, limit)
     if grid.unlisted_only:  # rows only left-out unlisted signers report: untested, unlisted
-        left = dict(sorted({**left, "UNTESTED": left.get("UNTESTED", 0)
-                            + grid.unlisted_only}.items()))
+        left = dict(
+            sorted({**left, "UNTESTED": left.get("UNTESTED", 0) + grid.unlisted_only}.items())
+        )
     doc: dict[str, Any] = {
         "aicrVer": grid.aicr_version,
         "phaseRollup": {str(p): str(s) for p, s in grid.phase_rollup.items()},
@@ -93,9 +94,13 @@ def _grid(grid: Grid, limit: int = LIMITS.rows_per_grid) -> dict[str, Any]:
 
 def omitted_document(omitted: Omitted) -> dict[str, int]:
     """`omitted` of a recipe (ours): what it leaves out past the count limits."""
-    return {"unlistedSigners": omitted.unlisted_signers, "unlistedRuns": omitted.unlisted_runs,
-            "versions": omitted.versions, "historyRuns": omitted.history_runs,
-            "historyRows": omitted.history_rows}
+    return {
+        "unlistedSigners": omitted.unlisted_signers,
+        "unlistedRuns": omitted.unlisted_runs,
+        "versions": omitted.versions,
+        "historyRuns": omitted.history_runs,
+        "historyRows": omitted.history_rows,
+    }
 
 
 _grid_when = lru_cache(maxsize=1 << 14)(grid_when)
@@ -126,8 +131,11 @@ def _row(row: GridRow) -> dict[str, Any]:
         "consensus": str(row.consensus),
         "reported": row.reported,
         "signers": signers,
-        "counts": {"pass": row.counts.passed, "fail": row.counts.failed,
-                   "notRun": row.counts.not_run},
+        "counts": {
+            "pass": row.counts.passed,
+            "fail": row.counts.failed,
+            "notRun": row.counts.not_run,
+        },
         "sameDigest": row.same_digest,
         "distinctOrgs": row.distinct_orgs,
         "oneOrg": row.one_org,
@@ -170,8 +178,11 @@ def index_document(board: Board, *, build_time: str) -> dict[str, Any]:
     """`data/index.json`. `build_time` is SOURCE_DATE_EPOCH or the newest attestedAt (RFC 3339)."""
     meta: dict[str, Any] = {
         "links": dict(LINKS),
-        "counts": {"recipes": len(board.tabs), "csps": len(board.groups),
-                   "sources": len(board.sources)},
+        "counts": {
+            "recipes": len(board.tabs),
+            "csps": len(board.groups),
+            "sources": len(board.sources),
+        },
         "buildTime": build_time,
     }
     if board.generated_at:
@@ -180,23 +191,37 @@ def index_document(board: Board, *, build_time: str) -> dict[str, Any]:
         "schema": SCHEMA,
         "meta": meta,
         "states": {
-            str(state): {"rank": info.rank, "colour": info.colour, "icon": info.icon,
-                         "label": info.label, "description": info.description}
+            str(state): {
+                "rank": info.rank,
+                "colour": info.colour,
+                "icon": info.icon,
+                "label": info.label,
+                "description": info.description,
+            }
             for state, info in STATES.items()
         },
         "phases": [str(p) for p in PHASE_ORDER],
         "criteria": {axis: list(values) for axis, values in board.criteria.items()},
         "sources": {
-            src: {"label": rec.label, "class": str(rec.signer_class),
-                  "allowlisted": rec.allowlisted, "signerId": rec.identity,
-                  "slug": str(rec.slug), "issuer": rec.issuer, "org": rec.org}
+            src: {
+                "label": rec.label,
+                "class": str(rec.signer_class),
+                "allowlisted": rec.allowlisted,
+                "signerId": rec.identity,
+                "slug": str(rec.slug),
+                "issuer": rec.issuer,
+                "org": rec.org,
+            }
             for src, rec in board.sources.items()
         },
         "groups": [
-            {"service": g.service, "dashboards": [
-                {"accelerator": d.accelerator, "os": d.os, "tabs": [_tab(t) for t in d.tabs]}
-                for d in g.dashboards
-            ]}
+            {
+                "service": g.service,
+                "dashboards": [
+                    {"accelerator": d.accelerator, "os": d.os, "tabs": [_tab(t) for t in d.tabs]}
+                    for d in g.dashboards
+                ],
+            }
             for g in board.groups
         ],
     }
@@ -249,8 +274,9 @@ def series_documents(board: Board) -> dict[str, dict[str, Any]]:
 # --------------------------------------------------------------------------- pointers.json
 
 
-def evidence_document(evidence: Evidence, *, rekor_log_index: int | None = None,
-                      log_url: str | None = None) -> dict[str, Any]:
+def evidence_document(
+    evidence: Evidence, *, rekor_log_index: int | None = None, log_url: str | None = None
+) -> dict[str, Any]:
     """`EVIDENCE`: what the recipe and source pages render about one bundle."""
     try:
         run_id: str | None = run_id_for(evidence)
@@ -265,16 +291,28 @@ def evidence_document(evidence: Evidence, *, rekor_log_index: int | None = None,
         entry = raw_phases.get(str(phase)) if isinstance(raw_phases, Mapping) else None
         if isinstance(entry, Mapping):
             phases[str(phase)] = {k: _int(entry.get(k)) for k in ("passed", "failed", "skipped")}
-    listed = [(str(phase), t) for phase in PHASE_ORDER
-              for t in (evidence.ctrf[phase].tests if phase in evidence.ctrf else ())]
+    listed = [
+        (str(phase), t)
+        for phase in PHASE_ORDER
+        for t in (evidence.ctrf[phase].tests if phase in evidence.ctrf else ())
+    ]
     limit = LIMITS.tests_per_pointer
     left = max(len(listed) - limit, 0)
     if left:  # non-passing tests first, then in report order
-        order = sorted(range(len(listed)),
-                       key=lambda i: (listed[i][1].result is TestResult.PASS, i))
+        order = sorted(
+            range(len(listed)), key=lambda i: (listed[i][1].result is TestResult.PASS, i)
+        )
         listed = [listed[i] for i in sorted(order[:limit])]
-    tests = [{"phase": phase, "name": t.name, "status": t.status,
-              "result": str(t.result), "skipReason": skip_reason(t)} for phase, t in listed]
+    tests = [
+        {
+            "phase": phase,
+            "name": t.name,
+            "status": t.status,
+            "result": str(t.result),
+            "skipReason": skip_reason(t),
+        }
+        for phase, t in listed
+    ]
     doc = {
         "attestedAt": evidence.attested_at,
         "loggedAt": evidence.logged_at,
@@ -292,15 +330,24 @@ def evidence_document(evidence: Evidence, *, rekor_log_index: int | None = None,
             "matched": match.matched,
             "mismatched": list(match.mismatched),
             "dimensions": [
-                {"dimension": d.dimension, "recipeRequires": d.recipe_requires,
-                 "fingerprintProvides": d.fingerprint_provides, "match": d.match,
-                 "mismatched": d.mismatched}
+                {
+                    "dimension": d.dimension,
+                    "recipeRequires": d.recipe_requires,
+                    "fingerprintProvides": d.fingerprint_provides,
+                    "match": d.match,
+                    "mismatched": d.mismatched,
+                }
                 for d in match.dimensions
             ],
         },
         "hardware": [
-            {"key": f.key, "label": f.label, "value": f.value, "source": f.source,
-             "detail": f.detail}
+            {
+                "key": f.key,
+                "label": f.label,
+                "value": f.value,
+                "source": f.source,
+                "detail": f.detail,
+            }
             for f in hardware_facts(evidence)
         ],
         "components": [{"name": c.name, "version": c.version} for c in components(evidence)],
@@ -311,9 +358,16 @@ def evidence_document(evidence: Evidence, *, rekor_log_index: int | None = None,
         "phases": phases,
         "tests": tests,
         "bandwidth": [
-            {"check": b.check, "measured": b.measured, "floor": b.floor, "passLine": b.pass_line,
-             "status": b.status, "result": str(b.result) if b.result else None,
-             "disagrees": b.disagrees, "note": b.note}
+            {
+                "check": b.check,
+                "measured": b.measured,
+                "floor": b.floor,
+                "passLine": b.pass_line,
+                "status": b.status,
+                "result": str(b.result) if b.result else None,
+                "disagrees": b.disagrees,
+                "note": b.note,
+            }
             for b in bandwidth(evidence)
         ],
     }
@@ -339,8 +393,11 @@ def pointer_document(record: PointerRecord) -> dict[str, Any]:
     source_id = None
     if isinstance(pf, ParsedPointer):
         p = pf.pointer
-        bundle = {"oci": p.bundle.oci, "digest": p.bundle.digest,
-                  "predicateType": str(p.bundle.predicate_type)}
+        bundle = {
+            "oci": p.bundle.oci,
+            "digest": p.bundle.digest,
+            "predicateType": str(p.bundle.predicate_type),
+        }
         if p.signer is not None:
             claimed = _identity(p.signer.identity.issuer, p.signer.identity.identity)
     signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
@@ -352,19 +409,31 @@ def pointer_document(record: PointerRecord) -> dict[str, Any]:
     cause = verdict.cause if isinstance(verdict, Rejected | NoVerdict) else None
     if isinstance(pf, RejectedPointer):
         exit_code = int(VerifyExit.INVALID)
-        failure: dict[str, Any] | None = {"class": "schema", "detail": pf.message,
-                                          "httpStatus": None, "hint": pf.hint}
+        failure: dict[str, Any] | None = {
+            "class": "schema",
+            "detail": pf.message,
+            "httpStatus": None,
+            "hint": pf.hint,
+        }
     elif verdict is None:
         exit_code, failure = int(VerifyExit.NO_VERDICT), None
     else:
         exit_code = int(verdict.exit)
-        failure = None if cause is None else {
-            "class": str(cause.failure_class), "detail": cause.detail,
-            "httpStatus": cause.http_status, "hint": cause.hint}
+        failure = (
+            None
+            if cause is None
+            else {
+                "class": str(cause.failure_class),
+                "detail": cause.detail,
+                "httpStatus": cause.http_status,
+                "hint": cause.hint,
+            }
+        )
     evidence = None
     if isinstance(verdict, Verified):
-        evidence = evidence_document(verdict.evidence, rekor_log_index=verdict.rekor_log_index,
-                                     log_url=verdict.log_url)
+        evidence = evidence_document(
+            verdict.evidence, rekor_log_index=verdict.rekor_log_index, log_url=verdict.log_url
+        )
     elif isinstance(verdict, Pending):
         evidence = evidence_document(verdict.evidence)
     recipe = pf.pointer.recipe if isinstance(pf, ParsedPointer) else pf.recipe
@@ -386,17 +455,26 @@ def pointer_document(record: PointerRecord) -> dict[str, Any]:
             "pending": isinstance(verdict, Pending),
             "failureCause": failure,
             "steps": [
-                {"step": s.step, "name": s.name, "status": str(s.status), "detail": s.detail,
-                 "subRows": [{"key": r.key, "value": r.value, "beyondAicr": r.beyond_aicr}
-                             for r in s.sub_rows]}
+                {
+                    "step": s.step,
+                    "name": s.name,
+                    "status": str(s.status),
+                    "detail": s.detail,
+                    "subRows": [
+                        {"key": r.key, "value": r.value, "beyondAicr": r.beyond_aicr}
+                        for r in s.sub_rows
+                    ],
+                }
                 for s in steps
             ],
             "rule": pf.rule if isinstance(pf, RejectedPointer) else None,
             "verifiedAt": record.verified_at,
-            "reusedFrom": None if record.verified_at is None else {
-                "verifiedAt": record.verified_at, "trustRoot": record.reused_trust_root},
-            "anonymous": (not verdict.needed_credentials
-                          if isinstance(verdict, Verified | Pending) else None),
+            "reusedFrom": None
+            if record.verified_at is None
+            else {"verifiedAt": record.verified_at, "trustRoot": record.reused_trust_root},
+            "anonymous": (
+                not verdict.needed_credentials if isinstance(verdict, Verified | Pending) else None
+            ),
         },
         "duplicateOf": record.duplicate_of,
         "attestedAtSkew": record.attested_at_skew,
@@ -408,16 +486,27 @@ def pointer_document(record: PointerRecord) -> dict[str, Any]:
 def _freshness(info: FreshnessInfo) -> dict[str, Any]:
     """`POINTER.freshness`, with the (ours) `explanation` of stale evidence or null."""
     why = info.explanation
-    return {"state": str(info.state), "signed": info.signed, "current": info.current,
-            "provider": info.provider,
-            "explanation": None if why is None else {
-                "diff": list(why.diff), "truncated": why.truncated,
-                "commits": None if why.commits is None else list(why.commits)}}
+    return {
+        "state": str(info.state),
+        "signed": info.signed,
+        "current": info.current,
+        "provider": info.provider,
+        "explanation": None
+        if why is None
+        else {
+            "diff": list(why.diff),
+            "truncated": why.truncated,
+            "commits": None if why.commits is None else list(why.commits),
+        },
+    }
 
 
-def pointers_document(records: Iterable[PointerRecord],
-                      made: Mapping[str, dict[str, Any]] | None = None, *,
-                      board: Board | None = None) -> dict[str, Any]:
+def pointers_document(
+    records: Iterable[PointerRecord],
+    made: Mapping[str, dict[str, Any]] | None = None,
+    *,
+    board: Board | None = None,
+) -> dict[str, Any]:
     """`data/pointers.json`: every pointer file, sorted by path.
 
     `made` holds entries already made by `pointer_document` (by path), where the verdicts
@@ -433,8 +522,11 @@ def pointers_document(records: Iterable[PointerRecord],
             doc = {**doc, "omitted": left[r.path]}
         pointers.append(doc)
     out: dict[str, Any] = {"pointers": pointers}
-    recipes = {t.recipe: omitted_document(t.omitted)
-               for t in (board.tabs if board is not None else ()) if t.omitted.any}
+    recipes = {
+        t.recipe: omitted_document(t.omitted)
+        for t in (board.tabs if board is not None else ())
+        if t.omitted.any
+    }
     if recipes:
         out["omitted"] = dict(sorted(recipes.items()))
     return out
@@ -464,8 +556,7 @@ def build_info_document(
         "commit": commit,
         "sourceUrl": source_url,
         "verifier": verifier,
-        "trust": {"name": trust_name, "production": trust_production,
-                  "refreshed": trust_refreshed},
+        "trust": {"name": trust_name, "production": trust_production, "refreshed": trust_refreshed},
         "trustedRegistries": list(trusted_registries) if trusted_registries is not None else None,
         "preview": preview,
     }
@@ -539,8 +630,9 @@ def data_documents(
     }
 
 
-def write_documents(out_dir: Path, documents: Mapping[str, Any],
-                    site_url: str | None = None) -> list[Path]:
+def write_documents(
+    out_dir: Path, documents: Mapping[str, Any], site_url: str | None = None
+) -> list[Path]:
     """Write `<out_dir>/data/...` from `data_documents` output, plus the schemas (whose `$id`
     names `site_url`, see `generator.data.schemaid`).
 
@@ -553,8 +645,10 @@ def write_documents(out_dir: Path, documents: Mapping[str, Any],
         (data / "build-info.json", documents["build_info"]),
     ]
     # File names are checked before anything is written, as when all texts were made first.
-    plan.extend((data / "series" / series_file_name(recipe), doc)
-                for recipe, doc in sorted(documents["series"].items()))
+    plan.extend(
+        (data / "series" / series_file_name(recipe), doc)
+        for recipe, doc in sorted(documents["series"].items())
+    )
     written: list[Path] = []
     folders: set[Path] = set()
     for path, doc in plan:
@@ -587,6 +681,7 @@ def write_data(
     build_info: Mapping[str, Any],
 ) -> list[Path]:
     """Write `<out_dir>/data/...`: index, series, pointers, build-info and schemas."""
-    documents = data_documents(board=board, records=records, build_time=build_time,
-                               build_info=build_info)
+    documents = data_documents(
+        board=board, records=records, build_time=build_time, build_info=build_info
+    )
     return write_documents(out_dir, documents)

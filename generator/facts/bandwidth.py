@@ -24,7 +24,9 @@ NCCL_CHECKS: tuple[str, ...] = (
 TOLERANCE = Decimal("0.9")
 
 # Linear patterns over lines capped at 512 characters by aicr; no nested quantifiers.
-_STDOUT_LINE = re.compile(r"NCCL All Reduce bandwidth \(([^)]{1,200})\): ([0-9]{1,12}(?:\.[0-9]{1,12})?) GB/s")
+_STDOUT_LINE = re.compile(
+    r"NCCL All Reduce bandwidth \(([^)]{1,200})\): ([0-9]{1,12}(?:\.[0-9]{1,12})?) GB/s"
+)
 _MESSAGE = re.compile(r"NCCL bandwidth ([0-9]{1,12}(?:\.[0-9]{1,12})?) GB/s")
 _FLOOR = re.compile(r"\s*>=\s*([0-9]{1,12}(?:\.[0-9]{1,12})?)\s*(?:GB/s)?\s*")
 
@@ -115,22 +117,30 @@ def bandwidth(evidence: Evidence) -> tuple[BandwidthReading, ...]:
             else:
                 notes.append("no bandwidth line in the check's stdout")
         disagrees = False
-        if test is not None and measured is not None and pass_line is not None \
-                and test.result is not TestResult.NOT_RUN:
+        if (
+            test is not None
+            and measured is not None
+            and pass_line is not None
+            and test.result is not TestResult.NOT_RUN
+        ):
             clears = measured >= pass_line
             disagrees = clears != (test.result is TestResult.PASS)
             if disagrees:
                 side = "clears" if clears else "is below"
-                notes.append(f"measured {measured} GB/s {side} the pass line {pass_line} GB/s, "
-                             f"but the check reported {test.status}")
-        out.append(BandwidthReading(
-            check=check,
-            measured=_num(measured),
-            floor=_num(floor),
-            pass_line=_num(pass_line),
-            status=test.status if test else None,
-            result=test.result if test else None,
-            disagrees=disagrees,
-            note="; ".join(notes) if notes else None,
-        ))
+                notes.append(
+                    f"measured {measured} GB/s {side} the pass line {pass_line} GB/s, "
+                    f"but the check reported {test.status}"
+                )
+        out.append(
+            BandwidthReading(
+                check=check,
+                measured=_num(measured),
+                floor=_num(floor),
+                pass_line=_num(pass_line),
+                status=test.status if test else None,
+                result=test.result if test else None,
+                disagrees=disagrees,
+                note="; ".join(notes) if notes else None,
+            )
+        )
     return tuple(out)

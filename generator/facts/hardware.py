@@ -49,7 +49,9 @@ def _fingerprint(evidence: Evidence, key: str) -> Mapping[str, Any]:
     return entry if isinstance(entry, Mapping) else {}
 
 
-def snapshot_data(snapshot: Mapping[str, Any] | None, mtype: str, subtype: str) -> Mapping[str, Any]:
+def snapshot_data(
+    snapshot: Mapping[str, Any] | None, mtype: str, subtype: str
+) -> Mapping[str, Any]:
     """The `data` map of `measurements[type].subtypes[subtype]`, or empty when absent."""
     if not isinstance(snapshot, Mapping):
         return {}
@@ -106,12 +108,18 @@ def _recipe_criterion(evidence: Evidence, axis: str) -> str | None:
 
 
 def _from_fingerprint_or(
-    evidence: Evidence, key: str, label: str, fp_key: str, fallbacks: list[tuple[str | None, str, str]]
+    evidence: Evidence,
+    key: str,
+    label: str,
+    fp_key: str,
+    fallbacks: list[tuple[str | None, str, str]],
 ) -> HardwareFact:
     entry = _fingerprint(evidence, fp_key)
     value = _text(entry.get("value"))
     if value is not None:
-        return HardwareFact(key, label, value, FINGERPRINT, _fp_detail(entry, f"fingerprint.{fp_key}"))
+        return HardwareFact(
+            key, label, value, FINGERPRINT, _fp_detail(entry, f"fingerprint.{fp_key}")
+        )
     for candidate, source, detail in fallbacks:
         if candidate is not None:
             return HardwareFact(key, label, candidate, source, detail)
@@ -131,7 +139,7 @@ def _instance_types(labels: Mapping[str, Any]) -> HardwareFact:
         if key_text == INSTANCE_TYPE_LABEL:
             value, _, nodes = str(raw).partition("|")
         elif key_text.startswith(INSTANCE_TYPE_LABEL + "."):
-            value = key_text[len(INSTANCE_TYPE_LABEL) + 1:]
+            value = key_text[len(INSTANCE_TYPE_LABEL) + 1 :]
             nodes = str(raw).partition("|")[2] if "|" in str(raw) else str(raw)
         else:
             continue
@@ -143,7 +151,10 @@ def _instance_types(labels: Mapping[str, Any]) -> HardwareFact:
     names = sorted(found)
     detail = ", ".join(f"{n}: {found[n]} node(s)" if found[n] else n for n in names)
     return HardwareFact(
-        "instanceTypes", "Instance types", ", ".join(names), SNAPSHOT,
+        "instanceTypes",
+        "Instance types",
+        ", ".join(names),
+        SNAPSHOT,
         f"NodeTopology/label {INSTANCE_TYPE_LABEL} ({detail})",
     )
 
@@ -166,38 +177,70 @@ def hardware_facts(evidence: Evidence) -> tuple[HardwareFact, ...]:
     topo = index.get(("NodeTopology", "summary"), empty)
 
     facts: list[HardwareFact] = [
-        _from_fingerprint_or(evidence, "service", "Service", "service", [
-            (_recipe_criterion(evidence, "service"), RECIPE, "recipe criteria.service"),
-        ]),
-        _from_fingerprint_or(evidence, "accelerator", "Accelerator", "accelerator", [
-            (_recipe_criterion(evidence, "accelerator"), RECIPE, "recipe criteria.accelerator"),
-        ]),
-        _from_fingerprint_or(evidence, "gpuModel", "GPU model", "gpuModel", [
-            (_text(smi.get("gpu.model")), SNAPSHOT, "GPU/smi gpu.model (agent node)"),
-            (_text(gpu_hw.get("model")), SNAPSHOT, "GPU/hardware model (agent node)"),
-        ]),
+        _from_fingerprint_or(
+            evidence,
+            "service",
+            "Service",
+            "service",
+            [
+                (_recipe_criterion(evidence, "service"), RECIPE, "recipe criteria.service"),
+            ],
+        ),
+        _from_fingerprint_or(
+            evidence,
+            "accelerator",
+            "Accelerator",
+            "accelerator",
+            [
+                (_recipe_criterion(evidence, "accelerator"), RECIPE, "recipe criteria.accelerator"),
+            ],
+        ),
+        _from_fingerprint_or(
+            evidence,
+            "gpuModel",
+            "GPU model",
+            "gpuModel",
+            [
+                (_text(smi.get("gpu.model")), SNAPSHOT, "GPU/smi gpu.model (agent node)"),
+                (_text(gpu_hw.get("model")), SNAPSHOT, "GPU/hardware model (agent node)"),
+            ],
+        ),
     ]
     smi_count = _count(smi.get("gpu-count"))
     hw_count = _count(gpu_hw.get("gpu-count"))
     if smi_count is not None:
-        facts.append(HardwareFact("gpuCount", "GPU count", smi_count, SNAPSHOT,
-                                  "GPU/smi gpu-count (agent node)"))
+        facts.append(
+            HardwareFact(
+                "gpuCount", "GPU count", smi_count, SNAPSHOT, "GPU/smi gpu-count (agent node)"
+            )
+        )
     elif hw_count is not None:
-        facts.append(HardwareFact("gpuCount", "GPU count", hw_count, SNAPSHOT,
-                                  "GPU/hardware gpu-count (agent node)"))
+        facts.append(
+            HardwareFact(
+                "gpuCount", "GPU count", hw_count, SNAPSHOT, "GPU/hardware gpu-count (agent node)"
+            )
+        )
     else:
         facts.append(HardwareFact("gpuCount", "GPU count", None, None, None))
 
     for key, label, fp_key, snap_value, snap_detail in (
-        ("nodeCount", "Node count", "nodeCount", _count(topo.get("node-count")),
-         "NodeTopology/summary node-count"),
+        (
+            "nodeCount",
+            "Node count",
+            "nodeCount",
+            _count(topo.get("node-count")),
+            "NodeTopology/summary node-count",
+        ),
         ("gpuNodeCount", "GPU node count", "gpuNodeCount", None, ""),
     ):
         entry = _fingerprint(evidence, fp_key)
         value = _count(entry.get("value"))
         if value is not None:
-            facts.append(HardwareFact(key, label, value, FINGERPRINT,
-                                      _fp_detail(entry, f"fingerprint.{fp_key}")))
+            facts.append(
+                HardwareFact(
+                    key, label, value, FINGERPRINT, _fp_detail(entry, f"fingerprint.{fp_key}")
+                )
+            )
         elif snap_value is not None:
             facts.append(HardwareFact(key, label, snap_value, SNAPSHOT, snap_detail))
         else:
@@ -208,41 +251,96 @@ def hardware_facts(evidence: Evidence) -> tuple[HardwareFact, ...]:
     k8s_entry = _fingerprint(evidence, "k8sVersion")
     k8s = _text(k8s_entry.get("value"))
     if k8s is not None:
-        facts.append(HardwareFact("k8sVersion", "Kubernetes version", k8s.removeprefix("v"),
-                                  FINGERPRINT, _fp_detail(k8s_entry, "fingerprint.k8sVersion")))
+        facts.append(
+            HardwareFact(
+                "k8sVersion",
+                "Kubernetes version",
+                k8s.removeprefix("v"),
+                FINGERPRINT,
+                _fp_detail(k8s_entry, "fingerprint.k8sVersion"),
+            )
+        )
     elif _text(server.get("version")) is not None:
-        facts.append(HardwareFact("k8sVersion", "Kubernetes version",
-                                  str(_text(server.get("version"))).removeprefix("v"),
-                                  SNAPSHOT, "K8s/server version"))
+        facts.append(
+            HardwareFact(
+                "k8sVersion",
+                "Kubernetes version",
+                str(_text(server.get("version"))).removeprefix("v"),
+                SNAPSHOT,
+                "K8s/server version",
+            )
+        )
     else:
         facts.append(HardwareFact("k8sVersion", "Kubernetes version", None, None, None))
 
     os_entry = _fingerprint(evidence, "os")
     os_kind = _text(os_entry.get("value"))
     if os_kind is not None:
-        facts.append(HardwareFact("os", "OS", _joined(os_kind, _text(os_entry.get("version"))),
-                                  FINGERPRINT, _fp_detail(os_entry, "fingerprint.os")))
+        facts.append(
+            HardwareFact(
+                "os",
+                "OS",
+                _joined(os_kind, _text(os_entry.get("version"))),
+                FINGERPRINT,
+                _fp_detail(os_entry, "fingerprint.os"),
+            )
+        )
     elif _text(release.get("ID")) is not None:
-        facts.append(HardwareFact("os", "OS",
-                                  _joined(_text(release.get("ID")), _text(release.get("VERSION_ID"))),
-                                  SNAPSHOT, "OS/release ID, VERSION_ID (agent node)"))
+        facts.append(
+            HardwareFact(
+                "os",
+                "OS",
+                _joined(_text(release.get("ID")), _text(release.get("VERSION_ID"))),
+                SNAPSHOT,
+                "OS/release ID, VERSION_ID (agent node)",
+            )
+        )
     else:
         recipe_os = _recipe_criterion(evidence, "os")
-        facts.append(HardwareFact("os", "OS", recipe_os, RECIPE if recipe_os else None,
-                                  "recipe criteria.os" if recipe_os else None))
+        facts.append(
+            HardwareFact(
+                "os",
+                "OS",
+                recipe_os,
+                RECIPE if recipe_os else None,
+                "recipe criteria.os" if recipe_os else None,
+            )
+        )
 
     kernel = _text(node.get("kernel-version"))
-    facts.append(HardwareFact("kernel", "Kernel", kernel, SNAPSHOT if kernel else None,
-                              "K8s/node kernel-version (agent node)" if kernel else None))
-    runtime = _joined(_text(node.get("container-runtime-name")),
-                      _text(node.get("container-runtime-version")))
-    facts.append(HardwareFact(
-        "containerRuntime", "Container runtime", runtime, SNAPSHOT if runtime else None,
-        "K8s/node container-runtime-name, container-runtime-version (agent node)" if runtime else None,
-    ))
+    facts.append(
+        HardwareFact(
+            "kernel",
+            "Kernel",
+            kernel,
+            SNAPSHOT if kernel else None,
+            "K8s/node kernel-version (agent node)" if kernel else None,
+        )
+    )
+    runtime = _joined(
+        _text(node.get("container-runtime-name")), _text(node.get("container-runtime-version"))
+    )
+    facts.append(
+        HardwareFact(
+            "containerRuntime",
+            "Container runtime",
+            runtime,
+            SNAPSHOT if runtime else None,
+            "K8s/node container-runtime-name, container-runtime-version (agent node)"
+            if runtime
+            else None,
+        )
+    )
     facts.append(_from_fingerprint_or(evidence, "region", "Region", "region", []))
     for key, label, smi_key in (("driver", "Driver", "driver"), ("cuda", "CUDA", "cuda-version")):
         value = _text(smi.get(smi_key))
-        facts.append(HardwareFact(key, label, value, SNAPSHOT if value else None,
-                                  f"GPU/smi {smi_key} (agent node)" if value else None))
+        facts.append(
+            HardwareFact(
+                key,
+                label,
+                value,
+                SNAPSHOT if value else None,
+                f"GPU/smi {smi_key} (agent node)" if value else None,
+            )
+        )
     return tuple(facts)

@@ -49,8 +49,12 @@ class FreshnessResult:
     note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"state": str(self.state), "signed": self.signed, "current": self.current,
-                "provider": self.provider}
+        return {
+            "state": str(self.state),
+            "signed": self.signed,
+            "current": self.current,
+            "provider": self.provider,
+        }
 
     def describe(self) -> str:
         """aicr's wording: fresh, `stale (<12 hex>… vs current <12 hex>…)`, or unknown."""
@@ -68,12 +72,18 @@ class DigestProvider(Protocol):
     @property
     def name(self) -> str: ...
 
-    def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer
-                ) -> str | None: ...
+    def current(
+        self, recipe: str, profile: str | None, canonicalizer: Canonicalizer
+    ) -> str | None: ...
 
 
-def compare(signed: str, predicate_type: PredicateType, recipe: str, profile: str | None,
-            providers: Sequence[DigestProvider]) -> FreshnessResult:
+def compare(
+    signed: str,
+    predicate_type: PredicateType,
+    recipe: str,
+    profile: str | None,
+    providers: Sequence[DigestProvider],
+) -> FreshnessResult:
     """Pure comparison over the providers in order of precedence; the first answer wins."""
     for provider in providers:
         current = provider.current(recipe, profile, predicate_type.canonicalizer)
@@ -102,35 +112,50 @@ class DigestsFileProvider:
 
         data = read_bounded(path, 16 << 20, display=str(path))
         try:
-            doc = strictjson.loads(data) if path.suffix == ".json" \
+            doc = (
+                strictjson.loads(data)
+                if path.suffix == ".json"
                 else load_yaml(data, file=str(path))
+            )
         except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(f"digest map {strictjson.problem(exc)}", location=Location(str(path)),
-                             expected="{<recipe>: {legacy: <hex>, v3: <hex>}} as JSON",
-                             found=f"{type(exc).__name__}: {exc}",
-                             hint="regenerate the digest map") from exc
+            raise InputError(
+                f"digest map {strictjson.problem(exc)}",
+                location=Location(str(path)),
+                expected="{<recipe>: {legacy: <hex>, v3: <hex>}} as JSON",
+                found=f"{type(exc).__name__}: {exc}",
+                hint="regenerate the digest map",
+            ) from exc
         if not isinstance(doc, dict):
-            raise InputError("digest map is not a mapping", location=Location(str(path)),
-                             expected="{<recipe>: {legacy: <hex>, v3: <hex>}}",
-                             found=type(doc).__name__, hint="regenerate the digest map")
+            raise InputError(
+                "digest map is not a mapping",
+                location=Location(str(path)),
+                expected="{<recipe>: {legacy: <hex>, v3: <hex>}}",
+                found=type(doc).__name__,
+                hint="regenerate the digest map",
+            )
         table: dict[str, dict[str, str]] = {}
         for recipe, entry in doc.items():
             if not isinstance(entry, dict):
-                raise InputError("digest map entry is not a mapping",
-                                 location=Location(str(path), str(recipe)),
-                                 expected="{legacy: <hex>, v3: <hex>}", found=repr(entry)[:80],
-                                 hint="give each recipe a legacy and/or v3 digest")
+                raise InputError(
+                    "digest map entry is not a mapping",
+                    location=Location(str(path), str(recipe)),
+                    expected="{legacy: <hex>, v3: <hex>}",
+                    found=repr(entry)[:80],
+                    hint="give each recipe a legacy and/or v3 digest",
+                )
             for kind, value in entry.items():
                 if kind not in ("legacy", "v3") or not _is_hex64(value):
-                    raise InputError("digest map value is not a 64-hex digest",
-                                     location=Location(str(path), f"{recipe}.{kind}"),
-                                     expected="legacy|v3: 64 lowercase hex",
-                                     found=repr(value)[:80], hint="fix or drop the entry")
+                    raise InputError(
+                        "digest map value is not a 64-hex digest",
+                        location=Location(str(path), f"{recipe}.{kind}"),
+                        expected="legacy|v3: 64 lowercase hex",
+                        found=repr(value)[:80],
+                        hint="fix or drop the entry",
+                    )
             table[str(recipe)] = {str(k): str(v) for k, v in entry.items()}
         return cls(table)
 
-    def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer
-                ) -> str | None:
+    def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer) -> str | None:
         return self.table.get(recipe, {}).get(str(canonicalizer))
 
 
@@ -246,8 +271,11 @@ class ContentMemo:
         """Write the answers used or added by this build, when there is something new."""
         if self.path is None or not self._added:
             return
-        doc = {"format": MEMO_FORMAT, "fingerprint": self._fingerprint,
-               "entries": dict(sorted(self._used.items()))}
+        doc = {
+            "format": MEMO_FORMAT,
+            "fingerprint": self._fingerprint,
+            "entries": dict(sorted(self._used.items())),
+        }
         data = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         from generator.cacheauth import CacheAuth, Purpose
 
@@ -279,17 +307,21 @@ class ContentMemo:
             return {}
         if stored.startswith(b"{"):
             return {}  # written before the memo was sealed: ignored
-        data = CacheAuth.from_environment().open(Purpose.FRESHNESS, stored, b"",
-                                                 f"freshness memo {self.path.name}")
+        data = CacheAuth.from_environment().open(
+            Purpose.FRESHNESS, stored, b"", f"freshness memo {self.path.name}"
+        )
         if data is None:  # the cache is not trusted (generator.cacheauth)
             return {}
         try:
             doc = json.loads(data)
         except ValueError:
             return {}
-        if not isinstance(doc, dict) or doc.get("format") != MEMO_FORMAT \
-                or doc.get("fingerprint") != self._fingerprint \
-                or not isinstance(doc.get("entries"), dict):
+        if (
+            not isinstance(doc, dict)
+            or doc.get("format") != MEMO_FORMAT
+            or doc.get("fingerprint") != self._fingerprint
+            or not isinstance(doc.get("entries"), dict)
+        ):
             return {}
         return dict(doc["entries"])
 
@@ -317,7 +349,8 @@ class NativeProvider:
     memo: ContentMemo | None = field(default=None, repr=False, compare=False)
     """Digests remembered across builds by overlay content (see `ContentMemo`)."""
     _memo: dict[tuple[str, Canonicalizer], str | None] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     """Answers already computed: one build asks once per pointer, but an overlay is read and
     canonicalised once per recipe and canonicalizer (the folder does not change mid-build)."""
     _listing: OverlayListing = field(init=False, repr=False, compare=False)
@@ -325,8 +358,7 @@ class NativeProvider:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_listing", OverlayListing(self.overlays))
 
-    def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer
-                ) -> str | None:
+    def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer) -> str | None:
         key = (recipe, canonicalizer)
         if key not in self._memo:
             self._memo[key] = self._current(recipe, canonicalizer)
@@ -379,8 +411,7 @@ class AicrProvider:
     timeout: float = 30.0
     name: str = "aicr"
 
-    def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer
-                ) -> str | None:
+    def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer) -> str | None:
         if canonicalizer is Canonicalizer.LEGACY:
             return None
         overlay = recipe
@@ -397,8 +428,9 @@ class AicrProvider:
         if profile:
             args += ["--profile", profile]
         try:
-            done = subprocess.run(args, capture_output=True, text=True, timeout=self.timeout,
-                                  check=False)
+            done = subprocess.run(
+                args, capture_output=True, text=True, timeout=self.timeout, check=False
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         out = done.stdout.strip().split()
@@ -407,8 +439,9 @@ class AicrProvider:
         return out[-1]
 
 
-def providers_for(recipes: Path, *, digests: Path | None, aicr: Path | None,
-                  memo: ContentMemo | None = None) -> list[DigestProvider]:
+def providers_for(
+    recipes: Path, *, digests: Path | None, aicr: Path | None, memo: ContentMemo | None = None
+) -> list[DigestProvider]:
     """The providers for a build, explicit ones first (`memo` speeds up the native one)."""
     overlays = recipes / "overlays"
     chosen: list[DigestProvider] = []
@@ -420,15 +453,22 @@ def providers_for(recipes: Path, *, digests: Path | None, aicr: Path | None,
     return chosen
 
 
-def canonical_diff(signed_yaml: bytes, current_yaml: bytes, canonicalizer: Canonicalizer,
-                   *, context: int = 3, limit: int = 400) -> list[str]:
+def canonical_diff(
+    signed_yaml: bytes,
+    current_yaml: bytes,
+    canonicalizer: Canonicalizer,
+    *,
+    context: int = 3,
+    limit: int = 400,
+) -> list[str]:
     """A unified diff of the signed canonical recipe against the current one (stale evidence)."""
     return list(_canonical_diff(signed_yaml, current_yaml, canonicalizer, context, limit))
 
 
 @lru_cache(maxsize=4096)
-def _canonical_diff(signed_yaml: bytes, current_yaml: bytes, canonicalizer: Canonicalizer,
-                    context: int, limit: int) -> tuple[str, ...]:
+def _canonical_diff(
+    signed_yaml: bytes, current_yaml: bytes, canonicalizer: Canonicalizer, context: int, limit: int
+) -> tuple[str, ...]:
     """`canonical_diff`, memoised: a stale recipe's runs mostly share one signed recipe.yaml,
     and canonicalising both sides again for each of them dominated big builds."""
     import difflib
@@ -460,8 +500,12 @@ def git_commit_known(repo: Path, commit: str) -> bool:
     if not _usable_commit(commit):
         return False
     try:
-        known = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],
-                               capture_output=True, timeout=10, check=False)
+        known = subprocess.run(
+            ["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return known.returncode == 0
@@ -477,9 +521,13 @@ def git_commits_since(repo: Path, commit: str, paths: Sequence[str]) -> list[str
 def _git_log_since(repo: Path, commit: str, paths: Sequence[str]) -> list[str] | None:
     """`git log` of `paths` since a commit already known to be in the history."""
     try:
-        log = subprocess.run(["git", "-C", str(repo), "log", "--format=%h %s",
-                              f"{commit}..HEAD", "--", *paths],
-                             capture_output=True, text=True, timeout=30, check=False)
+        log = subprocess.run(
+            ["git", "-C", str(repo), "log", "--format=%h %s", f"{commit}..HEAD", "--", *paths],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if log.returncode != 0:
@@ -510,16 +558,22 @@ class StaleExplanation:
 def git_toplevel(path: Path) -> Path | None:
     """The work tree of the git repository containing `path`, or None outside one."""
     try:
-        done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
-                              capture_output=True, text=True, timeout=10, check=False)
+        done = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     top = done.stdout.strip()
     return Path(top) if done.returncode == 0 and top else None
 
 
-def overlay_file(overlays: Path, recipe: str, profile: str | None,
-                 listing: OverlayListing | None = None) -> Path | None:
+def overlay_file(
+    overlays: Path, recipe: str, profile: str | None, listing: OverlayListing | None = None
+) -> Path | None:
     """The current overlay of a recipe: `<recipe>.yaml`, else the overlay without the profile.
 
     `listing` (of `overlays`) answers from one folder listing instead of a listing per call."""
@@ -546,13 +600,15 @@ class StaleExplainer:
     memo: ContentMemo | None = field(default=None, repr=False, compare=False)
     """Canonical diffs remembered across builds by the content of both sides."""
     _commits: dict[tuple[str, str], tuple[str, ...] | None] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     """git answers already asked by this explainer (one build): each costs a git process, and
     the runs of one recipe mostly share an overlay and an aicr commit."""
     _known: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Whether each aicr commit is in the history, asked once per commit."""
     _relative: dict[Path, str | None] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     _listing: OverlayListing = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -563,8 +619,14 @@ class StaleExplainer:
         """An explainer for `<recipes>/overlays`, with the git repository holding `recipes`."""
         return cls(recipes / "overlays", git_toplevel(recipes), memo=memo)
 
-    def explain(self, recipe: str, profile: str | None, signed_yaml: bytes,
-                canonicalizer: Canonicalizer, aicr_commit: str | None) -> StaleExplanation:
+    def explain(
+        self,
+        recipe: str,
+        profile: str | None,
+        signed_yaml: bytes,
+        canonicalizer: Canonicalizer,
+        aicr_commit: str | None,
+    ) -> StaleExplanation:
         """Diff and commits for one stale attestation; never raises for unusable inputs."""
         path = overlay_file(self.overlays, recipe, profile, self._listing)
         diff: list[str] = []
@@ -581,16 +643,17 @@ class StaleExplainer:
                 if key not in self._commits:
                     if aicr_commit not in self._known:
                         self._known[aicr_commit] = git_commit_known(self.repo, aicr_commit)
-                    found = (_git_log_since(self.repo, aicr_commit, [relative])
-                             if self._known[aicr_commit] else None)
+                    found = (
+                        _git_log_since(self.repo, aicr_commit, [relative])
+                        if self._known[aicr_commit]
+                        else None
+                    )
                     self._commits[key] = None if found is None else tuple(found)
                 known = self._commits[key]
                 commits = None if known is None else list(known)
-        return StaleExplanation(tuple(diff), None if commits is None else tuple(commits),
-                                truncated)
+        return StaleExplanation(tuple(diff), None if commits is None else tuple(commits), truncated)
 
-    def _diff(self, path: Path, signed_yaml: bytes, canonicalizer: Canonicalizer
-              ) -> list[str]:
+    def _diff(self, path: Path, signed_yaml: bytes, canonicalizer: Canonicalizer) -> list[str]:
         """The canonical diff (limit + 1 lines, to tell truncation), remembered by content."""
         try:
             current = path.read_bytes()
@@ -598,8 +661,9 @@ class StaleExplainer:
             return []
         key = None
         if self.memo is not None:
-            key = self.memo.key(f"canonical-diff/{self.limit + 1}", str(canonicalizer),
-                                signed_yaml, current)
+            key = self.memo.key(
+                f"canonical-diff/{self.limit + 1}", str(canonicalizer), signed_yaml, current
+            )
             found, known = self.memo.get(key)
             if found and isinstance(known, list) and all(isinstance(x, str) for x in known):
                 return list(known)

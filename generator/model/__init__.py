@@ -144,8 +144,7 @@ class FailureClass(StrEnum):
     @property
     def is_verdict(self) -> bool:
         """Transient, canceled and internal say nothing about the evidence (exit 3)."""
-        return self not in (FailureClass.TRANSIENT, FailureClass.CANCELED,
-                            FailureClass.INTERNAL)
+        return self not in (FailureClass.TRANSIENT, FailureClass.CANCELED, FailureClass.INTERNAL)
 
 
 class VerifyExit(IntEnum):

@@ -71,14 +71,18 @@ def _read_bounded(path: Path, max_bytes: int) -> bytes:
             data = handle.read(max_bytes + 1)
     except OSError as exc:
         raise InputError(
-            "cannot read the recipe file", location=Location(str(path)),
-            expected="a readable YAML file", found=type(exc).__name__,
+            "cannot read the recipe file",
+            location=Location(str(path)),
+            expected="a readable YAML file",
+            found=type(exc).__name__,
             hint="check the path and its permissions",
         ) from exc
     if len(data) > max_bytes:
         raise InputError(
-            "the recipe file is too large", location=Location(str(path)),
-            expected=f"at most {max_bytes} bytes", found=f"more than {max_bytes} bytes",
+            "the recipe file is too large",
+            location=Location(str(path)),
+            expected=f"at most {max_bytes} bytes",
+            found=f"more than {max_bytes} bytes",
             hint="recipes are small; check that this is the right file",
         )
     return data

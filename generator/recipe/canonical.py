@@ -51,14 +51,32 @@ _FLOW_INDICATORS: Final = frozenset(",?[]{}")
 _TAG_SAFE: Final = frozenset(";/?:@&=+$,_.~*'()[]")
 _ANCHOR_SAFE: Final = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")
 _ESCAPES: Final = {
-    "\0": "0", "\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r",
-    "\x1b": "e", '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_", "\u2028": "L", "\u2029": "P",
+    "\0": "0",
+    "\a": "a",
+    "\b": "b",
+    "\t": "t",
+    "\n": "n",
+    "\v": "v",
+    "\f": "f",
+    "\r": "r",
+    "\x1b": "e",
+    '"': '"',
+    "\\": "\\",
+    "\x85": "N",
+    "\xa0": "_",
+    "\u2028": "L",
+    "\u2029": "P",
 }
 
 ScalarStyle = Literal["plain", "single", "double", "literal", "folded"]
 
 _STYLE_OF_EVENT: Final[dict[str | None, ScalarStyle]] = {
-    None: "plain", "": "plain", "'": "single", '"': "double", "|": "literal", ">": "folded",
+    None: "plain",
+    "": "plain",
+    "'": "single",
+    '"': "double",
+    "|": "literal",
+    ">": "folded",
 }
 
 
@@ -110,7 +128,7 @@ def _key_text(node: _Node) -> str:
 
 
 def _short_tag(tag: str) -> str:
-    return "!!" + tag[len(_CORE_PREFIX):] if tag.startswith(_CORE_PREFIX) else tag
+    return "!!" + tag[len(_CORE_PREFIX) :] if tag.startswith(_CORE_PREFIX) else tag
 
 
 def _explicit_tag(tag: str | None) -> str | None:
@@ -159,8 +177,10 @@ def _events(data: bytes, source: str) -> Iterator[yaml.Event]:
             yield loader.get_event()
     except yaml.YAMLError as exc:
         raise CanonicalizationError(
-            "the recipe is not valid YAML", location=Location(source),
-            expected="a YAML document yaml.v3 can parse", found=str(exc).splitlines()[0],
+            "the recipe is not valid YAML",
+            location=Location(source),
+            expected="a YAML document yaml.v3 can parse",
+            found=str(exc).splitlines()[0],
             hint="fix the YAML syntax; `aicr evidence digest` rejects it as well",
         ) from exc
     finally:
@@ -176,8 +196,10 @@ def _finish_mapping(frame: _Frame, source: str) -> _Mapping:
             if key.value in seen:
                 where = f"{frame.path}.{key.value}" if frame.path else key.value
                 raise CanonicalizationError(
-                    f"duplicate mapping key {key.value!r}", location=Location(source, where),
-                    expected="each key at most once per mapping", found="the key twice",
+                    f"duplicate mapping key {key.value!r}",
+                    location=Location(source, where),
+                    expected="each key at most once per mapping",
+                    found="the key twice",
                     hint="remove or merge the repeated key; the digest of such a file is undefined",
                 )
             seen.add(key.value)
@@ -186,8 +208,9 @@ def _finish_mapping(frame: _Frame, source: str) -> _Mapping:
     return _Mapping(tuple(pairs), bool(start.flow_style), _explicit_tag(start.tag), start.anchor)
 
 
-def _parse(data: bytes, source: str, max_depth: int,
-           parsed: Sequence[yaml.Event] | None = None) -> _Node:
+def _parse(
+    data: bytes, source: str, max_depth: int, parsed: Sequence[yaml.Event] | None = None
+) -> _Node:
     """The first document of `data` as a sorted, comment-free node tree (yaml.v3 `Unmarshal`).
 
     `parsed` is the event stream of `data` when it was already read (see `canonicalize`).
@@ -223,7 +246,8 @@ def _parse(data: bytes, source: str, max_depth: int,
                     "the recipe nests collections too deeply",
                     location=Location(source, path or None),
                     expected=f"at most {max_depth} nested mappings or sequences",
-                    found=f"more than {max_depth}", hint="flatten the document",
+                    found=f"more than {max_depth}",
+                    hint="flatten the document",
                 )
             if event.anchor is not None:
                 anchors.add(event.anchor)
@@ -234,14 +258,19 @@ def _parse(data: bytes, source: str, max_depth: int,
         elif kind is yaml.SequenceEndEvent:
             frame = stack.pop()
             start = frame.start
-            node = _Sequence(tuple(frame.children), bool(start.flow_style),
-                             _explicit_tag(start.tag), start.anchor)
+            node = _Sequence(
+                tuple(frame.children),
+                bool(start.flow_style),
+                _explicit_tag(start.tag),
+                start.anchor,
+            )
         elif kind is yaml.AliasEvent:
             if event.anchor not in anchors:
                 raise CanonicalizationError(
                     f"unknown anchor {event.anchor!r} referenced",
                     location=Location(source, _child_path(stack[-1] if stack else None) or None),
-                    expected="an alias to an anchor defined earlier", found=f"*{event.anchor}",
+                    expected="an alias to an anchor defined earlier",
+                    found=f"*{event.anchor}",
                     hint="define the anchor (&name) before the alias",
                 )
             node = _Alias(event.anchor)
@@ -253,8 +282,10 @@ def _parse(data: bytes, source: str, max_depth: int,
             root = node
     if root is None:
         raise CanonicalizationError(
-            "the recipe holds no YAML document", location=Location(source),
-            expected="a YAML document", found="only whitespace or comments",
+            "the recipe holds no YAML document",
+            location=Location(source),
+            expected="a YAML document",
+            found="only whitespace or comments",
             hint="pass the recipe.yaml file itself",
         )
     return root
@@ -286,8 +317,12 @@ def _is_key(node: _Node, text: str) -> bool:
 def _printable(ch: str) -> bool:
     """libyaml's printable set: LF, ASCII graphics, BMP without surrogates, FEFF, FFFE/FFFF."""
     cp = ord(ch)
-    return (cp == 0x0A or 0x20 <= cp <= 0x7E or 0xA0 <= cp <= 0xD7FF
-            or (0xE000 <= cp <= 0xFFFD and cp != 0xFEFF))
+    return (
+        cp == 0x0A
+        or 0x20 <= cp <= 0x7E
+        or 0xA0 <= cp <= 0xD7FF
+        or (0xE000 <= cp <= 0xFFFD and cp != 0xFEFF)
+    )
 
 
 @dataclass(frozen=True)
@@ -301,8 +336,9 @@ class _Analysis:
     block: bool
 
 
-_ONE_LINE_PLAIN: Final = _Analysis(multiline=False, flow_plain=True, block_plain=True,
-                                   single_quoted=True, block=True)
+_ONE_LINE_PLAIN: Final = _Analysis(
+    multiline=False, flow_plain=True, block_plain=True, single_quoted=True, block=True
+)
 
 
 def _analyze(value: str) -> _Analysis:
@@ -363,8 +399,9 @@ def _analyze_ascii(value: str) -> _Analysis:
 def _analyze_chars(value: str) -> _Analysis:
     """yaml.v3 `analyze_scalar`, character by character."""
     if not value:
-        return _Analysis(multiline=False, flow_plain=False, block_plain=True,
-                         single_quoted=True, block=False)
+        return _Analysis(
+            multiline=False, flow_plain=False, block_plain=True, single_quoted=True, block=False
+        )
     block_ind = flow_ind = value.startswith(("---", "..."))
     line_breaks = special = tabs = False
     leading_space = leading_break = trailing_space = trailing_break = False
@@ -407,8 +444,17 @@ def _analyze_chars(value: str) -> _Analysis:
             previous_space = previous_break = False
         preceded_ws = ch in _BLANKS or ch in _BREAKS or ch == "\0"
 
-    plain = not (leading_space or leading_break or trailing_space or trailing_break
-                 or break_space or space_break or tabs or special or line_breaks)
+    plain = not (
+        leading_space
+        or leading_break
+        or trailing_space
+        or trailing_break
+        or break_space
+        or space_break
+        or tabs
+        or special
+        or line_breaks
+    )
     return _Analysis(
         multiline=line_breaks,
         flow_plain=plain and not flow_ind,
@@ -425,7 +471,7 @@ def _split_tag(short: str) -> tuple[str, str]:
     if short.startswith("!"):
         return "!", short[1:]
     if short.startswith(_CORE_PREFIX):
-        return "!!", short[len(_CORE_PREFIX):]
+        return "!!", short[len(_CORE_PREFIX) :]
     return "", short
 
 
@@ -465,15 +511,19 @@ class _Emitter:
 
     def _write_indent(self) -> None:
         indent = max(self.indent, 0)
-        if (not self.indention or self.column > indent
-                or (self.column == indent and not self.whitespace)):
+        if (
+            not self.indention
+            or self.column > indent
+            or (self.column == indent and not self.whitespace)
+        ):
             self._put_break()
         if self.column < indent:
             self._put(" " * (indent - self.column))
         self.whitespace = True
 
-    def _write_indicator(self, text: str, need_whitespace: bool, is_whitespace: bool,
-                         is_indention: bool) -> None:
+    def _write_indicator(
+        self, text: str, need_whitespace: bool, is_whitespace: bool, is_indention: bool
+    ) -> None:
         if need_whitespace and not self.whitespace:
             self._put(" ")
         self._put(text)
@@ -499,8 +549,10 @@ class _Emitter:
             return
         if not name or any(ch not in _ANCHOR_SAFE for ch in name):
             raise CanonicalizationError(
-                f"anchor {name!r} cannot be emitted", expected="letters, digits, '_' or '-'",
-                found=name, hint="rename the anchor",
+                f"anchor {name!r} cannot be emitted",
+                expected="letters, digits, '_' or '-'",
+                found=name,
+                hint="rename the anchor",
             )
         self._write_indicator(indicator, True, False, False)
         self._put(name)
@@ -540,8 +592,9 @@ class _Emitter:
         self._write_indent()
         return "".join(self.out)
 
-    def _node(self, node: _Node, *, simple_key: bool = False,
-              in_block_sequence: bool = False) -> None:
+    def _node(
+        self, node: _Node, *, simple_key: bool = False, in_block_sequence: bool = False
+    ) -> None:
         if isinstance(node, _Scalar):
             self._scalar(node, simple_key, in_block_sequence)
         elif isinstance(node, _Alias):
@@ -574,7 +627,7 @@ class _Emitter:
             size = len((node.anchor or "").encode()) + len(node.value.encode())
             size += sum(len(part.encode()) for part in _split_tag(node.tag)) if node.tag else 0
         else:
-            if (node.items if isinstance(node, _Sequence) else node.pairs):
+            if node.items if isinstance(node, _Sequence) else node.pairs:
                 return False
             size = len((node.anchor or "").encode())
             size += sum(len(part.encode()) for part in _split_tag(node.tag)) if node.tag else 0
@@ -654,15 +707,20 @@ class _Emitter:
                 style = "single"
         if style == "single" and not analysis.single_quoted:
             style = "double"
-        if style in ("literal", "folded") and (
-                not analysis.block or self.flow_level or simple_key):
+        if style in ("literal", "folded") and (not analysis.block or self.flow_level or simple_key):
             style = "double"
         return style
 
     def _scalar(self, node: _Scalar, simple_key: bool, in_block_sequence: bool) -> None:
         value = node.value
-        if (node.style == "plain" and node.anchor is None and node.tag is None and value
-                and value.isascii() and value.isprintable()):
+        if (
+            node.style == "plain"
+            and node.anchor is None
+            and node.tag is None
+            and value
+            and value.isascii()
+            and value.isprintable()
+        ):
             analysis = _analyze_ascii(value)
             if analysis.flow_plain if self.flow_level else analysis.block_plain:
                 # what `_select_style` keeps (plain) and `_plain` writes for one line
@@ -753,8 +811,12 @@ class _Emitter:
 
     def _double_quoted(self, value: str) -> None:
         self._write_indicator('"', True, False, False)
-        self._put("".join("\\" + _escape(ch) if not _printable(ch) or ch in _BREAKS
-                          or ch in '"\\' else ch for ch in value))
+        self._put(
+            "".join(
+                "\\" + _escape(ch) if not _printable(ch) or ch in _BREAKS or ch in '"\\' else ch
+                for ch in value
+            )
+        )
         self._write_indicator('"', False, False, False)
         self.whitespace = False
         self.indention = False
@@ -847,13 +909,18 @@ def canonicalize(
     mode = Canonicalizer(str(canonicalizer))
     if not data:
         raise CanonicalizationError(
-            "the recipe is empty", location=Location(source), expected="a YAML document",
-            found="0 bytes", hint="pass the recipe.yaml file itself",
+            "the recipe is empty",
+            location=Location(source),
+            expected="a YAML document",
+            found="0 bytes",
+            hint="pass the recipe.yaml file itself",
         )
     if len(data) > max_bytes:
         raise CanonicalizationError(
-            "the recipe is too large to canonicalize", location=Location(source),
-            expected=f"at most {max_bytes} bytes", found=f"{len(data)} bytes",
+            "the recipe is too large to canonicalize",
+            location=Location(source),
+            expected=f"at most {max_bytes} bytes",
+            found=f"{len(data)} bytes",
             hint="recipes are small; check that this is the right file",
         )
     root = _parse(data, source, max_depth, events)
@@ -864,14 +931,17 @@ def canonicalize(
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise CanonicalizationError(
-            "the recipe holds a character that has no UTF-8 form", location=Location(source),
-            expected="valid Unicode text", found=f"code point U+{ord(text[exc.start]):04X}",
+            "the recipe holds a character that has no UTF-8 form",
+            location=Location(source),
+            expected="valid Unicode text",
+            found=f"code point U+{ord(text[exc.start]):04X}",
             hint="remove the surrogate escape from the document",
         ) from exc
 
 
-def document_kind(data: bytes, *, source: str = "recipe.yaml",
-                  max_bytes: int = DEFAULT_MAX_BYTES) -> str | None:
+def document_kind(
+    data: bytes, *, source: str = "recipe.yaml", max_bytes: int = DEFAULT_MAX_BYTES
+) -> str | None:
     """The top-level `kind:` scalar of a document (e.g. `RecipeResult`), None when it has none."""
     if not data or len(data) > max_bytes:
         return None
@@ -883,12 +953,18 @@ def document_kind(data: bytes, *, source: str = "recipe.yaml",
     return None
 
 
-def recipe_digest(data: bytes, canonicalizer: Canonicalizer | str, *,
-                  source: str = "recipe.yaml", max_bytes: int = DEFAULT_MAX_BYTES,
-                  events: Sequence[yaml.Event] | None = None) -> Sha256Hex:
+def recipe_digest(
+    data: bytes,
+    canonicalizer: Canonicalizer | str,
+    *,
+    source: str = "recipe.yaml",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    events: Sequence[yaml.Event] | None = None,
+) -> Sha256Hex:
     """Bare lowercase hex sha256 of the canonical bytes (`predicate.recipe.digest`)."""
-    return canonical_digest(canonicalize(data, canonicalizer, source=source,
-                                         max_bytes=max_bytes, events=events))
+    return canonical_digest(
+        canonicalize(data, canonicalizer, source=source, max_bytes=max_bytes, events=events)
+    )
 
 
 def canonical_digest(canonical: bytes) -> Sha256Hex:
@@ -896,10 +972,15 @@ def canonical_digest(canonical: bytes) -> Sha256Hex:
     return Sha256Hex(hashlib.sha256(canonical).hexdigest())
 
 
-def digest_for_predicate_type(data: bytes, predicate_type: PredicateType | str, *,
-                              source: str = "recipe.yaml",
-                              events: Sequence[yaml.Event] | None = None) -> Sha256Hex:
+def digest_for_predicate_type(
+    data: bytes,
+    predicate_type: PredicateType | str,
+    *,
+    source: str = "recipe.yaml",
+    events: Sequence[yaml.Event] | None = None,
+) -> Sha256Hex:
     """aicr's `SubjectDigestForType`: V3 for the v3 URI, legacy for every other string."""
     is_v3 = str(predicate_type) == PredicateType.V3.value
-    return recipe_digest(data, Canonicalizer.V3 if is_v3 else Canonicalizer.LEGACY, source=source,
-                         events=events)
+    return recipe_digest(
+        data, Canonicalizer.V3 if is_v3 else Canonicalizer.LEGACY, source=source, events=events
+    )

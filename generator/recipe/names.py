@@ -49,17 +49,48 @@ class CoordinateError(InputError):
 # --------------------------------------------------------------------------- registry order
 
 SERVICE_ORDER: Final[tuple[str, ...]] = (
-    "aks", "bcm", "eks", "generic", "gke", "k0s", "kind", "lke", "metal3", "ocp", "oke", "rke2",
+    "aks",
+    "bcm",
+    "eks",
+    "generic",
+    "gke",
+    "k0s",
+    "kind",
+    "lke",
+    "metal3",
+    "ocp",
+    "oke",
+    "rke2",
 )
 ACCELERATOR_ORDER: Final[tuple[str, ...]] = (
-    "a100", "b200", "gb200", "gb300", "h100", "h200", "l40", "l40s", "rtx-pro-6000", "vr200",
+    "a100",
+    "b200",
+    "gb200",
+    "gb300",
+    "h100",
+    "h200",
+    "l40",
+    "l40s",
+    "rtx-pro-6000",
+    "vr200",
 )
 OS_ORDER: Final[tuple[str, ...]] = (
-    "amazonlinux", "cos", "ol", "oraclelinux", "rhel", "talos", "ubuntu",
+    "amazonlinux",
+    "cos",
+    "ol",
+    "oraclelinux",
+    "rhel",
+    "talos",
+    "ubuntu",
 )
 INTENT_ORDER: Final[tuple[str, ...]] = ("inference", "training")
 PLATFORM_ORDER: Final[tuple[str, ...]] = (
-    "dynamo", "kubeflow", "kueue", "nim", "runai", "slurm",
+    "dynamo",
+    "kubeflow",
+    "kueue",
+    "nim",
+    "runai",
+    "slurm",
 )
 
 AXES: Final[tuple[str, ...]] = ("service", "accelerator", "os", "intent", "platform")
@@ -78,8 +109,7 @@ def sort_key(axis: str, value: str) -> tuple[int, str]:
     """Registry position of `value` on `axis`; values the registry does not know sort after, A-Z."""
     order = _ORDERS.get(axis)
     if order is None:
-        raise InternalError(f"unknown criteria axis {axis!r}", expected=", ".join(AXES),
-                            found=axis)
+        raise InternalError(f"unknown criteria axis {axis!r}", expected=", ".join(AXES), found=axis)
     if value in order:
         return (order.index(value), "")
     return (len(order), value)
@@ -95,9 +125,11 @@ def parse_profile(selection: str) -> tuple[str, str]:
     match = _PROFILE.fullmatch(selection)
     if match is None:
         raise ProfileError(
-            "invalid profile selection", location=Location("profile"),
+            "invalid profile selection",
+            location=Location("profile"),
             expected="exactly one '=', no spaces, each side of [A-Za-z0-9._-]+",
-            found=repr(selection), hint="write the selection as name=value, e.g. gpuStack=operator",
+            found=repr(selection),
+            hint="write the selection as name=value, e.g. gpuStack=operator",
         )
     return match.group(1), match.group(2)
 
@@ -135,8 +167,9 @@ def recipe_name_for(recipe: Mapping[str, Any]) -> str:
     criteria = recipe.get("criteria")
     if not isinstance(criteria, Mapping):
         return ""
-    parts = [_text(criteria.get(axis)) for axis in
-             ("accelerator", "service", "os", "intent", "platform")]
+    parts = [
+        _text(criteria.get(axis)) for axis in ("accelerator", "service", "os", "intent", "platform")
+    ]
     name = "-".join(part for part in parts if part not in ("", "any")) or "recipe"
     if _selected_profile(recipe) is not None:
         try:
@@ -178,15 +211,19 @@ def coordinate_for(criteria: Mapping[str, str], profile_segment: str | None = No
         if not _concrete(values[axis]):
             raise CoordinateError(
                 f"invalid request: {axis} must be concrete for a board coordinate",
-                location=Location("criteria", axis), expected=f"a named {axis}",
-                found=repr(values[axis]), hint="the recipe has no board cell until it names one",
+                location=Location("criteria", axis),
+                expected=f"a named {axis}",
+                found=repr(values[axis]),
+                hint="the recipe has no board cell until it names one",
             )
     named = {**values, "profile": profile_segment or ""}
     for axis, value in named.items():
         if "/" in value:
             raise CoordinateError(
-                f"invalid request: {axis} contains '/'", location=Location("criteria", axis),
-                expected="a value without '/'", found=repr(value),
+                f"invalid request: {axis} contains '/'",
+                location=Location("criteria", axis),
+                expected="a value without '/'",
+                found=repr(value),
                 hint="criteria values are single path segments",
             )
     os_name = values["os"] if _concrete(values["os"]) else "any"
@@ -206,8 +243,10 @@ def _split_dashboard(dashboard: str) -> tuple[str, str]:
     accelerator, sep, os_name = dashboard.rpartition("-")
     if not sep or not accelerator or not os_name:
         raise CoordinateError(
-            "dashboard has no accelerator-os form", location=Location("coordinate", "dashboard"),
-            expected="<accelerator>-<os>", found=repr(dashboard),
+            "dashboard has no accelerator-os form",
+            location=Location("coordinate", "dashboard"),
+            expected="<accelerator>-<os>",
+            found=repr(dashboard),
             hint="the run's coordinate cannot be mapped back to criteria; it is skipped",
         )
     return accelerator, os_name
@@ -218,7 +257,7 @@ def _split_tab(tab: str) -> tuple[str, str]:
         if tab == intent:
             return intent, ""
         if tab.startswith(intent + "-") and len(tab) > len(intent) + 1:
-            return intent, tab[len(intent) + 1:]
+            return intent, tab[len(intent) + 1 :]
     intent, _, platform = tab.partition("-")
     return intent, platform
 
@@ -235,20 +274,29 @@ def criteria_from_coordinate(coord: Coordinate, profile_segment: str | None) -> 
         suffix = "-" + profile_segment
         if not tab.endswith(suffix) or len(tab) == len(suffix):
             raise CoordinateError(
-                "tab does not carry the profile segment", location=Location("coordinate", "tab"),
-                expected=f"a tab ending in {suffix!r}", found=repr(tab),
+                "tab does not carry the profile segment",
+                location=Location("coordinate", "tab"),
+                expected=f"a tab ending in {suffix!r}",
+                found=repr(tab),
                 hint="the run's profile and coordinate disagree; it is skipped",
             )
         tab = tab[: -len(suffix)]
     accelerator, os_name = _split_dashboard(coord.dashboard)
     intent, platform = _split_tab(tab)
-    criteria = {"service": coord.group, "accelerator": accelerator, "os": os_name,
-                "intent": intent, "platform": platform}
+    criteria = {
+        "service": coord.group,
+        "accelerator": accelerator,
+        "os": os_name,
+        "intent": intent,
+        "platform": platform,
+    }
     rebuilt = coordinate_for(criteria, profile_segment)
     if rebuilt != coord:
         raise CoordinateError(
-            "coordinate does not map back to itself", location=Location("coordinate", coord.path),
-            expected=coord.path, found=rebuilt.path,
+            "coordinate does not map back to itself",
+            location=Location("coordinate", coord.path),
+            expected=coord.path,
+            found=rebuilt.path,
             hint="the run's coordinate is ambiguous; it is skipped",
         )
     return criteria

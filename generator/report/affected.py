@@ -60,12 +60,15 @@ def overlay_from_doc(name: str, doc: Any) -> Overlay:
     criteria = criteria if isinstance(criteria, dict) else {}
     mixins = body.get("mixins")
     refs = body.get("componentRefs")
-    values = [_text(ref.get("valuesFile")).removeprefix("./")
-              for ref in (refs if isinstance(refs, list) else [])
-              if isinstance(ref, dict) and _text(ref.get("valuesFile"))]
+    values = [
+        _text(ref.get("valuesFile")).removeprefix("./")
+        for ref in (refs if isinstance(refs, list) else [])
+        if isinstance(ref, dict) and _text(ref.get("valuesFile"))
+    ]
     base = _text(body.get("base")) or None
     return Overlay(
-        name=name, base=base,
+        name=name,
+        base=base,
         mixins=tuple(_text(m) for m in (mixins if isinstance(mixins, list) else []) if _text(m)),
         values_files=tuple(values),
         service=_text(criteria.get("service")).lower(),
@@ -92,8 +95,9 @@ def referenced_paths(name: str, overlays: Mapping[str, Overlay]) -> dict[str, st
         overlay = overlays.get(member)
         if overlay is None:
             continue
-        found.setdefault(overlay.path, "overlay changed" if index == 0
-                         else f"ancestor {member} changed")
+        found.setdefault(
+            overlay.path, "overlay changed" if index == 0 else f"ancestor {member} changed"
+        )
         for mixin in overlay.mixins:
             found.setdefault(f"{MIXINS}{mixin}.yaml", f"mixin {mixin} changed")
         for values in overlay.values_files:
@@ -108,8 +112,9 @@ def pointer_dir(location_path: str) -> str:
     return head if sep else rest.removesuffix(".yaml")
 
 
-def pointer_overlay(location_path: str, profile: str | None,
-                    overlay_names: Iterable[str]) -> tuple[str, bool]:
+def pointer_overlay(
+    location_path: str, profile: str | None, overlay_names: Iterable[str]
+) -> tuple[str, bool]:
     """(overlay slug, exists) a pointer maps back to; profiled dirs strip `-<name>-<value>`."""
     names = set(overlay_names)
     folder = pointer_dir(location_path)
@@ -162,8 +167,11 @@ def affected_recipes(
     """
     changed_set = set(changed)
     leaves = {n for n, o in head_overlays.items() if o.leaf}
-    leaves |= {n for n, o in base_overlays.items()
-               if o.leaf and o.path in changed_set and n not in head_overlays}
+    leaves |= {
+        n
+        for n, o in base_overlays.items()
+        if o.leaf and o.path in changed_set and n not in head_overlays
+    }
     reasons: dict[str, list[str]] = {}
 
     def add(recipe: str, why: str) -> None:
@@ -179,8 +187,12 @@ def affected_recipes(
             walk.setdefault(path, why)
         for path, why in sorted(walk.items()):
             if path in changed_set:
-                add(leaf, why if leaf in head_overlays or path != f"{OVERLAYS}{leaf}.yaml"
-                    else "overlay removed")
+                add(
+                    leaf,
+                    why
+                    if leaf in head_overlays or path != f"{OVERLAYS}{leaf}.yaml"
+                    else "overlay removed",
+                )
                 covered.add(path)
         if broad:
             add(leaf, "base.yaml changed (broad impact)")
@@ -198,16 +210,21 @@ def affected_recipes(
         if path == ALLOWLIST or is_pointer_path(path):
             continue
         not_covered.append((path, _why_not(path, head_overlays, base_overlays)))
-    return Affected(reasons={k: tuple(v) for k, v in reasons.items()}, broad=broad,
-                    not_covered=tuple(not_covered))
+    return Affected(
+        reasons={k: tuple(v) for k, v in reasons.items()},
+        broad=broad,
+        not_covered=tuple(not_covered),
+    )
 
 
 def _why_not(path: str, head: Mapping[str, Overlay], base: Mapping[str, Overlay]) -> str:
     if path.startswith(OVERLAYS) and path.endswith(".yaml"):
         name = path.removeprefix(OVERLAYS).removesuffix(".yaml")
         if name in head or name in base:
-            return ("overlay matched by criteria during hydration, not walked "
-                    "(not in any leaf's spec.base chain)")
+            return (
+                "overlay matched by criteria during hydration, not walked "
+                "(not in any leaf's spec.base chain)"
+            )
         return "overlay file not walked"
     leaf_name = path.rsplit("/", 1)[-1]
     if leaf_name.startswith("registry") and leaf_name.endswith((".yaml", ".yml")):

@@ -95,8 +95,10 @@ class DigestStale:
 
     @property
     def text(self) -> str:
-        return (f":warning: stale (`{_hex_prefix(self.signed)}…` vs current "
-                f"`{_hex_prefix(self.current)}…`)")
+        return (
+            f":warning: stale (`{_hex_prefix(self.signed)}…` vs current "
+            f"`{_hex_prefix(self.current)}…`)"
+        )
 
 
 @dataclass(frozen=True)

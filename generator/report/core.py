@@ -187,8 +187,9 @@ class Report:
     @property
     def warnings(self) -> Warnings:
         invalid = sum(1 for r in self.rows if isinstance(r, PointerRow) and r.verify.warning)
-        stale = sum(1 for r in self.rows
-                    if isinstance(r, PointerRow) and isinstance(r.digest, DigestStale))
+        stale = sum(
+            1 for r in self.rows if isinstance(r, PointerRow) and isinstance(r.digest, DigestStale)
+        )
         other = sum(r.warnings for r in self.rows) - invalid - stale + len(self.orphans)
         return Warnings(invalid=invalid, stale=stale, other=other)
 
@@ -235,11 +236,17 @@ def allowlist_changes(base: Any, head: Any) -> tuple[SignerChange, ...]:
             changes.append(SignerChange(key, _entry_label(old), "removed", old.signer_class, None))
         elif old is not None and new is not None:
             if old.signer_class is not new.signer_class:
-                changes.append(SignerChange(key, _entry_label(new), "moved", old.signer_class,
-                                            new.signer_class))
+                changes.append(
+                    SignerChange(
+                        key, _entry_label(new), "moved", old.signer_class, new.signer_class
+                    )
+                )
             elif old.label != new.label:
-                changes.append(SignerChange(key, _entry_label(new), "relabelled",
-                                            old.signer_class, new.signer_class))
+                changes.append(
+                    SignerChange(
+                        key, _entry_label(new), "relabelled", old.signer_class, new.signer_class
+                    )
+                )
     return tuple(changes)
 
 
@@ -264,8 +271,9 @@ def _entry_of(allowlist: Any, signer: SignerIdentity) -> str | None:
 # --------------------------------------------------------------------------- board diff
 
 
-def board_changes(base: Board | None, head: Board | None
-                  ) -> tuple[tuple[RowChange, ...], tuple[RollupChange, ...]]:
+def board_changes(
+    base: Board | None, head: Board | None
+) -> tuple[tuple[RowChange, ...], tuple[RollupChange, ...]]:
     """Rows whose consensus changes, and the rollups before and after of every recipe touched."""
 
     def tabs(board: Board | None) -> dict[str, Any]:
@@ -314,8 +322,15 @@ def _map(records: Iterable[PointerRecord], names: set[str]) -> dict[str, tuple[s
 
 
 def compute_report(
-    *, base_rev: str, head_rev: str, changed: Sequence[str], base: Side, head: Side,
-    generated_at: str, trust: str = "", merge_base: str = "",
+    *,
+    base_rev: str,
+    head_rev: str,
+    changed: Sequence[str],
+    base: Side,
+    head: Side,
+    generated_at: str,
+    trust: str = "",
+    merge_base: str = "",
 ) -> Report:
     """Everything the PR comment and its JSON say, from two evaluated sides."""
     changed_set = set(changed)
@@ -343,12 +358,15 @@ def compute_report(
         for key, recipes in recipes_of.items():
             for recipe in recipes:
                 allowlist_recipes.setdefault(recipe, []).append(by_key[key].describe)
-    signers = tuple(SignerChange(s.key, s.label, s.change, s.before, s.after,
-                                 tuple(sorted(recipes_of[s.key]))) for s in signers)
+    signers = tuple(
+        SignerChange(s.key, s.label, s.change, s.before, s.after, tuple(sorted(recipes_of[s.key])))
+        for s in signers
+    )
 
-    affected = affected_recipes(sorted(changed_set), head.overlays, base.overlays,
-                                pointer_recipes, allowlist_recipes)
-    with_pointers = ({m[0] for m in head_map.values()} | {m[0] for m in base_map.values()})
+    affected = affected_recipes(
+        sorted(changed_set), head.overlays, base.overlays, pointer_recipes, allowlist_recipes
+    )
+    with_pointers = {m[0] for m in head_map.values()} | {m[0] for m in base_map.values()}
     protected = tuple(r for r in affected.recipes if r in with_pointers)
     other = tuple(r for r in affected.recipes if r not in with_pointers)
 
@@ -360,8 +378,17 @@ def compute_report(
             record = head_paths[path]
             source, pointer = _split(path)
             verify = verify_cell(record)
-            rows.append(PointerRow(recipe, pointer_dir(path), source, pointer, path, verify,
-                                   digest_cell(record, verify)))
+            rows.append(
+                PointerRow(
+                    recipe,
+                    pointer_dir(path),
+                    source,
+                    pointer,
+                    path,
+                    verify,
+                    digest_cell(record, verify),
+                )
+            )
         head_dirs = {_directory_key(p) for p in at_head}
         gone: dict[str, list[str]] = {}
         for path in at_base:
@@ -372,18 +399,36 @@ def compute_report(
 
     orphans = tuple(
         Orphan(path, pointer_dir(path), head_map[path][0], verify_cell(head_paths[path]))
-        for path in sorted(pointer_recipes) if path in head_map and not head_map[path][1])
+        for path in sorted(pointer_recipes)
+        if path in head_map and not head_map[path][1]
+    )
     removed = tuple(p for p in sorted(pointer_recipes) if p in base_paths and p not in head_paths)
     board_rows, rollups = board_changes(base.board, head.board)
     return Report(
-        base=base_rev, head=head_rev, generated_at=generated_at, affected=affected,
-        protected=protected, rows=tuple(rows), other=other, orphans=orphans, removed=removed,
-        signers=signers, board_rows=board_rows, rollups=rollups, trust=trust,
-        merge_base=merge_base or base_rev)
+        base=base_rev,
+        head=head_rev,
+        generated_at=generated_at,
+        affected=affected,
+        protected=protected,
+        rows=tuple(rows),
+        other=other,
+        orphans=orphans,
+        removed=removed,
+        signers=signers,
+        board_rows=board_rows,
+        rollups=rollups,
+        trust=trust,
+        merge_base=merge_base or base_rev,
+    )
 
 
-def _attribute(record: PointerRecord, mapping: Mapping[str, tuple[str, bool]], base: Any,
-               head: Any, recipes_of: dict[str, set[str]]) -> None:
+def _attribute(
+    record: PointerRecord,
+    mapping: Mapping[str, tuple[str, bool]],
+    base: Any,
+    head: Any,
+    recipes_of: dict[str, set[str]],
+) -> None:
     signer = record_signer(record)
     if signer is None:
         return

@@ -33,29 +33,51 @@ class GitTree:
 
         env = {**os.environ, **_SAFE_ENV}
         try:
-            done = subprocess.run(["git", "-C", str(self.top), *args], input=stdin,
-                                  capture_output=True, timeout=GIT_TIMEOUT, check=False, env=env)
+            done = subprocess.run(
+                ["git", "-C", str(self.top), *args],
+                input=stdin,
+                capture_output=True,
+                timeout=GIT_TIMEOUT,
+                check=False,
+                env=env,
+            )
         except FileNotFoundError as exc:
-            raise InputError("git is not installed", expected="a git executable on PATH",
-                             found="none", hint="install git") from exc
+            raise InputError(
+                "git is not installed",
+                expected="a git executable on PATH",
+                found="none",
+                hint="install git",
+            ) from exc
         except subprocess.TimeoutExpired as exc:
-            raise InputError(f"git {args[0]} timed out", expected=f"under {GIT_TIMEOUT:.0f}s",
-                             found="timeout", hint="retry; check the repository's size") from exc
+            raise InputError(
+                f"git {args[0]} timed out",
+                expected=f"under {GIT_TIMEOUT:.0f}s",
+                found="timeout",
+                hint="retry; check the repository's size",
+            ) from exc
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise InputError(f"git {args[0]} failed", location=Location(str(self.top)),
-                             expected="exit 0", found=(message or ["no message"])[-1][:200],
-                             hint="run the report inside a git checkout that has both revisions "
-                                  "(fetch with enough depth for the merge base)")
+            raise InputError(
+                f"git {args[0]} failed",
+                location=Location(str(self.top)),
+                expected="exit 0",
+                found=(message or ["no message"])[-1][:200],
+                hint="run the report inside a git checkout that has both revisions "
+                "(fetch with enough depth for the merge base)",
+            )
         return done.stdout
 
     @classmethod
     def locate(cls, recipes: Path) -> GitTree:
         """The checkout holding the `recipes` folder (raises `InputError` outside a work tree)."""
         if not recipes.is_dir():
-            raise InputError("the recipes folder does not exist", location=Location(str(recipes)),
-                             expected="a folder inside a git checkout", found="no such folder",
-                             hint="run the report from the checkout root or pass --recipes")
+            raise InputError(
+                "the recipes folder does not exist",
+                location=Location(str(recipes)),
+                expected="a folder inside a git checkout",
+                found="no such folder",
+                hint="run the report from the checkout root or pass --recipes",
+            )
         probe = cls(recipes, "")
         top = probe._run("rev-parse", "--show-toplevel").decode().strip()
         prefix = probe._run("rev-parse", "--show-prefix").decode().strip()
@@ -64,10 +86,13 @@ class GitTree:
     def resolve(self, rev: str) -> str:
         """The full commit id of `rev` (rejects option-like or odd revision text)."""
         if not _REV.fullmatch(rev) or ".." in rev:
-            raise UsageError("not a revision", expected="a commit, branch or tag name",
-                             found=rev[:80], hint="pass --base/--head as SHAs or ref names")
-        out = self._run("rev-parse", "--verify", "--quiet", "--end-of-options",
-                        f"{rev}^{{commit}}")
+            raise UsageError(
+                "not a revision",
+                expected="a commit, branch or tag name",
+                found=rev[:80],
+                hint="pass --base/--head as SHAs or ref names",
+            )
+        out = self._run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
         return out.decode().strip()
 
     def merge_base(self, base: str, head: str) -> str:
@@ -75,10 +100,19 @@ class GitTree:
 
     def changed(self, base: str, head: str) -> list[str]:
         """`git diff --name-only BASE...HEAD` under the prefix, relative to it (no renames)."""
-        out = self._run("diff", "--name-only", "-z", "--no-renames", "--no-ext-diff",
-                        "--no-textconv", f"{base}...{head}", "--", self.prefix or ":/")
+        out = self._run(
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            f"{base}...{head}",
+            "--",
+            self.prefix or ":/",
+        )
         paths = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
-        return sorted(p[len(self.prefix):] for p in paths if p.startswith(self.prefix))
+        return sorted(p[len(self.prefix) :] for p in paths if p.startswith(self.prefix))
 
     def has_tree(self, rev: str) -> bool:
         spec = f"{rev}:{self.prefix}" if self.prefix else f"{rev}^{{tree}}"
@@ -104,28 +138,35 @@ class GitTree:
                 continue
             path = name.decode("utf-8", "surrogateescape")
             if path.startswith(self.prefix):
-                blobs.append((obj, path[len(self.prefix):]))
+                blobs.append((obj, path[len(self.prefix) :]))
         dest.mkdir(parents=True, exist_ok=True)
         if not blobs:
             return True
-        data = self._run("cat-file", "--batch",
-                         stdin="".join(f"{obj}\n" for obj, _ in blobs).encode())
+        data = self._run(
+            "cat-file", "--batch", stdin="".join(f"{obj}\n" for obj, _ in blobs).encode()
+        )
         offset = 0
         total = 0
         for obj, rel in blobs:
             end = data.index(b"\n", offset)
             header = data[offset:end].decode().split(" ")
             if len(header) != 3 or header[0] != obj:
-                raise InputError("git cat-file gave an unexpected answer",
-                                 expected=f"{obj} blob <size>", found=" ".join(header)[:120],
-                                 hint="retry; the repository may be corrupt")
+                raise InputError(
+                    "git cat-file gave an unexpected answer",
+                    expected=f"{obj} blob <size>",
+                    found=" ".join(header)[:120],
+                    hint="retry; the repository may be corrupt",
+                )
             size = int(header[2])
             total += size
             if total > TREE_LIMIT:
-                raise InputError("the recipes tree is too large to materialise",
-                                 expected=f"at most {TREE_LIMIT} bytes", found=f"{total}+",
-                                 hint="point --recipes at the recipes folder only")
-            content = data[end + 1:end + 1 + size]
+                raise InputError(
+                    "the recipes tree is too large to materialise",
+                    expected=f"at most {TREE_LIMIT} bytes",
+                    found=f"{total}+",
+                    hint="point --recipes at the recipes folder only",
+                )
+            content = data[end + 1 : end + 1 + size]
             offset = end + 1 + size + 1
             target = _safe_target(dest, rel)
             if target is None:

@@ -56,9 +56,11 @@ _ZWSP = "\u200b"
 _SPACES = frozenset("\n\t\v\f\u2028\u2029")
 # Emoji (and their text forms) the report itself uses, or that read as a verdict: a
 # contributor string shows them as `\\uXXXX`, never as a mark.
-_MARKS = frozenset("\u2705\u274c\u274e\u26a0\u231b\u23f3\u2714\u2713\u2717\u2718\u2716"
-                   "\u2757\u2755\u26d4\u2b55\U0001f6ab\U0001f534\U0001f7e2\U0001f7e1"
-                   "\U0001f7e0\U0001f7e5\U0001f7e9\U0001f6a8\u2611\u2612\u2610")
+_MARKS = frozenset(
+    "\u2705\u274c\u274e\u26a0\u231b\u23f3\u2714\u2713\u2717\u2718\u2716"
+    "\u2757\u2755\u26d4\u2b55\U0001f6ab\U0001f534\U0001f7e2\U0001f7e1"
+    "\U0001f7e0\U0001f7e5\U0001f7e9\U0001f6a8\u2611\u2612\u2610"
+)
 _DROP = frozenset(("Cc", "Cf", "Cs", "Co", "Cn"))
 # After escaping: `:` before a non-space (URLs, `:shortcode:`), `www.` and `GH-<digit>` get
 # a zero-width space, so GitHub autolinks none of them.
@@ -102,8 +104,9 @@ def _state(value: object) -> str:
     return md_escape(value, 40) if value else "—"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], limit: int = MAX_ROWS
-           ) -> list[str]:
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], limit: int = MAX_ROWS
+) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines.extend("| " + " | ".join(row) + " |" for row in rows[:limit])
     if len(rows) > limit:
@@ -138,13 +141,14 @@ def verify_of(doc: Mapping[str, Any]) -> VerifyCell:
         return VerifyPhaseFailures()
     if state == "invalid":
         status = doc.get("httpStatus")
-        return VerifyInvalid(str(doc.get("class") or ""),
-                             status if isinstance(status, int) else None,
-                             str(doc.get("hint") or ""))
+        return VerifyInvalid(
+            str(doc.get("class") or ""),
+            status if isinstance(status, int) else None,
+            str(doc.get("hint") or ""),
+        )
     code = doc.get("exit")
     failure = doc.get("class")
-    return VerifyError(code if isinstance(code, int) else 3,
-                       str(failure) if failure else None)
+    return VerifyError(code if isinstance(code, int) else 3, str(failure) if failure else None)
 
 
 def digest_of(doc: Mapping[str, Any]) -> DigestCell:
@@ -153,8 +157,9 @@ def digest_of(doc: Mapping[str, Any]) -> DigestCell:
     if state == "matches":
         return DigestMatches()
     if state == "stale":
-        return DigestStale(signed=str(doc.get("signed") or ""),
-                           current=str(doc.get("current") or ""))
+        return DigestStale(
+            signed=str(doc.get("signed") or ""), current=str(doc.get("current") or "")
+        )
     if state == "skipped":
         return DigestSkipped(warning=bool(doc.get("warning")))
     return DigestUnknown()
@@ -164,11 +169,20 @@ def _row_cells(row: Mapping[str, Any]) -> list[str]:
     if row.get("kind") == "removed":
         count = int(row.get("pointersAtBase") or 0)
         plural = "s" if count != 1 else ""
-        return [md_escape(row.get("directory")), "—", "—",
-                f":warning: evidence pointer removed ({count} pointer{plural} at base)", "—"]
-    return [md_escape(row.get("directory")), md_escape(row.get("source")),
-            md_escape(row.get("pointer")), verify_md(verify_of(row.get("verify") or {})),
-            digest_of(row.get("digest") or {}).text]
+        return [
+            md_escape(row.get("directory")),
+            "—",
+            "—",
+            f":warning: evidence pointer removed ({count} pointer{plural} at base)",
+            "—",
+        ]
+    return [
+        md_escape(row.get("directory")),
+        md_escape(row.get("source")),
+        md_escape(row.get("pointer")),
+        verify_md(verify_of(row.get("verify") or {})),
+        digest_of(row.get("digest") or {}).text,
+    ]
 
 
 def _count(value: object) -> int:
@@ -187,10 +201,12 @@ def render_document(doc: Mapping[str, Any]) -> str:
     base = str(doc.get("base") or "")
     merge = str(doc.get("mergeBase") or "")
     trust = doc.get("trust")
-    lines.append(f"Base `{_short(base)}`"
-                 + (f" (merge base `{_short(merge)}`)" if merge and merge != base else "")
-                 + f" · head `{_short(str(doc.get('head') or ''))}`"
-                 + (f" · trust root {md_escape(trust)}" if trust else ""))
+    lines.append(
+        f"Base `{_short(base)}`"
+        + (f" (merge base `{_short(merge)}`)" if merge and merge != base else "")
+        + f" · head `{_short(str(doc.get('head') or ''))}`"
+        + (f" · trust root {md_escape(trust)}" if trust else "")
+    )
     lines.append("")
     affected = [a for a in doc.get("affected") or () if isinstance(a, Mapping)]
     reasons = {str(a.get("recipe")): [str(r) for r in a.get("reasons") or ()] for a in affected}
@@ -201,31 +217,45 @@ def render_document(doc: Mapping[str, Any]) -> str:
     not_covered = [n for n in doc.get("notCovered") or () if isinstance(n, Mapping)]
     rows = [r for r in doc.get("protected") or () if isinstance(r, Mapping)]
     if doc.get("broadImpact"):
-        lines += ["> **Broad impact:** `overlays/base.yaml` changed, so every leaf recipe is "
-                  "affected.", ""]
+        lines += [
+            "> **Broad impact:** `overlays/base.yaml` changed, so every leaf recipe is affected.",
+            "",
+        ]
     if any(str(n.get("path")).rsplit("/", 1)[-1].startswith("registry") for n in not_covered):
-        lines += ["> **Registry change:** component registry entries are not walked; recipes "
-                  "that use a changed component are not listed unless another rule applies.", ""]
+        lines += [
+            "> **Registry change:** component registry entries are not walked; recipes "
+            "that use a changed component are not listed unless another rule applies.",
+            "",
+        ]
 
     if not affected and not orphans and not signers:
         lines += ["No leaf overlays affected by this PR.", ""]
     else:
         lines += [f"### Protected recipes ({len(protected)})", ""]
         if rows:
-            lines += _table(["Recipe", "Source", "Pointer", "Verify", "Digest match"],
-                            [_row_cells(r) for r in rows])
+            lines += _table(
+                ["Recipe", "Source", "Pointer", "Verify", "Digest match"],
+                [_row_cells(r) for r in rows],
+            )
         else:
             lines.append("No affected recipe has an evidence pointer.")
         lines.append("")
         if protected:
-            lines += [f"<details><summary>Why these {len(protected)} recipes are "
-                      "affected</summary>", ""]
-            lines += [f"- {md_escape(r)}: {md_escape('; '.join(reasons.get(r, ())), 600)}"
-                      for r in protected[:OTHER_MAX]]
+            lines += [
+                f"<details><summary>Why these {len(protected)} recipes are affected</summary>",
+                "",
+            ]
+            lines += [
+                f"- {md_escape(r)}: {md_escape('; '.join(reasons.get(r, ())), 600)}"
+                for r in protected[:OTHER_MAX]
+            ]
             lines += ["", "</details>", ""]
         if other:
-            lines += [f"<details><summary>Other affected recipes ({len(other)}): no "
-                      "evidence pointer at base or head</summary>", ""]
+            lines += [
+                f"<details><summary>Other affected recipes ({len(other)}): no "
+                "evidence pointer at base or head</summary>",
+                "",
+            ]
             for recipe in other[:OTHER_MAX]:
                 why = "; ".join(reasons.get(recipe, ()))
                 lines.append(f"- {md_escape(recipe)}: {md_escape(why)}")
@@ -233,13 +263,24 @@ def render_document(doc: Mapping[str, Any]) -> str:
                 lines.append(f"- +{len(other) - OTHER_MAX} more")
             lines += ["", "</details>", ""]
     if orphans:
-        lines += [f"### Orphan evidence pointers ({len(orphans)})", "",
-                  "These pointers changed, but `overlays/<recipe>.yaml` does not exist at head.",
-                  ""]
-        lines += _table(["Recipe", "Pointer", "Expected overlay", "Verify"],
-                        [[md_escape(o.get("directory")), md_escape(o.get("path")),
-                          md_escape(f"overlays/{o.get('recipe')}.yaml"),
-                          verify_md(verify_of(o.get("verify") or {}))] for o in orphans])
+        lines += [
+            f"### Orphan evidence pointers ({len(orphans)})",
+            "",
+            "These pointers changed, but `overlays/<recipe>.yaml` does not exist at head.",
+            "",
+        ]
+        lines += _table(
+            ["Recipe", "Pointer", "Expected overlay", "Verify"],
+            [
+                [
+                    md_escape(o.get("directory")),
+                    md_escape(o.get("path")),
+                    md_escape(f"overlays/{o.get('recipe')}.yaml"),
+                    verify_md(verify_of(o.get("verify") or {})),
+                ]
+                for o in orphans
+            ],
+        )
         lines.append("")
     removed = [str(p) for p in doc.get("removedPointers") or ()]
     if removed:
@@ -249,14 +290,25 @@ def render_document(doc: Mapping[str, Any]) -> str:
             lines.append(f"- +{len(removed) - MAX_ROWS} more")
         lines.append("")
     if signers:
-        lines += [f"### Allowlist changes ({len(signers)})", "",
-                  "The base board uses the base allowlist, the head board the head allowlist.", ""]
-        lines += _table(["Signer", "Change", "Before", "After", "Recipes with its evidence"],
-                        [[md_escape(s.get("label")), md_escape(s.get("change"), 40),
-                          md_escape(s.get("before") or "—", 40),
-                          md_escape(s.get("after") or "—", 40),
-                          md_escape(", ".join(str(r) for r in s.get("recipes") or ()) or "—",
-                                    600)] for s in signers])
+        lines += [
+            f"### Allowlist changes ({len(signers)})",
+            "",
+            "The base board uses the base allowlist, the head board the head allowlist.",
+            "",
+        ]
+        lines += _table(
+            ["Signer", "Change", "Before", "After", "Recipes with its evidence"],
+            [
+                [
+                    md_escape(s.get("label")),
+                    md_escape(s.get("change"), 40),
+                    md_escape(s.get("before") or "—", 40),
+                    md_escape(s.get("after") or "—", 40),
+                    md_escape(", ".join(str(r) for r in s.get("recipes") or ()) or "—", 600),
+                ]
+                for s in signers
+            ],
+        )
         lines.append("")
     board = doc.get("board") or {}
     board_rows = [c for c in board.get("rows") or () if isinstance(c, Mapping)]
@@ -264,23 +316,42 @@ def render_document(doc: Mapping[str, Any]) -> str:
     if board_rows or any(r.get("changed") for r in rollups):
         lines += [f"### Board changes ({len(board_rows)} rows)", ""]
         if board_rows:
-            lines += _table(["Recipe", "Phase", "Check", "Base", "Head"],
-                            [[md_escape(c.get("recipe")), md_escape(c.get("phase"), 40),
-                              md_escape(c.get("name")), _state(c.get("base")),
-                              _state(c.get("head"))] for c in board_rows])
+            lines += _table(
+                ["Recipe", "Phase", "Check", "Base", "Head"],
+                [
+                    [
+                        md_escape(c.get("recipe")),
+                        md_escape(c.get("phase"), 40),
+                        md_escape(c.get("name")),
+                        _state(c.get("base")),
+                        _state(c.get("head")),
+                    ]
+                    for c in board_rows
+                ],
+            )
             lines.append("")
         lines += ["#### Recipe rollups", ""]
-        lines += _table(["Recipe", "Base", "Head"],
-                        [[md_escape(r.get("recipe")), _state(r.get("base")),
-                          _state(r.get("head")) + ("" if r.get("changed") else " (unchanged)")]
-                         for r in rollups])
+        lines += _table(
+            ["Recipe", "Base", "Head"],
+            [
+                [
+                    md_escape(r.get("recipe")),
+                    _state(r.get("base")),
+                    _state(r.get("head")) + ("" if r.get("changed") else " (unchanged)"),
+                ]
+                for r in rollups
+            ],
+        )
         lines.append("")
     if not_covered:
-        lines += [f"<details><summary>Not covered by this report ({len(not_covered)} "
-                  "changed files)</summary>", "",
-                  "Hydration also merges these, but the report does not walk them "
-                  "(criteria-matched overlays, registry component entries, unreferenced files).",
-                  ""]
+        lines += [
+            f"<details><summary>Not covered by this report ({len(not_covered)} "
+            "changed files)</summary>",
+            "",
+            "Hydration also merges these, but the report does not walk them "
+            "(criteria-matched overlays, registry component entries, unreferenced files).",
+            "",
+        ]
         for n in not_covered[:OTHER_MAX]:
             lines.append(f"- {md_escape(n.get('path'))}: {md_escape(n.get('reason'))}")
         if len(not_covered) > OTHER_MAX:
@@ -291,16 +362,21 @@ def render_document(doc: Mapping[str, Any]) -> str:
     stale, others = _count(counts.get("stale")), _count(counts.get("other"))
     if total:
         lines += _refresh_help()
-    lines += ["---", f"_{total} warning{'s' if total != 1 else ''} "
-              f"({invalid} invalid, {stale} stale, {others} other). "
-              "This check is warning-only unless the repository sets `--fail-on` "
-              "(ADR-007)._", ""]
+    lines += [
+        "---",
+        f"_{total} warning{'s' if total != 1 else ''} "
+        f"({invalid} invalid, {stale} stale, {others} other). "
+        "This check is warning-only unless the repository sets `--fail-on` "
+        "(ADR-007)._",
+        "",
+    ]
     return truncate("\n".join(lines))
 
 
 def _refresh_help() -> list[str]:
     return [
-        "### How to refresh evidence", "",
+        "### How to refresh evidence",
+        "",
         "1. Snapshot the cluster: `aicr snapshot`.",
         "2. Validate and publish: `aicr validate -r recipes/overlays/<recipe>.yaml "
         "--emit-attestation --push <registry>/<repo>`.",
@@ -347,19 +423,39 @@ def report_document(report: Report, *, fail_on: str, exit_code: int) -> dict[str
     rows: list[dict[str, Any]] = []
     for row in report.rows:
         if isinstance(row, RemovedRow):
-            rows.append({"kind": "removed", "recipe": row.recipe, "directory": row.directory,
-                         "pointersAtBase": row.count, "warning": True})
+            rows.append(
+                {
+                    "kind": "removed",
+                    "recipe": row.recipe,
+                    "directory": row.directory,
+                    "pointersAtBase": row.count,
+                    "warning": True,
+                }
+            )
             continue
         verify = _verify_document(row.verify)
         verify["warning"] = row.verify.warning
-        digest: dict[str, Any] = {"state": row.digest.kind, "text": row.digest.text,
-                                  "warning": row.digest.warning}
+        digest: dict[str, Any] = {
+            "state": row.digest.kind,
+            "text": row.digest.text,
+            "warning": row.digest.warning,
+        }
         for name in ("signed", "current"):
             if hasattr(row.digest, name):
                 digest[name] = getattr(row.digest, name)
-        rows.append({"kind": "pointer", "recipe": row.recipe, "directory": row.directory,
-                     "source": row.source, "pointer": row.pointer, "path": row.path,
-                     "verify": verify, "digest": digest, "warning": row.warnings > 0})
+        rows.append(
+            {
+                "kind": "pointer",
+                "recipe": row.recipe,
+                "directory": row.directory,
+                "source": row.source,
+                "pointer": row.pointer,
+                "path": row.path,
+                "verify": verify,
+                "digest": digest,
+                "warning": row.warnings > 0,
+            }
+        )
     return {
         "schema": JSON_SCHEMA,
         "base": report.base,
@@ -368,29 +464,65 @@ def report_document(report: Report, *, fail_on: str, exit_code: int) -> dict[str
         "generatedAt": report.generated_at,
         "trust": report.trust,
         "broadImpact": report.affected.broad,
-        "affected": [{"recipe": r, "protected": r in report.protected,
-                      "reasons": list(report.affected.reasons[r])}
-                     for r in report.affected.recipes],
+        "affected": [
+            {
+                "recipe": r,
+                "protected": r in report.protected,
+                "reasons": list(report.affected.reasons[r]),
+            }
+            for r in report.affected.recipes
+        ],
         "protected": rows,
         "otherAffected": list(report.other),
-        "orphans": [{"path": o.path, "directory": o.directory, "recipe": o.recipe,
-                     "verify": _verify_document(o.verify)} for o in report.orphans],
+        "orphans": [
+            {
+                "path": o.path,
+                "directory": o.directory,
+                "recipe": o.recipe,
+                "verify": _verify_document(o.verify),
+            }
+            for o in report.orphans
+        ],
         "removedPointers": list(report.removed),
-        "allowlist": [{"key": s.key, "label": s.label, "change": s.change,
-                       "before": str(s.before) if s.before else None,
-                       "after": str(s.after) if s.after else None,
-                       "recipes": list(s.recipes)} for s in report.signers],
+        "allowlist": [
+            {
+                "key": s.key,
+                "label": s.label,
+                "change": s.change,
+                "before": str(s.before) if s.before else None,
+                "after": str(s.after) if s.after else None,
+                "recipes": list(s.recipes),
+            }
+            for s in report.signers
+        ],
         "board": {
-            "rows": [{"recipe": c.recipe, "phase": str(c.phase), "name": c.name,
-                      "base": str(c.before) if c.before else None,
-                      "head": str(c.after) if c.after else None} for c in report.board_rows],
-            "rollups": [{"recipe": r.recipe, "base": str(r.before) if r.before else None,
-                         "head": str(r.after) if r.after else None, "changed": r.changed}
-                        for r in report.rollups],
+            "rows": [
+                {
+                    "recipe": c.recipe,
+                    "phase": str(c.phase),
+                    "name": c.name,
+                    "base": str(c.before) if c.before else None,
+                    "head": str(c.after) if c.after else None,
+                }
+                for c in report.board_rows
+            ],
+            "rollups": [
+                {
+                    "recipe": r.recipe,
+                    "base": str(r.before) if r.before else None,
+                    "head": str(r.after) if r.after else None,
+                    "changed": r.changed,
+                }
+                for r in report.rollups
+            ],
         },
         "notCovered": [{"path": p, "reason": why} for p, why in report.affected.not_covered],
-        "warnings": {"total": counts.total, "invalid": counts.invalid, "stale": counts.stale,
-                     "other": counts.other},
+        "warnings": {
+            "total": counts.total,
+            "invalid": counts.invalid,
+            "stale": counts.stale,
+            "other": counts.other,
+        },
         "failOn": fail_on,
         "exit": exit_code,
     }
@@ -411,5 +543,12 @@ def _camel(name: str) -> str:
 
 
 def render_json(report: Report, *, fail_on: str, exit_code: int) -> str:
-    return json.dumps(report_document(report, fail_on=fail_on, exit_code=exit_code),
-                      indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return (
+        json.dumps(
+            report_document(report, fail_on=fail_on, exit_code=exit_code),
+            indent=2,
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )

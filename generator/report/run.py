@@ -50,9 +50,14 @@ def _absolute(options: BuildOptions) -> BuildOptions:
         return path.resolve() if path is not None else None
 
     return dataclasses.replace(
-        options, trust_root=fix(options.trust_root), cache=fix(options.cache),
-        digests=fix(options.digests), aicr=fix(options.aicr), registry_auth=fix(options.registry_auth),
-        oci_layouts=tuple(p.resolve() for p in options.oci_layouts))
+        options,
+        trust_root=fix(options.trust_root),
+        cache=fix(options.cache),
+        digests=fix(options.digests),
+        aicr=fix(options.aicr),
+        registry_auth=fix(options.registry_auth),
+        oci_layouts=tuple(p.resolve() for p in options.oci_layouts),
+    )
 
 
 def _pending_freshness(evaluation: Evaluation, options: BuildOptions) -> tuple[PointerRecord, ...]:
@@ -69,11 +74,22 @@ def _pending_freshness(evaluation: Evaluation, options: BuildOptions) -> tuple[P
         verdict, item = record.verdict, record.pointer
         if isinstance(verdict, Pending) and isinstance(item, ParsedPointer):
             evidence = verdict.evidence
-            result = compare(evidence.recipe_digest, evidence.predicate_type, item.pointer.recipe,
-                             item.pointer.profile, providers)
-            record = dataclasses.replace(record, freshness=FreshnessInfo(
-                state=result.state, signed=result.signed, current=result.current,
-                provider=result.provider))
+            result = compare(
+                evidence.recipe_digest,
+                evidence.predicate_type,
+                item.pointer.recipe,
+                item.pointer.profile,
+                providers,
+            )
+            record = dataclasses.replace(
+                record,
+                freshness=FreshnessInfo(
+                    state=result.state,
+                    signed=result.signed,
+                    current=result.current,
+                    provider=result.provider,
+                ),
+            )
         out.append(record)
     return tuple(out)
 
@@ -83,13 +99,18 @@ def _side(options: BuildOptions, recipes: Path) -> tuple[Side, Evaluation | None
         return dataclasses.replace(EMPTY_SIDE, overlays=load_overlays(recipes)), None
     scoped = dataclasses.replace(options, recipes=recipes)
     evaluation = evaluate(scoped)
-    side = Side(overlays=load_overlays(recipes), records=_pending_freshness(evaluation, scoped),
-                allowlist=evaluation.allowlist, board=evaluation.board)
+    side = Side(
+        overlays=load_overlays(recipes),
+        records=_pending_freshness(evaluation, scoped),
+        allowlist=evaluation.allowlist,
+        board=evaluation.board,
+    )
     return side, evaluation
 
 
-def run_report(options: BuildOptions, base: str, head: str, *,
-               git: GitTree | None = None) -> Report:
+def run_report(
+    options: BuildOptions, base: str, head: str, *, git: GitTree | None = None
+) -> Report:
     """Compare the merge base of BASE and HEAD with HEAD (three-dot, as aicr's bot does).
 
     Raises `InputError`/`UsageError` (exit 2) for a missing checkout, revision or tree.
@@ -103,21 +124,33 @@ def run_report(options: BuildOptions, base: str, head: str, *,
     try:
         base_dir, head_dir = work / "base", work / "head"
         if not tree.materialise(head_sha, head_dir):
-            raise InputError("the head revision has no recipes folder",
-                             expected=f"{tree.prefix or './'} at {head_sha[:12]}",
-                             found="no such tree", hint="pass --recipes for this checkout")
+            raise InputError(
+                "the head revision has no recipes folder",
+                expected=f"{tree.prefix or './'} at {head_sha[:12]}",
+                found="no such tree",
+                hint="pass --recipes for this checkout",
+            )
         if not tree.materialise(merge_base, base_dir):
             base_dir.mkdir(parents=True, exist_ok=True)
         base_side, _ = _side(options, base_dir)
         head_side, head_eval = _side(options, head_dir)
         if head_eval is None:
-            raise InputError("the head revision has no evidence/ folder",
-                             expected="<recipes>/evidence/ with allowlist.yaml",
-                             found="no such folder", hint="pass --recipes for this checkout")
+            raise InputError(
+                "the head revision has no evidence/ folder",
+                expected="<recipes>/evidence/ with allowlist.yaml",
+                found="no such folder",
+                hint="pass --recipes for this checkout",
+            )
         return compute_report(
-            base_rev=base_sha, head_rev=head_sha, merge_base=merge_base, changed=changed, base=base_side,
-            head=head_side, generated_at=head_eval.build_time,
-            trust=str(getattr(head_eval.trust, "name", "")))
+            base_rev=base_sha,
+            head_rev=head_sha,
+            merge_base=merge_base,
+            changed=changed,
+            base=base_side,
+            head=head_side,
+            generated_at=head_eval.build_time,
+            trust=str(getattr(head_eval.trust, "name", "")),
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -28,7 +28,8 @@ REPORT_LIMIT = 16 << 20
 def report_schema() -> Mapping[str, Any]:
     """The JSON schema of the report document."""
     text = (resources.files("generator.data") / "schema" / "pr-report.schema.json").read_text(
-        encoding="utf-8")
+        encoding="utf-8"
+    )
     schema: Mapping[str, Any] = json.loads(text)
     return schema
 
@@ -52,8 +53,10 @@ def validate_report(doc: Any, *, display: str) -> Mapping[str, Any]:
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(report_schema())
-    errors = sorted(validator.iter_errors(doc), key=lambda e: (len(e.absolute_path),
-                                                               list(map(str, e.absolute_path))))
+    errors = sorted(
+        validator.iter_errors(doc),
+        key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),
+    )
     if errors:
         first = _leaf(errors[0])
         where = "/".join(str(p) for p in first.absolute_path) or "(document)"
@@ -61,10 +64,11 @@ def validate_report(doc: Any, *, display: str) -> Mapping[str, Any]:
             "the JSON report does not match the report schema",
             location=Location(display, where),
             expected=f"a document of pr-report.schema.json ({first.validator}: "
-                     f"{_short(first.validator_value)})",
+            f"{_short(first.validator_value)})",
             found=_short(first.message),
             hint="produce the file with `evidence-dashboard report --format json` of the same "
-                 "version; a report with extra or changed fields is not rendered")
+            "version; a report with extra or changed fields is not rendered",
+        )
     assert isinstance(doc, Mapping)
     return doc
 
@@ -79,9 +83,14 @@ def _leaf(error: Any) -> Any:
     branches: dict[Any, list[Any]] = {}
     for sub in error.context:
         branches.setdefault(sub.relative_schema_path[0], []).append(sub)
-    matched = [subs for subs in branches.values() if not any(
-        s.validator == "const" and list(s.relative_path)[-1:] in (["kind"], ["state"])
-        for s in subs)]
+    matched = [
+        subs
+        for subs in branches.values()
+        if not any(
+            s.validator == "const" and list(s.relative_path)[-1:] in (["kind"], ["state"])
+            for s in subs
+        )
+    ]
     if len(matched) != 1:
         return jsonschema.exceptions.best_match([error]) or error
     return _leaf(sorted(matched[0], key=lambda e: not e.context)[0])
@@ -94,14 +103,17 @@ def load_report(path: Path) -> Mapping[str, Any]:
     display = path.name
     data = read_bounded(path, REPORT_LIMIT, display=display)
     try:
-        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates,
-                         parse_constant=_not_a_number)
+        doc = json.loads(
+            data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_not_a_number
+        )
     except (UnicodeDecodeError, ValueError) as error:
-        raise InputError("the JSON report cannot be read", location=Location(display),
-                         expected="one UTF-8 JSON object without duplicate keys",
-                         found=_short(str(error)),
-                         hint="produce the file with `evidence-dashboard report --format json`"
-                         ) from error
+        raise InputError(
+            "the JSON report cannot be read",
+            location=Location(display),
+            expected="one UTF-8 JSON object without duplicate keys",
+            found=_short(str(error)),
+            hint="produce the file with `evidence-dashboard report --format json`",
+        ) from error
     return validate_report(doc, display=display)
 
 

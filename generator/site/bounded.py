@@ -26,17 +26,18 @@ def _priority(test: Mapping[str, Any], ranks: Mapping[str, int]) -> tuple[int, i
     return (0 if counted else 1, ranks.get(str(test.get("consensus")), 99))
 
 
-def page_grids(grids: Sequence[Mapping[str, Any]], ranks: Mapping[str, int],
-               budget: int = LIMITS.rows_per_page
-               ) -> list[tuple[Mapping[str, Any], dict[str, int]]]:
+def page_grids(
+    grids: Sequence[Mapping[str, Any]], ranks: Mapping[str, int], budget: int = LIMITS.rows_per_page
+) -> list[tuple[Mapping[str, Any], dict[str, int]]]:
     """Each grid with at most what is left of `budget` rows (the first grid first), chosen
     like the data files choose (allowlisted results first, worst state first), and the
     states of every row it does not show (those the data file left out included)."""
     out: list[tuple[Mapping[str, Any], dict[str, int]]] = []
     for grid in grids:
         tests = list(grid.get("tests") or [])
-        hidden: dict[str, int] = {str(k): int(v) for k, v in
-                                  ((grid.get("omitted") or {}).get("byState") or {}).items()}
+        hidden: dict[str, int] = {
+            str(k): int(v) for k, v in ((grid.get("omitted") or {}).get("byState") or {}).items()
+        }
         if len(tests) > budget:
             order = sorted(range(len(tests)), key=lambda i: (*_priority(tests[i], ranks), i))
             for i in order[budget:]:
@@ -56,23 +57,28 @@ def omitted_line(hidden: Mapping[str, int], labels: Mapping[str, str]) -> str:
         return ""
     parts = [f"{hidden[s]} {labels.get(s, s).lower()}" for s in _STATE_WORDS if hidden.get(s)]
     parts += [f"{n} {s.lower()}" for s, n in sorted(hidden.items()) if s not in _STATE_WORDS]
-    return (f'<p class="rows-omitted" data-omitted="{total}">{total} more '
-            f'check{"s are" if total != 1 else " is"} not shown in this view '
-            f'({html(", ".join(parts))}): a page shows at most {LIMITS.rows_per_page:,} rows '
-            f"over all its views, and <code>data/index.json</code> at most "
-            f"{LIMITS.rows_per_grid:,} per grid and {LIMITS.rows_per_recipe:,} per recipe, "
-            "failing and contested checks first. The states above count every check; each run's full "
-            "results are in its signed bundle.</p>\n")
+    return (
+        f'<p class="rows-omitted" data-omitted="{total}">{total} more '
+        f"check{'s are' if total != 1 else ' is'} not shown in this view "
+        f"({html(', '.join(parts))}): a page shows at most {LIMITS.rows_per_page:,} rows "
+        f"over all its views, and <code>data/index.json</code> at most "
+        f"{LIMITS.rows_per_grid:,} per grid and {LIMITS.rows_per_recipe:,} per recipe, "
+        "failing and contested checks first. The states above count every check; each run's full "
+        "results are in its signed bundle.</p>\n"
+    )
 
 
-def cards_shown(pointers: Sequence[Mapping[str, Any]], limit: int = LIMITS.cards_per_page
-                ) -> tuple[list[Mapping[str, Any]], int]:
+def cards_shown(
+    pointers: Sequence[Mapping[str, Any]], limit: int = LIMITS.cards_per_page
+) -> tuple[list[Mapping[str, Any]], int]:
     """At most `limit` pointers in their own order, allowlisted signers' first; and how many
     are left out."""
     if len(pointers) <= limit:
         return list(pointers), 0
-    order = sorted(range(len(pointers)), key=lambda i: (
-        not (pointers[i].get("signer") or {}).get("allowlisted"), i))
+    order = sorted(
+        range(len(pointers)),
+        key=lambda i: (not (pointers[i].get("signer") or {}).get("allowlisted"), i),
+    )
     return [pointers[i] for i in sorted(order[:limit])], len(pointers) - limit
 
 
@@ -81,17 +87,23 @@ def recipe_omissions(doc: Mapping[str, Any]) -> Markup:
     left = doc.get("omitted") or {}
     lines = []
     if left.get("unlistedSigners"):
-        lines.append(f"{left['unlistedSigners']} more unlisted signers ({left.get('unlistedRuns', 0)}"
-                     f" runs) are not shown: a recipe shows at most {LIMITS.unlisted_signers} "
-                     "unlisted signers (lowest source id first). Unlisted signers never change a "
-                     "state; their pointers are marked <code>omitted</code> in "
-                     "<code>data/pointers.json</code>.")
+        lines.append(
+            f"{left['unlistedSigners']} more unlisted signers ({left.get('unlistedRuns', 0)}"
+            f" runs) are not shown: a recipe shows at most {LIMITS.unlisted_signers} "
+            "unlisted signers (lowest source id first). Unlisted signers never change a "
+            "state; their pointers are marked <code>omitted</code> in "
+            "<code>data/pointers.json</code>."
+        )
     if left.get("versions"):
-        lines.append(f"{left['versions']} older aicr versions have no strict view of their own: "
-                     f"a recipe shows the {LIMITS.versions_per_recipe} newest.")
+        lines.append(
+            f"{left['versions']} older aicr versions have no strict view of their own: "
+            f"a recipe shows the {LIMITS.versions_per_recipe} newest."
+        )
     if left.get("historyRuns") or left.get("historyRows"):
-        lines.append(f"The history leaves out {left.get('historyRuns', 0)} older runs and "
-                     f"{left.get('historyRows', 0)} checks: it keeps each signer's "
-                     f"{LIMITS.runs_per_signer} newest runs and at most "
-                     f"{LIMITS.rows_per_series:,} checks, failed ones first.")
+        lines.append(
+            f"The history leaves out {left.get('historyRuns', 0)} older runs and "
+            f"{left.get('historyRows', 0)} checks: it keeps each signer's "
+            f"{LIMITS.runs_per_signer} newest runs and at most "
+            f"{LIMITS.rows_per_series:,} checks, failed ones first."
+        )
     return Markup("".join(f'<p class="recipe-omitted">{line}</p>\n' for line in lines))

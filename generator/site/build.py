@@ -132,8 +132,9 @@ def footer_values(inputs: SiteInputs) -> dict[str, Any]:
         "trust_production": bool(trust.get("production", False)),
         "trust_refreshed": trust.get("refreshed"),
         "trust_fallback": trust_fallback_reason(bi),
-        "build_time": str(bi.get("buildTime") or inputs.index.get("meta", {}).get(
-            "buildTime") or ""),
+        "build_time": str(
+            bi.get("buildTime") or inputs.index.get("meta", {}).get("buildTime") or ""
+        ),
         "registries": registry_note(bi.get("trustedRegistries")),
     }
 
@@ -152,8 +153,9 @@ def registry_note(trusted: Any) -> str:
     return "registries limited to " + ", ".join(str(t) for t in trusted)
 
 
-def effective_config(config: Path, *, docs: Path, site: Path, res: SiteResources,
-                     inputs: SiteInputs) -> dict[str, Any]:
+def effective_config(
+    config: Path, *, docs: Path, site: Path, res: SiteResources, inputs: SiteInputs
+) -> dict[str, Any]:
     """The user's (or default) mkdocs.yml with our folders, assets and values filled in.
 
     It is read by `load_site_config`, which refuses hooks, foreign plugins and Python tags."""
@@ -172,10 +174,11 @@ def effective_config(config: Path, *, docs: Path, site: Path, res: SiteResources
     extra = dict(cfg.get("extra") or {})
     extra["evidence"] = footer_values(inputs)
     cfg["extra"] = extra
-    cfg["extra_javascript"] = [*JS_FILES, *[j for j in cfg.get("extra_javascript") or []
-                                            if j not in JS_FILES]]
-    cfg["extra_css"] = [*CSS_FILES, *[c for c in cfg.get("extra_css") or []
-                                      if c not in CSS_FILES]]
+    cfg["extra_javascript"] = [
+        *JS_FILES,
+        *[j for j in cfg.get("extra_javascript") or [] if j not in JS_FILES],
+    ]
+    cfg["extra_css"] = [*CSS_FILES, *[c for c in cfg.get("extra_css") or [] if c not in CSS_FILES]]
     cfg.pop("repo_url", None)  # Material would call api.github.com from the browser
     return cfg
 
@@ -202,8 +205,9 @@ def _collect_warnings() -> Iterator[_Collect]:
         logger.removeHandler(handler)
 
 
-def _splice_plugin(fragments: Mapping[str, tuple[str, ...]],
-                   template_cache: Path | None = None) -> Any:
+def _splice_plugin(
+    fragments: Mapping[str, tuple[str, ...]], template_cache: Path | None = None
+) -> Any:
     """An in-process MkDocs plugin that puts each page's cut-out HTML blocks back.
 
     It runs on `page_context` after every other plugin (search indexes the page there), so
@@ -236,8 +240,11 @@ def _splice_plugin(fragments: Mapping[str, tuple[str, ...]],
     return Splice()
 
 
-def run_mkdocs(config_file: Path, fragments: Mapping[str, tuple[str, ...]] | None = None,
-               template_cache: Path | None = None) -> None:
+def run_mkdocs(
+    config_file: Path,
+    fragments: Mapping[str, tuple[str, ...]] | None = None,
+    template_cache: Path | None = None,
+) -> None:
     """`mkdocs build --strict` in-process; warnings become a BuildError.
 
     `fragments` (page path -> HTML blocks from `write_docs`) are spliced back into the pages.
@@ -250,8 +257,9 @@ def run_mkdocs(config_file: Path, fragments: Mapping[str, tuple[str, ...]] | Non
     with _collect_warnings() as seen:
         try:
             cfg = load_config(config_file=str(config_file), strict=True)
-            cfg.plugins["evidence-dashboard-splice"] = _splice_plugin(fragments or {},
-                                                                      template_cache)
+            cfg.plugins["evidence-dashboard-splice"] = _splice_plugin(
+                fragments or {}, template_cache
+            )
             cfg.plugins.on_startup(command="build", dirty=False)
             try:
                 build(cfg)
@@ -259,12 +267,14 @@ def run_mkdocs(config_file: Path, fragments: Mapping[str, tuple[str, ...]] | Non
                 cfg.plugins.on_shutdown()
         except (Abort, ConfigurationError, SystemExit) as exc:
             detail = "; ".join(seen.messages[:5]) or str(exc)
-            raise BuildError("MkDocs refused the generated site (strict mode)",
-                             location=Location(str(config_file)),
-                             expected="no warnings (broken links and anchors are fatal)",
-                             found=detail,
-                             hint="open the generated Markdown under the build docs folder "
-                                  "to see the page that broke") from exc
+            raise BuildError(
+                "MkDocs refused the generated site (strict mode)",
+                location=Location(str(config_file)),
+                expected="no warnings (broken links and anchors are fatal)",
+                found=detail,
+                hint="open the generated Markdown under the build docs folder "
+                "to see the page that broke",
+            ) from exc
 
 
 def _staging_parent(work_dir: Path, out_parent: Path) -> Path:
@@ -291,12 +301,19 @@ def _place_data(data_dir: Path, target: Path, *, move: bool) -> None:
     shutil.copytree(data_dir, target, dirs_exist_ok=True)
 
 
-def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: Path,
-               data_dir: Path | None = None, move_data: bool = False,
-               page_cache: Path | None = None,
-               digests: InputDigests | None = None,
-               data_ready: Callable[[], None] | None = None,
-               before_publish: Callable[[Path], None] | None = None) -> InputDigests | None:
+def build_site(
+    inputs: SiteInputs,
+    *,
+    out: Path,
+    config: Path | None,
+    work_dir: Path,
+    data_dir: Path | None = None,
+    move_data: bool = False,
+    page_cache: Path | None = None,
+    digests: InputDigests | None = None,
+    data_ready: Callable[[], None] | None = None,
+    before_publish: Callable[[Path], None] | None = None,
+) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
     `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with
@@ -328,15 +345,20 @@ def build_site(inputs: SiteInputs, *, out: Path, config: Path | None, work_dir: 
     written = write_docs(docs, res, markdown)
     out = out.absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=_staging_parent(
-        work_dir, out.parent)))
+    staging = Path(
+        tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=_staging_parent(work_dir, out.parent))
+    )
     try:
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
         config_file = work_dir / "mkdocs.yml"
-        config_file.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True),
-                               encoding="utf-8")
-        run_mkdocs(config_file, written.fragments,
-                   None if page_cache is None else page_cache.parent / "templates")
+        config_file.write_text(
+            yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True), encoding="utf-8"
+        )
+        run_mkdocs(
+            config_file,
+            written.fragments,
+            None if page_cache is None else page_cache.parent / "templates",
+        )
         shell_file = staging / "recipes" / SHELL_NAME / "index.html"
         shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
         metas = write_recipe_pages(model, res.pages, shell, staging, keys=keys, cache=cache)

@@ -35,15 +35,17 @@ class SealedBytecodeCache(BytecodeCache):
             stored = self._path(bucket).read_bytes()
         except OSError:
             return
-        data = self.auth.open(Purpose.TEMPLATE, stored, str(bucket.key).encode(),
-                              f"template {bucket.key}")
+        data = self.auth.open(
+            Purpose.TEMPLATE, stored, str(bucket.key).encode(), f"template {bucket.key}"
+        )
         if data is None:
             return
         bucket.bytecode_from_string(data)
 
     def dump_bytecode(self, bucket: Any) -> None:
-        data = self.auth.seal(Purpose.TEMPLATE, bucket.bytecode_to_string(),
-                              str(bucket.key).encode())
+        data = self.auth.seal(
+            Purpose.TEMPLATE, bucket.bytecode_to_string(), str(bucket.key).encode()
+        )
         try:
             fd, tmp = tempfile.mkstemp(prefix=".bytecode-", dir=self.folder)
             with os.fdopen(fd, "wb") as handle:

@@ -52,24 +52,46 @@ def latest_figure(check: str, readings: Sequence[Reading]) -> dict[str, Any]:
     names = [chart_text(r.signer if r.counted else f"{r.signer} (not counted)") for r in shown]
     floor = next((r.floor for r in readings if r.floor is not None), None)
     line = next((r.pass_line for r in readings if r.pass_line is not None), None)
-    data: list[dict[str, Any]] = [{
-        "type": "bar", "name": "measured", "x": names, "y": [r.measured for r in shown],
-        "text": [f"{r.measured:g}" for r in shown if r.measured is not None],
-        "textposition": "auto",
-        "marker": {"color": [_SIGNER_COLOURS[i % len(_SIGNER_COLOURS)]
-                             for i in range(len(shown))]},
-        "hovertemplate": "%{x}: %{y} GB/s<extra></extra>",
-    }]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "bar",
+            "name": "measured",
+            "x": names,
+            "y": [r.measured for r in shown],
+            "text": [f"{r.measured:g}" for r in shown if r.measured is not None],
+            "textposition": "auto",
+            "marker": {
+                "color": [_SIGNER_COLOURS[i % len(_SIGNER_COLOURS)] for i in range(len(shown))]
+            },
+            "hovertemplate": "%{x}: %{y} GB/s<extra></extra>",
+        }
+    ]
     if floor is not None and names:
-        data.append({"type": "scatter", "mode": "lines", "name": f"floor {floor:g}",
-                     "x": names, "y": [floor] * len(names),
-                     "line": {"color": "#c62828", "dash": "solid", "width": 2}})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"floor {floor:g}",
+                "x": names,
+                "y": [floor] * len(names),
+                "line": {"color": "#c62828", "dash": "solid", "width": 2},
+            }
+        )
     if line is not None and names:
-        data.append({"type": "scatter", "mode": "lines", "name": f"pass line {line:g} (0.9 x floor)",
-                     "x": names, "y": [line] * len(names),
-                     "line": {"color": "#f9a825", "dash": "dash", "width": 2}})
-    return {"data": data,
-            "layout": _layout(f"{chart_text(check)}: latest run per signer", "signer")}
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"pass line {line:g} (0.9 x floor)",
+                "x": names,
+                "y": [line] * len(names),
+                "line": {"color": "#f9a825", "dash": "dash", "width": 2},
+            }
+        )
+    return {
+        "data": data,
+        "layout": _layout(f"{chart_text(check)}: latest run per signer", "signer"),
+    }
 
 
 def history_figure(check: str, readings: Sequence[Reading]) -> dict[str, Any]:
@@ -83,15 +105,29 @@ def history_figure(check: str, readings: Sequence[Reading]) -> dict[str, Any]:
     for i, (signer, rows) in enumerate(sorted(by_signer.items())):
         rows = sorted(rows, key=lambda r: r.when)
         whens.extend(r.when for r in rows)
-        data.append({"type": "scatter", "mode": "lines+markers", "name": chart_text(signer),
-                     "x": [r.when for r in rows], "y": [r.measured for r in rows],
-                     "line": {"color": _SIGNER_COLOURS[i % len(_SIGNER_COLOURS)]}})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": chart_text(signer),
+                "x": [r.when for r in rows],
+                "y": [r.measured for r in rows],
+                "line": {"color": _SIGNER_COLOURS[i % len(_SIGNER_COLOURS)]},
+            }
+        )
     floor = next((r.floor for r in readings if r.floor is not None), None)
     if floor is not None and whens:
         span = [min(whens), max(whens)]
-        data.append({"type": "scatter", "mode": "lines", "name": f"floor {floor:g}",
-                     "x": span, "y": [floor, floor],
-                     "line": {"color": "#c62828", "width": 2}})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"floor {floor:g}",
+                "x": span,
+                "y": [floor, floor],
+                "line": {"color": "#c62828", "width": 2},
+            }
+        )
     layout = _layout(f"{chart_text(check)}: history per signer", "attested at")
     layout["xaxis"]["type"] = "date"
     return {"data": data, "layout": layout}

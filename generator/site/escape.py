@@ -26,17 +26,30 @@ _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
 # HTML entities, which Markdown passes through and the browser shows as the character.
 _MD = {
     **_HTML,
-    "|": "&#124;", "`": "&#96;", "[": "&#91;", "]": "&#93;", "*": "&#42;", "_": "&#95;",
-    "\\": "&#92;", "~": "&#126;", "^": "&#94;", "=": "&#61;", "{": "&#123;", "}": "&#125;",
-    "!": "&#33;", ":": "&#58;", "#": "&#35;", "+": "&#43;", "$": "&#36;",
+    "|": "&#124;",
+    "`": "&#96;",
+    "[": "&#91;",
+    "]": "&#93;",
+    "*": "&#42;",
+    "_": "&#95;",
+    "\\": "&#92;",
+    "~": "&#126;",
+    "^": "&#94;",
+    "=": "&#61;",
+    "{": "&#123;",
+    "}": "&#125;",
+    "!": "&#33;",
+    ":": "&#58;",
+    "#": "&#35;",
+    "+": "&#43;",
+    "$": "&#36;",
 }
 # The Markdown map as a `str.translate` table: one C-level pass per string.
 _SPACE = re.compile(r"\s")
 _MD_TABLE = str.maketrans(_MD)
 # Bidi embeddings/overrides/isolates, directional marks, the Arabic letter mark, and C0/C1
 # controls (with DEL) except tab and newline: shown as `\\uXXXX` instead of acting on the text.
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
-                        "\u2066-\u2069]")
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Plotly reads pseudo-HTML (`<a href>`, `<b>`, `<span style>`, `<br>`) and entities in every
 # text it draws, and `%{...}` as a template in titles, hover and text templates.
 _PLOTLY = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "%": "&#37;"}
@@ -130,8 +143,8 @@ def md(value: object) -> Markup:
         out = ("&#45;" if out[0] == "-" else "&#46;") + out[1:]
     if len(out) >= 2 and out[0].isdigit():
         head = len(out) - len(out.lstrip("0123456789"))
-        if out[head:head + 1] in (".", ")"):
-            out = out[:head] + ("&#46;" if out[head] == "." else "&#41;") + out[head + 1:]
+        if out[head : head + 1] in (".", ")"):
+            out = out[:head] + ("&#46;" if out[head] == "." else "&#41;") + out[head + 1 :]
     return Markup(out)
 
 
@@ -160,8 +173,9 @@ def link(text: object, url: object, *, cls: str = "") -> Markup:
     if good is None:
         return html(text)
     extra = f' class="{html(cls)}"' if cls else ""
-    return Markup(f'<a href="{attr(good)}"{extra} rel="noopener noreferrer nofollow">'
-                  f'{html(text)}</a>')
+    return Markup(
+        f'<a href="{attr(good)}"{extra} rel="noopener noreferrer nofollow">{html(text)}</a>'
+    )
 
 
 def figure_attr(figure: Any) -> Markup:
@@ -170,8 +184,9 @@ def figure_attr(figure: Any) -> Markup:
     `text` writes controls and bidi characters as `\\uXXXX`, which inside a JSON string is
     the JSON escape of the same character: JSON.parse gives back the exact string, and none
     stands raw in the page."""
-    dumped = json.dumps(figure, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                        allow_nan=False)
+    dumped = json.dumps(
+        figure, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
     return Markup(text(dumped))
 
 

@@ -23,8 +23,14 @@ from generator.site import bounded, escape
 from generator.site.charts import Reading, history_figure, latest_figure
 
 STATE_ORDER = ("CONFIRMED", "SINGLE", "PARTIAL", "UNTESTED", "FAILING", "CONTESTED")
-STATE_CLASS = {"CONFIRMED": "confirmed", "SINGLE": "single", "PARTIAL": "partial",
-               "UNTESTED": "untested", "FAILING": "failing", "CONTESTED": "contested"}
+STATE_CLASS = {
+    "CONFIRMED": "confirmed",
+    "SINGLE": "single",
+    "PARTIAL": "partial",
+    "UNTESTED": "untested",
+    "FAILING": "failing",
+    "CONTESTED": "contested",
+}
 RESULT_WORD = {"pass": ("✓", "pass"), "fail": ("✗", "fail"), "not-run": ("·", "not run")}
 EXIT_WORD = {0: "verified", 1: "verified, phase failures recorded", 2: "rejected", 3: "no verdict"}
 COMMIT_URL = "https://github.com/NVIDIA/aicr/commit/"
@@ -114,9 +120,12 @@ class Tab:
 
 def tabs_of(index: Mapping[str, Any]) -> list[Tab]:
     """Every tab of index.json in catalog order."""
-    return [Tab(str(g["service"]), str(d["accelerator"]), str(d["os"]), t)
-            for g in index.get("groups", []) for d in g.get("dashboards", [])
-            for t in d.get("tabs", [])]
+    return [
+        Tab(str(g["service"]), str(d["accelerator"]), str(d["os"]), t)
+        for g in index.get("groups", [])
+        for d in g.get("dashboards", [])
+        for t in d.get("tabs", [])
+    ]
 
 
 def verdict_of(pointer: Mapping[str, Any]) -> str:
@@ -173,15 +182,23 @@ def evidence_time(evidence: Mapping[str, Any]) -> str:
 
 def _counted_evidence(p: Mapping[str, Any]) -> bool:
     """Verified evidence its recipe shows (not left out by a count limit)."""
-    return (verdict_of(p) in ("verified", "failures") and p.get("evidence") is not None
-            and not p.get("omitted"))
+    return (
+        verdict_of(p) in ("verified", "failures")
+        and p.get("evidence") is not None
+        and not p.get("omitted")
+    )
 
 
 class SiteModel:
     """Indexes over the four documents the templates need."""
 
-    def __init__(self, index: Mapping[str, Any], series: Mapping[str, Mapping[str, Any]],
-                 pointers: Mapping[str, Any], build_info: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        index: Mapping[str, Any],
+        series: Mapping[str, Mapping[str, Any]],
+        pointers: Mapping[str, Any],
+        build_info: Mapping[str, Any],
+    ) -> None:
         self.index = index
         self.series = series
         self.pointers: list[Mapping[str, Any]] = list(pointers.get("pointers", []))
@@ -190,8 +207,9 @@ class SiteModel:
         self.states: Mapping[str, Mapping[str, Any]] = index.get("states", {})
         self.phases: list[str] = list(index.get("phases", []))
         self.tabs = tabs_of(index)
-        self.build_time = str(build_info.get("buildTime") or index.get("meta", {}).get(
-            "buildTime") or "")
+        self.build_time = str(
+            build_info.get("buildTime") or index.get("meta", {}).get("buildTime") or ""
+        )
         self.labels = self._readable_labels()
         # Per-recipe indexes, built once: every page asks for them, often several times, and
         # scanning all pointers per question is quadratic at 1,000 recipes.
@@ -218,7 +236,8 @@ class SiteModel:
                 f'<span class="state state-{STATE_CLASS.get(name, "untested")}" '
                 f'data-state="{escape.attr(name)}" title="{escape.attr(info.get("description", ""))}">'
                 f'<span class="state-icon" aria-hidden="true">{escape.html(info.get("icon", "?"))}'
-                f'</span> {escape.html(info.get("label", name))}{escape.html(suffix)}</span>')
+                f"</span> {escape.html(info.get('label', name))}{escape.html(suffix)}</span>"
+            )
         return badge
 
     # ---------------------------------------------------------------- signers
@@ -281,10 +300,14 @@ class SiteModel:
 
     @staticmethod
     def _sort_pointers(found: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        return sorted(found, key=lambda p: (
-            p.get("evidence") is None,
-            "" if p.get("evidence") is None else _invert(evidence_time(p["evidence"])),
-            str(p.get("path"))))
+        return sorted(
+            found,
+            key=lambda p: (
+                p.get("evidence") is None,
+                "" if p.get("evidence") is None else _invert(evidence_time(p["evidence"])),
+                str(p.get("path")),
+            ),
+        )
 
     def latest_evidence(self, recipe: str) -> list[Mapping[str, Any]]:
         """Each signer's newest verified pointer for a recipe, counted signers first."""
@@ -302,9 +325,13 @@ class SiteModel:
             cur = best.get(src)
             if cur is None or evidence_time(p["evidence"]) > evidence_time(cur["evidence"]):
                 best[src] = p
-        return sorted(best.values(), key=lambda p: (
-            not (p.get("signer") or {}).get("allowlisted"), self.label(p["signer"].get(
-                "sourceId"), p)))
+        return sorted(
+            best.values(),
+            key=lambda p: (
+                not (p.get("signer") or {}).get("allowlisted"),
+                self.label(p["signer"].get("sourceId"), p),
+            ),
+        )
 
     def problems(self) -> list[Mapping[str, Any]]:
         return [p for p in self.pointers if verdict_of(p) in ("rejected", "pending", "no-verdict")]
@@ -353,12 +380,15 @@ class SiteModel:
             ev = p["evidence"]
             src = (p.get("signer") or {}).get("sourceId")
             for bw in ev.get("bandwidth") or []:
-                r = Reading(signer=self.label(src, p),
-                            counted=bool((p.get("signer") or {}).get("allowlisted")),
-                            when=str(ev.get("attestedAt")),
-                            measured=_gbps(bw.get("measured")), floor=_gbps(bw.get("floor")),
-                            pass_line=_gbps(bw.get("passLine")),
-                            result=bw.get("result"))
+                r = Reading(
+                    signer=self.label(src, p),
+                    counted=bool((p.get("signer") or {}).get("allowlisted")),
+                    when=str(ev.get("attestedAt")),
+                    measured=_gbps(bw.get("measured")),
+                    floor=_gbps(bw.get("floor")),
+                    pass_line=_gbps(bw.get("passLine")),
+                    result=bw.get("result"),
+                )
                 latest, every = out.setdefault(str(bw.get("check")), ([], []))
                 every.append(r)
                 if p["path"] in latest_paths:
@@ -373,8 +403,7 @@ class SiteModel:
 def _gbps(value: Any) -> Any:
     """A bandwidth number as a float: data/*.json writes an integral float as Go does (`300`),
     which reads back as an int, and a page must not depend on which of the two it got."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else value
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
 def newest_per_signer(readings: list[Reading], limit: int) -> list[Reading]:
@@ -404,30 +433,57 @@ def _environment(templates: Path) -> jinja2.Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # templates do not change during a build: no stat per include
     )
-    env.filters.update(md=escape.md, h=escape.html, attr=escape.attr, code=escape.code,
-                       figure=escape.figure_attr, data=escape.data_attr)
-    env.globals.update(link=escape.link, safe_url=escape.safe_url, rel=rel, mdrel=mdrel,
-                       recipe_page=recipe_page, source_page=source_page, age=age,
-                       freshness_text=freshness_text, verdict_of=verdict_of,
-                       latest_figure=latest_figure, history_figure=history_figure,
-                       STATE_ORDER=STATE_ORDER, STATE_CLASS=STATE_CLASS,
-                       RESULT_WORD=RESULT_WORD, EXIT_WORD=EXIT_WORD, COMMIT_URL=COMMIT_URL,
-                       result_badge=result_badge, cards_shown=bounded.cards_shown,
-                       recipe_omissions=bounded.recipe_omissions)
+    env.filters.update(
+        md=escape.md,
+        h=escape.html,
+        attr=escape.attr,
+        code=escape.code,
+        figure=escape.figure_attr,
+        data=escape.data_attr,
+    )
+    env.globals.update(
+        link=escape.link,
+        safe_url=escape.safe_url,
+        rel=rel,
+        mdrel=mdrel,
+        recipe_page=recipe_page,
+        source_page=source_page,
+        age=age,
+        freshness_text=freshness_text,
+        verdict_of=verdict_of,
+        latest_figure=latest_figure,
+        history_figure=history_figure,
+        STATE_ORDER=STATE_ORDER,
+        STATE_CLASS=STATE_CLASS,
+        RESULT_WORD=RESULT_WORD,
+        EXIT_WORD=EXIT_WORD,
+        COMMIT_URL=COMMIT_URL,
+        result_badge=result_badge,
+        cards_shown=bounded.cards_shown,
+        recipe_omissions=bounded.recipe_omissions,
+    )
     from generator.site import cards  # cards builds on this module's helpers
 
-    env.globals.update(pointer_card=cards.pointer_card, grid_block=cards.grid_block,
-                       hardware_block=cards.hardware_block,
-                       source_recipes_table=cards.source_recipes_table,
-                       source_builds_block=cards.source_builds_block)
+    env.globals.update(
+        pointer_card=cards.pointer_card,
+        grid_block=cards.grid_block,
+        hardware_block=cards.hardware_block,
+        source_recipes_table=cards.source_recipes_table,
+        source_builds_block=cards.source_builds_block,
+    )
     return env
 
 
 def aicr_command(tab: Mapping[str, Any]) -> str:
     """`aicr recipe --service … --accelerator … --os … --intent … [--platform …] [--profile …]`."""
     c = tab.get("coord") or {}
-    parts = ["aicr recipe", f"--service {c.get('service')}", f"--accelerator {c.get('accelerator')}",
-             f"--os {c.get('os')}", f"--intent {c.get('intent')}"]
+    parts = [
+        "aicr recipe",
+        f"--service {c.get('service')}",
+        f"--accelerator {c.get('accelerator')}",
+        f"--os {c.get('os')}",
+        f"--intent {c.get('intent')}",
+    ]
     if c.get("platform"):
         parts.append(f"--platform {c['platform']}")
     if tab.get("profileSelection"):
@@ -442,20 +498,32 @@ def route_table(model: SiteModel) -> dict[str, Any]:
         path = str(t.doc.get("path") or "")
         if path:
             tabs[path] = page_url(recipe_page(t.recipe))
-    sources = {src: page_url(source_page(str(info["slug"])))
-               for src, info in model.sources.items() if info.get("slug")}
+    sources = {
+        src: page_url(source_page(str(info["slug"])))
+        for src, info in model.sources.items()
+        if info.get("slug")
+    }
     return {"tabs": tabs, "sources": sources}
 
 
 def _common(model: SiteModel) -> dict[str, Any]:
     """What every page template sees besides its own values."""
-    return {"m": model, "build_time": model.build_time, "aicr_command": aicr_command,
-            "signer_columns": signer_columns, "grid_rows": grid_rows,
-            "counts_text": counts_text, "k8s_minors": k8s_minors,
-            "hardware_matrix": hardware_matrix, "components_matrix": components_matrix,
-            "criteria_matrix": criteria_matrix, "validator_images": validator_images,
-            "state_badge": model.state_badge, "result_counts": result_counts,
-            "newest_build": newest_build}
+    return {
+        "m": model,
+        "build_time": model.build_time,
+        "aicr_command": aicr_command,
+        "signer_columns": signer_columns,
+        "grid_rows": grid_rows,
+        "counts_text": counts_text,
+        "k8s_minors": k8s_minors,
+        "hardware_matrix": hardware_matrix,
+        "components_matrix": components_matrix,
+        "criteria_matrix": criteria_matrix,
+        "validator_images": validator_images,
+        "state_badge": model.state_badge,
+        "result_counts": result_counts,
+        "newest_build": newest_build,
+    }
 
 
 def render_pages(model: SiteModel, templates: Path) -> dict[str, str]:
@@ -502,9 +570,13 @@ class RecipePages:
     def render(self, tab: Tab) -> HtmlPage:
         """The page of one catalog entry."""
         path = recipe_page(tab.recipe)
-        body = self._template.render(page=path, tab=tab, html_page=True,
-                                     series=self.model.series.get(tab.recipe, {}),
-                                     **self._common)
+        body = self._template.render(
+            page=path,
+            tab=tab,
+            html_page=True,
+            series=self.model.series.get(tab.recipe, {}),
+            **self._common,
+        )
         meta = self.meta(tab)
         return HtmlPage(meta.title, body, meta.search_text, meta.tags)
 
@@ -529,21 +601,30 @@ def search_summary(model: SiteModel, tab: Tab) -> str:
     latest = model.latest_evidence(tab.recipe)
     grids = [doc.get("combined") or {}, *doc.get("versions", [])]
     columns = signer_columns(model, grids, latest)
-    checks = list(dict.fromkeys(str(t.get("name")) for t in (doc.get("combined") or {}).get(
-        "tests", [])))
-    axes = " ".join(str(coord[a]) for a in ("service", "accelerator", "os", "intent", "platform")
-                    if coord.get(a))
-    text = (f"Recipe state: {info.get('label', doc.get('rollup'))}. "
-            f"Recipe {tab.recipe} ({axes}). Checks: {', '.join(checks)}. "
-            f"Signers: {', '.join(model.label(s) for s in columns)}.")
+    checks = list(
+        dict.fromkeys(str(t.get("name")) for t in (doc.get("combined") or {}).get("tests", []))
+    )
+    axes = " ".join(
+        str(coord[a])
+        for a in ("service", "accelerator", "os", "intent", "platform")
+        if coord.get(a)
+    )
+    text = (
+        f"Recipe state: {info.get('label', doc.get('rollup'))}. "
+        f"Recipe {tab.recipe} ({axes}). Checks: {', '.join(checks)}. "
+        f"Signers: {', '.join(model.label(s) for s in columns)}."
+    )
     return f"<p>{escape.html(text)}</p>"
 
 
 def result_counts(results: Mapping[str, Any]) -> dict[str, int]:
     """How many rows of one build passed, failed and were not run."""
     values = list(results.values())
-    return {"pass": values.count("pass"), "fail": values.count("fail"),
-            "notRun": values.count("not-run")}
+    return {
+        "pass": values.count("pass"),
+        "fail": values.count("fail"),
+        "notRun": values.count("not-run"),
+    }
 
 
 def newest_build(builds: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -556,18 +637,23 @@ def result_badge(result: str, reason: str | None = None) -> Markup:
     """A test result as a word and an icon (with the skip reason, if any); memoised, as a
     site shows the same few results hundreds of thousands of times."""
     if result == "none":
-        return Markup('<span class="result result-none" title="no result from this signer">'
-                      '<span aria-hidden="true">–</span> no result</span>')
+        return Markup(
+            '<span class="result result-none" title="no result from this signer">'
+            '<span aria-hidden="true">–</span> no result</span>'
+        )
     icon, word = RESULT_WORD.get(result, ("?", result))
-    text = (f'<span class="result result-{escape.attr(result)}"><span aria-hidden="true">'
-            f'{icon}</span> {escape.html(word)}</span>')
+    text = (
+        f'<span class="result result-{escape.attr(result)}"><span aria-hidden="true">'
+        f"{icon}</span> {escape.html(word)}</span>"
+    )
     if reason:
         text += f'<span class="skip-reason">({escape.html(reason)})</span>'
     return Markup(text)
 
 
-def signer_columns(model: SiteModel, grids: Sequence[Mapping[str, Any]],
-                   latest: Sequence[Mapping[str, Any]]) -> list[str]:
+def signer_columns(
+    model: SiteModel, grids: Sequence[Mapping[str, Any]], latest: Sequence[Mapping[str, Any]]
+) -> list[str]:
     """Source ids that appear in any grid or latest evidence, counted first, then by label."""
     seen: set[str] = set()
     for g in grids:
@@ -610,16 +696,22 @@ class Row:
     def detail(self) -> str:
         """Everything about the consensus in one sentence (the cell's tooltip)."""
         c = self.counts
-        parts = [f"allowlisted signers: {c.get('pass', 0)} pass, {c.get('fail', 0)} fail, "
-                 f"{c.get('notRun', 0)} not run"]
+        parts = [
+            f"allowlisted signers: {c.get('pass', 0)} pass, {c.get('fail', 0)} fail, "
+            f"{c.get('notRun', 0)} not run"
+        ]
         if self.reported:
             parts.append(f"{self.reported} reported by unlisted signers, not counted")
         parts.extend(self.notes)
         return "; ".join(parts)
 
 
-def grid_rows(model: SiteModel, grid: Mapping[str, Any], columns: Sequence[str],
-              latest: Sequence[Mapping[str, Any]]) -> list[Row]:
+def grid_rows(
+    model: SiteModel,
+    grid: Mapping[str, Any],
+    columns: Sequence[str],
+    latest: Sequence[Mapping[str, Any]],
+) -> list[Row]:
     """The rows of one grid with one cell per column (signer)."""
     skipped: dict[tuple[str, str, str], str | None] = {}
     k8s_of: dict[str, str] = {}
@@ -640,9 +732,16 @@ def grid_rows(model: SiteModel, grid: Mapping[str, Any], columns: Sequence[str],
             s = by_src.get(src)
             key = (src, str(t["phase"]), str(t["name"]))
             if s is not None:
-                cells.append(Cell(str(s["result"]), None, str(s.get("k8sVer") or ""),
-                                  str(s.get("aicrVer") or ""), str(s.get("when") or ""),
-                                  str(s.get("evidenceRef") or "")))
+                cells.append(
+                    Cell(
+                        str(s["result"]),
+                        None,
+                        str(s.get("k8sVer") or ""),
+                        str(s.get("aicrVer") or ""),
+                        str(s.get("when") or ""),
+                        str(s.get("evidenceRef") or ""),
+                    )
+                )
             elif key in skipped and grid.get("aicrVer", "") == "":
                 cells.append(Cell("not-run", skipped[key], k8s_of.get(src, ""), "", "", ""))
             else:
@@ -661,9 +760,19 @@ def grid_rows(model: SiteModel, grid: Mapping[str, Any], columns: Sequence[str],
                 flags.append("one org")
             else:
                 notes.append(f"{t.get('distinctOrgs')} organisations")
-        rows.append(Row(str(t["phase"]), str(t["name"]), state,
-                        int(model.states.get(state, {}).get("rank", 0)), t.get("counts") or {},
-                        int(t.get("reported") or 0), tuple(notes), tuple(cells), tuple(flags)))
+        rows.append(
+            Row(
+                str(t["phase"]),
+                str(t["name"]),
+                state,
+                int(model.states.get(state, {}).get("rank", 0)),
+                t.get("counts") or {},
+                int(t.get("reported") or 0),
+                tuple(notes),
+                tuple(cells),
+                tuple(flags),
+            )
+        )
     return rows
 
 
@@ -678,9 +787,13 @@ def counts_text(row: Row) -> str:
 
 def k8s_minors(grids: Sequence[Mapping[str, Any]]) -> list[str]:
     """Distinct Kubernetes minors of the signers in these grids, newest first."""
-    found = {".".join(str(s.get("k8sVer")).split(".")[:2])
-             for g in grids for t in g.get("tests", []) for s in t.get("signers", [])
-             if s.get("k8sVer")}
+    found = {
+        ".".join(str(s.get("k8sVer")).split(".")[:2])
+        for g in grids
+        for t in g.get("tests", [])
+        for s in t.get("signers", [])
+        if s.get("k8sVer")
+    }
 
     def key(v: str) -> tuple[int, ...]:
         return tuple(int(x) if x.isdigit() else 0 for x in v.split("."))
@@ -708,8 +821,10 @@ class MatrixRow:
     @property
     def sources(self) -> str:
         """Where the values were read (`fingerprint`, `snapshot`, `recipe`), distinct, in order."""
-        return ", ".join(dict.fromkeys(c.note for c in self.cells if c.value is not None
-                                       and c.note)) or "–"
+        return (
+            ", ".join(dict.fromkeys(c.note for c in self.cells if c.value is not None and c.note))
+            or "–"
+        )
 
     @property
     def differs(self) -> bool:
@@ -732,10 +847,15 @@ def hardware_matrix(latest: Sequence[Mapping[str, Any]]) -> list[MatrixRow]:
     for key in _ordered_keys(per, "key"):
         found = [next((h for h in hw if str(h.get("key")) == key), None) for hw in per]
         first = next(h for h in found if h is not None)
-        cells = tuple(MCell(None) if h is None or h.get("value") is None else
-                      MCell(str(h["value"]), str(h.get("source") or "")) for h in found)
-        rows.append(MatrixRow(str(first.get("label") or key), str(first.get("detail") or ""),
-                              cells))
+        cells = tuple(
+            MCell(None)
+            if h is None or h.get("value") is None
+            else MCell(str(h["value"]), str(h.get("source") or ""))
+            for h in found
+        )
+        rows.append(
+            MatrixRow(str(first.get("label") or key), str(first.get("detail") or ""), cells)
+        )
     return rows
 
 
@@ -745,22 +865,31 @@ def components_matrix(latest: Sequence[Mapping[str, Any]]) -> list[MatrixRow]:
     rows = []
     for name in sorted(_ordered_keys(per, "name")):
         found = [next((c for c in comps if str(c.get("name")) == name), None) for comps in per]
-        rows.append(MatrixRow(name, "", tuple(MCell(None) if c is None else
-                                              MCell(str(c.get("version"))) for c in found)))
+        rows.append(
+            MatrixRow(
+                name,
+                "",
+                tuple(MCell(None) if c is None else MCell(str(c.get("version"))) for c in found),
+            )
+        )
     return rows
 
 
 def criteria_matrix(latest: Sequence[Mapping[str, Any]]) -> list[MatrixRow]:
     """Recipe criteria (rows): what the recipe requires and what each signer's cluster provides."""
-    per = [list((p["evidence"].get("criteriaMatch") or {}).get("dimensions") or [])
-           for p in latest]
+    per = [list((p["evidence"].get("criteriaMatch") or {}).get("dimensions") or []) for p in latest]
     rows = []
     for dim in _ordered_keys(per, "dimension"):
         found = [next((d for d in ds if str(d.get("dimension")) == dim), None) for ds in per]
         first = next(d for d in found if d is not None)
-        cells = tuple(MCell(None) if d is None or d.get("fingerprintProvides") is None else
-                      MCell(str(d["fingerprintProvides"]), str(d.get("match") or ""),
-                            bool(d.get("mismatched"))) for d in found)
+        cells = tuple(
+            MCell(None)
+            if d is None or d.get("fingerprintProvides") is None
+            else MCell(
+                str(d["fingerprintProvides"]), str(d.get("match") or ""), bool(d.get("mismatched"))
+            )
+            for d in found
+        )
         rows.append(MatrixRow(dim, str(first.get("recipeRequires") or "–"), cells))
     return rows
 

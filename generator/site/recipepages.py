@@ -30,8 +30,15 @@ from generator.site.shell import PageShell
 
 RENDER_VERSION = "3"
 """Bump when page output changes in a way the hashed inputs and sources below cannot see."""
-_CODE = ("pages.py", "cards.py", "escape.py", "charts.py", "shell.py", "recipepages.py",
-         "bounded.py")
+_CODE = (
+    "pages.py",
+    "cards.py",
+    "escape.py",
+    "charts.py",
+    "shell.py",
+    "recipepages.py",
+    "bounded.py",
+)
 
 
 def templates_digest(templates: Path) -> str:
@@ -93,10 +100,21 @@ class InputDigests:
 
 def input_digests(model: SiteModel) -> InputDigests:
     """Hash every document part the pages read."""
-    context = _digest([dict(model.sources), dict(model.states), list(model.phases),
-                       dict(model.build_info), model.build_time])
-    recipes = tuple(_digest([tab.recipe, tab.doc, model.series.get(tab.recipe, {}),
-                             model.pointers_for(tab.recipe)]) for tab in model.tabs)
+    context = _digest(
+        [
+            dict(model.sources),
+            dict(model.states),
+            list(model.phases),
+            dict(model.build_info),
+            model.build_time,
+        ]
+    )
+    recipes = tuple(
+        _digest(
+            [tab.recipe, tab.doc, model.series.get(tab.recipe, {}), model.pointers_for(tab.recipe)]
+        )
+        for tab in model.tabs
+    )
     orphans = [p for p in model.pointers if not model.has_recipe(p.get("recipe"))]
     index = {k: v for k, v in model.index.items() if k != "groups"}
     return InputDigests(context, recipes, _digest([orphans, index]))
@@ -197,8 +215,9 @@ class _Job:
 def shell_keys(keys: Sequence[str], shell: PageShell) -> list[str]:
     """The keys of finished pages: each body's key with the shell around it (the shell, tens
     of KB, is hashed once, not once per page)."""
-    around = hashlib.sha256(shell.head.encode("utf-8") + b"\0"
-                            + shell.tail.encode("utf-8")).digest()
+    around = hashlib.sha256(
+        shell.head.encode("utf-8") + b"\0" + shell.tail.encode("utf-8")
+    ).digest()
     return [hashlib.sha256(f"{key}\0".encode() + around).hexdigest() for key in keys]
 
 
@@ -228,9 +247,15 @@ def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
     return True
 
 
-def write_recipe_pages(model: SiteModel, templates: Path, shell: PageShell, site: Path, *,
-                       keys: Sequence[str] = (), cache: PageCache | None = None
-                       ) -> list[PageMeta]:
+def write_recipe_pages(
+    model: SiteModel,
+    templates: Path,
+    shell: PageShell,
+    site: Path,
+    *,
+    keys: Sequence[str] = (),
+    cache: PageCache | None = None,
+) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
 
     `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached

@@ -34,10 +34,16 @@ def locate(checkout: Path | None = None) -> SiteResources:
     candidates.append((checkout or Path(__file__).resolve().parents[2]) / "site_templates")
     for root in candidates:
         if (root / "pages").is_dir() and (root / "overrides").is_dir():
-            return SiteResources(pages=root / "pages", overrides=root / "overrides",
-                                 assets=res / "assets", default_config=res / "mkdocs.yml")
-    raise BuildError("the site templates were not found",
-                     location=Location(str(candidates[0])),
-                     expected="site_templates/pages and site_templates/overrides",
-                     found="neither in the installed package nor next to the source checkout",
-                     hint="reinstall evidence-dashboard (the wheel ships the templates)")
+            return SiteResources(
+                pages=root / "pages",
+                overrides=root / "overrides",
+                assets=res / "assets",
+                default_config=res / "mkdocs.yml",
+            )
+    raise BuildError(
+        "the site templates were not found",
+        location=Location(str(candidates[0])),
+        expected="site_templates/pages and site_templates/overrides",
+        found="neither in the installed package nor next to the source checkout",
+        hint="reinstall evidence-dashboard (the wheel ships the templates)",
+    )

@@ -36,8 +36,7 @@ BODY_MARKER = "<!--evidence-dashboard-shell-body-->"
 
 def shell_markdown() -> str:
     """The shell page's Markdown: recipe-page front matter, a placeholder title, a marker."""
-    return (f"---\nhide:\n  - navigation\n  - toc\ntitle: {TITLE_TOKEN}\n---\n\n"
-            f"{BODY_MARKER}\n")
+    return f"---\nhide:\n  - navigation\n  - toc\ntitle: {TITLE_TOKEN}\n---\n\n{BODY_MARKER}\n"
 
 
 @dataclass(frozen=True)
@@ -52,12 +51,13 @@ class PageShell:
         """Cut a rendered shell; a theme that dropped the body marker is a BuildError."""
         found = html_text.count(BODY_MARKER)
         if found != 1:
-            raise BuildError("the theme's page template did not keep the page body exactly once",
-                             location=Location(source),
-                             expected=f"one {BODY_MARKER} in the rendered shell page",
-                             found=f"{found} occurrences",
-                             hint="check the theme overrides: the main template must render "
-                                  "page.content once")
+            raise BuildError(
+                "the theme's page template did not keep the page body exactly once",
+                location=Location(source),
+                expected=f"one {BODY_MARKER} in the rendered shell page",
+                found=f"{found} occurrences",
+                hint="check the theme overrides: the main template must render page.content once",
+            )
         head, tail = html_text.split(BODY_MARKER)
         return cls(head, tail)
 
@@ -87,19 +87,21 @@ def _fix_search(path: Path, pages: Mapping[str, HtmlPage], names: Sequence[str])
     if not path.is_file():
         return
     index: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    docs = [d for d in index.get("docs", []) if not str(d.get("location", "")).startswith(
-        SHELL_URL)]
+    docs = [
+        d for d in index.get("docs", []) if not str(d.get("location", "")).startswith(SHELL_URL)
+    ]
     for name in names:
         page = pages[name]
-        entry: dict[str, Any] = {"location": f"recipes/{name}/",
-                                 "title": escape.neutral(page.title),
-                                 "text": page.search_text}
+        entry: dict[str, Any] = {
+            "location": f"recipes/{name}/",
+            "title": escape.neutral(page.title),
+            "text": page.search_text,
+        }
         if page.tags:
             entry["tags"] = [escape.neutral(t) for t in page.tags]
         docs.append(entry)
     index["docs"] = docs
-    path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")),
-                    encoding="utf-8")
+    path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
 
 
 def _fix_sitemap(path: Path, names: Sequence[str]) -> None:
@@ -116,7 +118,7 @@ def _fix_sitemap(path: Path, names: Sequence[str]) -> None:
     line_start = text.rfind("\n", 0, open_at) + 1
     indent = text[line_start:open_at]
     entry = text[open_at:close_at]
-    line_end = close_at + 1 if text[close_at:close_at + 1] == "\n" else close_at
+    line_end = close_at + 1 if text[close_at : close_at + 1] == "\n" else close_at
     rest = text[:line_start] + text[line_end:]
     added = "".join(f"{indent}{entry.replace(SHELL_URL, f'recipes/{n}/')}\n" for n in names)
     end = rest.rfind("</urlset>")
@@ -134,9 +136,13 @@ def _fix_tags(path: Path, pages: Mapping[str, HtmlPage], names: Sequence[str]) -
     if not path.is_file():
         return
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    mappings = [m for m in data.get("mappings", [])
-                if (m.get("item") or {}).get("url") != SHELL_URL]
-    mappings.extend({"item": {"url": f"recipes/{n}/", "title": pages[n].title},
-                     "tags": list(pages[n].tags)} for n in names if pages[n].tags)
+    mappings = [
+        m for m in data.get("mappings", []) if (m.get("item") or {}).get("url") != SHELL_URL
+    ]
+    mappings.extend(
+        {"item": {"url": f"recipes/{n}/", "title": pages[n].title}, "tags": list(pages[n].tags)}
+        for n in names
+        if pages[n].tags
+    )
     data["mappings"] = mappings
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")

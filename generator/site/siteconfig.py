@@ -29,25 +29,64 @@ __all__ = ["ALLOWED_PLUGINS", "CONFIG_LIMIT", "load_site_config"]
 
 ALLOWED_PLUGINS = frozenset({"search", "tags", "material/search", "material/tags"})
 """Plugins a configuration may enable: those of the packaged mkdocs.yml."""
-_MARKDOWN_BUILTINS = frozenset({
-    "abbr", "admonition", "attr_list", "codehilite", "def_list", "extra", "fenced_code",
-    "footnotes", "legacy_attrs", "legacy_em", "md_in_html", "meta", "nl2br", "sane_lists",
-    "smarty", "tables", "toc", "wikilinks",
-})
+_MARKDOWN_BUILTINS = frozenset(
+    {
+        "abbr",
+        "admonition",
+        "attr_list",
+        "codehilite",
+        "def_list",
+        "extra",
+        "fenced_code",
+        "footnotes",
+        "legacy_attrs",
+        "legacy_em",
+        "md_in_html",
+        "meta",
+        "nl2br",
+        "sane_lists",
+        "smarty",
+        "tables",
+        "toc",
+        "wikilinks",
+    }
+)
 _MARKDOWN_PACKAGES = ("markdown.extensions.", "pymdownx.", "material.")
 _FORBIDDEN_KEYS = {"hooks": "hooks run Python files", "INHERIT": "INHERIT reads another file"}
 _STANDARD_TAG = "tag:yaml.org,2002:"
-_SAFE_TAGS = frozenset(f"{_STANDARD_TAG}{name}" for name in (
-    "str", "int", "float", "bool", "null", "map", "seq", "timestamp", "binary", "merge",
-    "omap", "pairs", "set", "value"))
+_SAFE_TAGS = frozenset(
+    f"{_STANDARD_TAG}{name}"
+    for name in (
+        "str",
+        "int",
+        "float",
+        "bool",
+        "null",
+        "map",
+        "seq",
+        "timestamp",
+        "binary",
+        "merge",
+        "omap",
+        "pairs",
+        "set",
+        "value",
+    )
+)
 _ALLOWED_TAGS = _SAFE_TAGS | {"!ENV"}
 CONFIG_LIMIT = 1024 * 1024
 
 
-def _refuse(config: Path, key: str, message: str, *, expected: str, found: str,
-            hint: str) -> UsageError:
-    return UsageError(message, location=Location(str(config), key or None), expected=expected,
-                      found=found, hint=hint)
+def _refuse(
+    config: Path, key: str, message: str, *, expected: str, found: str, hint: str
+) -> UsageError:
+    return UsageError(
+        message,
+        location=Location(str(config), key or None),
+        expected=expected,
+        found=found,
+        hint=hint,
+    )
 
 
 def _nodes(node: yaml.Node, path: str, seen: set[int]) -> Iterator[tuple[str, yaml.Node]]:
@@ -81,8 +120,9 @@ def _names(node: yaml.Node | None) -> Iterator[tuple[int, str]]:
     elif isinstance(node, yaml.MappingNode):
         for index, (key, _value) in enumerate(node.value):
             yield index, str(getattr(key, "value", "?"))
-    elif node is not None and not (isinstance(node, yaml.ScalarNode)
-                                   and node.tag == f"{_STANDARD_TAG}null"):
+    elif node is not None and not (
+        isinstance(node, yaml.ScalarNode) and node.tag == f"{_STANDARD_TAG}null"
+    ):
         yield 0, "?"
 
 
@@ -96,30 +136,47 @@ def check_nodes(config: Path, root: yaml.Node | None) -> None:
         return
     for path, node in _nodes(root, "", set()):
         if node.tag not in _ALLOWED_TAGS:
-            raise _refuse(config, path, f"the YAML tag {node.tag} is not allowed",
-                          expected="plain YAML values (and !ENV)", found=node.tag,
-                          hint="remove the tag; the site configuration cannot name Python "
-                               "objects")
+            raise _refuse(
+                config,
+                path,
+                f"the YAML tag {node.tag} is not allowed",
+                expected="plain YAML values (and !ENV)",
+                found=node.tag,
+                hint="remove the tag; the site configuration cannot name Python objects",
+            )
     if not isinstance(root, yaml.MappingNode):
         return
     top = {str(getattr(k, "value", "")): v for k, v in root.value}
     for key, why in _FORBIDDEN_KEYS.items():
         if key in top:
-            raise _refuse(config, key, f"`{key}` is not allowed in the site configuration",
-                          expected=f"no `{key}` key ({why})", found=f"a `{key}` key",
-                          hint=f"remove `{key}`; the site build runs no code from its "
-                               "configuration")
+            raise _refuse(
+                config,
+                key,
+                f"`{key}` is not allowed in the site configuration",
+                expected=f"no `{key}` key ({why})",
+                found=f"a `{key}` key",
+                hint=f"remove `{key}`; the site build runs no code from its configuration",
+            )
     for index, name in _names(top.get("plugins")):
         if name not in ALLOWED_PLUGINS:
-            raise _refuse(config, f"plugins[{index}]", f"the plugin {name!r} is not allowed",
-                          expected="one of " + ", ".join(sorted(ALLOWED_PLUGINS)),
-                          found=name, hint="remove the plugin from the site configuration")
+            raise _refuse(
+                config,
+                f"plugins[{index}]",
+                f"the plugin {name!r} is not allowed",
+                expected="one of " + ", ".join(sorted(ALLOWED_PLUGINS)),
+                found=name,
+                hint="remove the plugin from the site configuration",
+            )
     for index, name in _names(top.get("markdown_extensions")):
         if not _markdown_allowed(name):
-            raise _refuse(config, f"markdown_extensions[{index}]",
-                          f"the Markdown extension {name!r} is not allowed",
-                          expected="a Python-Markdown, pymdownx.* or material.* extension",
-                          found=name, hint="remove the extension from the site configuration")
+            raise _refuse(
+                config,
+                f"markdown_extensions[{index}]",
+                f"the Markdown extension {name!r} is not allowed",
+                expected="a Python-Markdown, pymdownx.* or material.* extension",
+                found=name,
+                hint="remove the extension from the site configuration",
+            )
 
 
 def _safe_loader() -> Any:
@@ -135,26 +192,45 @@ def load_site_config(config: Path) -> dict[str, Any]:
         with config.open("rb") as handle:
             raw = handle.read(CONFIG_LIMIT + 1)
     except OSError as exc:
-        raise _refuse(config, "", "the site configuration cannot be read",
-                      expected="a readable mkdocs.yml", found=exc.strerror or str(exc),
-                      hint="check the --config path") from exc
+        raise _refuse(
+            config,
+            "",
+            "the site configuration cannot be read",
+            expected="a readable mkdocs.yml",
+            found=exc.strerror or str(exc),
+            hint="check the --config path",
+        ) from exc
     if len(raw) > CONFIG_LIMIT:
-        raise _refuse(config, "", "the site configuration is too large",
-                      expected=f"at most {CONFIG_LIMIT} bytes", found="more",
-                      hint="check the --config path")
+        raise _refuse(
+            config,
+            "",
+            "the site configuration is too large",
+            expected=f"at most {CONFIG_LIMIT} bytes",
+            found="more",
+            hint="check the --config path",
+        )
     try:
         text = raw.decode("utf-8")
         check_nodes(config, yaml.compose(text, Loader=yaml.SafeLoader))
         loaded = yaml.load(text, Loader=_safe_loader())  # noqa: S506 - safe loader + !ENV
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise _refuse(config, "", "the site configuration is not valid YAML",
-                      expected="a mkdocs.yml", found=f"{type(exc).__name__}: {exc}",
-                      hint="fix the YAML, or leave out --config to use the packaged one"
-                      ) from exc
+        raise _refuse(
+            config,
+            "",
+            "the site configuration is not valid YAML",
+            expected="a mkdocs.yml",
+            found=f"{type(exc).__name__}: {exc}",
+            hint="fix the YAML, or leave out --config to use the packaged one",
+        ) from exc
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
-        raise _refuse(config, "", "the site configuration is not a mapping",
-                      expected="keys such as site_name, theme, nav",
-                      found=type(loaded).__name__, hint="fix the file")
+        raise _refuse(
+            config,
+            "",
+            "the site configuration is not a mapping",
+            expected="keys such as site_name, theme, nav",
+            found=type(loaded).__name__,
+            hint="fix the file",
+        )
     return loaded

@@ -48,9 +48,13 @@ def recover(out: Path) -> str:
 def publish_atomically(staging: Path, out: Path) -> None:
     """Replace `out` with the complete folder `staging` (which must be on the same file system)."""
     if not staging.is_dir():
-        raise BuildError("the staged site is missing", location=Location(str(staging)),
-                         expected="a built site folder", found="nothing",
-                         hint="the site build did not finish; the previous output is unchanged")
+        raise BuildError(
+            "the staged site is missing",
+            location=Location(str(staging)),
+            expected="a built site folder",
+            found="nothing",
+            hint="the site build did not finish; the previous output is unchanged",
+        )
     from generator.outdir import write_marker
 
     write_marker(staging)
@@ -59,9 +63,13 @@ def publish_atomically(staging: Path, out: Path) -> None:
     old = old_path(out)
     if out.exists():
         if not out.is_dir():
-            raise BuildError("the output path is not a folder", location=Location(str(out)),
-                             expected="a folder (or nothing)", found="a file",
-                             hint="remove the file or pass another --out")
+            raise BuildError(
+                "the output path is not a folder",
+                location=Location(str(out)),
+                expected="a folder (or nothing)",
+                found="a file",
+                hint="remove the file or pass another --out",
+            )
         os.replace(out, old)
     os.replace(staging, out)
     shutil.rmtree(old, ignore_errors=True)

@@ -326,7 +326,9 @@ class TestAuthority:
             .not_valid_after(_FAR_FUTURE)
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
             .add_extension(_ca_key_usage(), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
+            .add_extension(
+                x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False
+            )
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(pub), critical=False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(self._root_key.public_key()),
@@ -375,7 +377,9 @@ class TestAuthority:
                 ),
                 critical=True,
             )
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.TIME_STAMPING]), critical=True)
+            .add_extension(
+                x509.ExtendedKeyUsage([ExtendedKeyUsageOID.TIME_STAMPING]), critical=True
+            )
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(leaf_pub), critical=False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(root_pub), critical=False
@@ -432,7 +436,9 @@ class TestAuthority:
                 ),
                 critical=True,
             )
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
+            .add_extension(
+                x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False
+            )
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(pub), critical=False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(self._inter_key.public_key()),
@@ -444,10 +450,12 @@ class TestAuthority:
         if not embed_sct:
             return key, precert
         sct_list = self._sct_list(precert.tbs_certificate_bytes, start)
-        leaf = self._sign_leaf(builder.add_extension(
-            x509.UnrecognizedExtension(OID_PRECERT_SCTS, der_octet_string(sct_list)),
-            critical=False,
-        ))
+        leaf = self._sign_leaf(
+            builder.add_extension(
+                x509.UnrecognizedExtension(OID_PRECERT_SCTS, der_octet_string(sct_list)),
+                critical=False,
+            )
+        )
         repeated = shape is not None and len(shape.issuers_v2 or ()) > 1
         if not repeated:  # cryptography refuses to parse a repeated extension
             assert leaf.tbs_precertificate_bytes == precert.tbs_certificate_bytes, "SCT TBS drift"
@@ -463,8 +471,10 @@ class TestAuthority:
         der = cert.public_bytes(serialization.Encoding.DER)
         old_sig = _der_tlv(0x03, b"\x00" + cert.signature)
         body_start = der.index(tbs)
-        algorithm = der[body_start + len(tbs): len(der) - len(old_sig)]
-        signature = self._inter_key.sign(patched, ec.ECDSA(hashes.SHA384(), deterministic_signing=True))
+        algorithm = der[body_start + len(tbs) : len(der) - len(old_sig)]
+        signature = self._inter_key.sign(
+            patched, ec.ECDSA(hashes.SHA384(), deterministic_signing=True)
+        )
         new_der = _der_tlv(0x30, patched + algorithm + _der_tlv(0x03, b"\x00" + signature))
         return x509.load_der_x509_certificate(new_der)
 
@@ -518,8 +528,9 @@ class TestAuthority:
                 "publicKey": {
                     "rawBytes": b64(spki_der(log.key.public_key())),
                     "keyDetails": "PKIX_ECDSA_P256_SHA_256",
-                    "validFor": valid(win.rekor_v1 if log is self._v1 and win.rekor_v1
-                                      else win.tlog),
+                    "validFor": valid(
+                        win.rekor_v1 if log is self._v1 and win.rekor_v1 else win.tlog
+                    ),
                 },
                 "logId": {"keyId": b64(log.log_id)},
             }
@@ -536,7 +547,10 @@ class TestAuthority:
             "tlogs": [tlog(self._v1), tlog(self._v2)],
             "certificateAuthorities": [
                 {
-                    "subject": {"organization": self.name, "commonName": f"{self.name} intermediate"},
+                    "subject": {
+                        "organization": self.name,
+                        "commonName": f"{self.name} intermediate",
+                    },
                     "uri": "https://fulcio.test.invalid",
                     "certChain": chain([self.intermediate_cert, self.root_cert]),
                     "validFor": valid(win.ca),
@@ -577,7 +591,9 @@ class TestAuthority:
         data = self.trusted_root(include_tsa=include_tsa, valid_from=valid_from, windows=windows)
         return (json.dumps(data, indent=2) + "\n").encode()
 
-    def trust_config_json(self, *, include_tsa: bool = True, valid_from: datetime | None = None) -> bytes:
+    def trust_config_json(
+        self, *, include_tsa: bool = True, valid_from: datetime | None = None
+    ) -> bytes:
         """A ClientTrustConfig wrapping the trusted root, for `sigstore --trust-config`."""
         data = {
             "mediaType": TRUST_CONFIG_MEDIA_TYPE,
@@ -616,7 +632,11 @@ class TestAuthority:
         if opts.key_label is not None:
             key = _derive_key(self.seed, f"shared-leaf\x00{opts.key_label}", ec.SECP256R1())
         key, leaf = self.issue_leaf(
-            signer, start, lifetime=opts.cert_lifetime, embed_sct=opts.embed_sct, key=key,
+            signer,
+            start,
+            lifetime=opts.cert_lifetime,
+            embed_sct=opts.embed_sct,
+            key=key,
             shape=opts.leaf,
         )
         signature = key.sign(pae(payload_type, payload), _ECDSA256)

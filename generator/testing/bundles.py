@@ -82,7 +82,9 @@ def nccl_test(check: str, gbps: float, floor: str = ">= 300") -> TestSpec:
         f"NCCL All Reduce bandwidth ({check}): {gbps:.2f} GB/s",
         f"Constraint: {floor} \u2192 {'true' if ok else 'false'}",
     )
-    message = None if ok else f'NCCL bandwidth {gbps:.2f} GB/s does not satisfy constraint "{floor}"'
+    message = (
+        None if ok else f'NCCL bandwidth {gbps:.2f} GB/s does not satisfy constraint "{floor}"'
+    )
     return TestSpec(check, "passed" if ok else "failed", lines, message)
 
 
@@ -274,8 +276,7 @@ def recipe_name_for(recipe: Mapping[str, Any]) -> str:
     if not isinstance(criteria, Mapping):
         return ""
     parts = [
-        str(criteria.get(k) or "")
-        for k in ("accelerator", "service", "os", "intent", "platform")
+        str(criteria.get(k) or "") for k in ("accelerator", "service", "os", "intent", "platform")
     ]
     name = "-".join(p for p in parts if p and p != "any") or "recipe"
     selection = profile_selection(recipe)
@@ -321,7 +322,9 @@ def recipe_yaml_and_digest(
         canonical = importlib.import_module("generator.recipe.canonical")
     except ImportError:
         if predicate_type.canonicalizer is Canonicalizer.V3:
-            return emitted, Sha256Hex(hashlib.sha256(yamlemit.emit(_strip_version(recipe))).hexdigest())
+            return emitted, Sha256Hex(
+                hashlib.sha256(yamlemit.emit(_strip_version(recipe))).hexdigest()
+            )
         return emitted, Sha256Hex(hashlib.sha256(emitted).hexdigest())
     data: bytes = canonical.canonicalize(emitted, Canonicalizer.LEGACY)
     digest: str = canonical.digest_for_predicate_type(data, predicate_type)
@@ -378,14 +381,23 @@ def criteria_match_for(recipe: Mapping[str, Any], fingerprint: Mapping[str, Any]
     return {"matched": matched, "perDimension": rows}
 
 
-def default_snapshot(fingerprint: Mapping[str, Any], attested_at: str, *, full: bool) -> dict[str, Any]:
+def default_snapshot(
+    fingerprint: Mapping[str, Any], attested_at: str, *, full: bool
+) -> dict[str, Any]:
     """A snapshot (evidence-format 9.2): the minimal allowlisted subtypes, plus `--full` extras."""
 
     def value(key: str) -> Any:
         return (fingerprint.get(key) or {}).get("value", "")
 
     k8s = [
-        {"subtype": "server", "data": {"version": f"v{value('k8sVersion')}", "platform": "linux/amd64", "goVersion": "go1.24.4"}},
+        {
+            "subtype": "server",
+            "data": {
+                "version": f"v{value('k8sVersion')}",
+                "platform": "linux/amd64",
+                "goVersion": "go1.24.4",
+            },
+        },
         {
             "subtype": "node",
             "data": {
@@ -411,17 +423,32 @@ def default_snapshot(fingerprint: Mapping[str, Any], attested_at: str, *, full: 
             },
         }
     ]
-    topology = [{"subtype": "summary", "data": {"node-count": value("nodeCount"), "taint-count": 2, "label-count": 40}}]
+    topology = [
+        {
+            "subtype": "summary",
+            "data": {"node-count": value("nodeCount"), "taint-count": 2, "label-count": 40},
+        }
+    ]
     if full:
-        k8s.append({"subtype": "image", "data": {"gpu-operator": "nvcr.io/nvidia/gpu-operator:v25.3.0"}})
+        k8s.append(
+            {"subtype": "image", "data": {"gpu-operator": "nvcr.io/nvidia/gpu-operator:v25.3.0"}}
+        )
         gpu.append(
             {
                 "subtype": "smi",
-                "data": {"driver": "570.148.08", "cuda-version": "12.8", "gpu-count": 8, "gpu.model": "NVIDIA H100 80GB HBM3"},
+                "data": {
+                    "driver": "570.148.08",
+                    "cuda-version": "12.8",
+                    "gpu-count": 8,
+                    "gpu.model": "NVIDIA H100 80GB HBM3",
+                },
             }
         )
         topology.append(
-            {"subtype": "label", "data": {"node.kubernetes.io/instance-type": "p5.48xlarge|node-1,node-2"}}
+            {
+                "subtype": "label",
+                "data": {"node.kubernetes.io/instance-type": "p5.48xlarge|node-1,node-2"},
+            }
         )
     header: dict[str, Any] = {"timestamp": attested_at, "version": "v1"}
     if full:
@@ -430,9 +457,14 @@ def default_snapshot(fingerprint: Mapping[str, Any], attested_at: str, *, full: 
     return snapshot_document(header, k8s=k8s, gpu=gpu, release=release, topology=topology)
 
 
-def snapshot_document(header: Mapping[str, Any], *, k8s: Sequence[Mapping[str, Any]],
-                      gpu: Sequence[Mapping[str, Any]], release: Mapping[str, Any],
-                      topology: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def snapshot_document(
+    header: Mapping[str, Any],
+    *,
+    k8s: Sequence[Mapping[str, Any]],
+    gpu: Sequence[Mapping[str, Any]],
+    release: Mapping[str, Any],
+    topology: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
     """The `snapshot.yaml` envelope (spec 9.2) around the K8s, GPU, OS and topology subtypes."""
     return {
         "kind": "Snapshot",
@@ -465,7 +497,12 @@ def ctrf_report(phase: Phase, tests: Sequence[TestSpec], *, spec: BundleSpec) ->
     start = int(spec.attested_at.timestamp() * 1000) - 60_000
     entries: list[dict[str, Any]] = []
     for t in tests:
-        entry: dict[str, Any] = {"name": t.name, "status": t.status, "duration": t.duration_ms, "suite": [phase.value]}
+        entry: dict[str, Any] = {
+            "name": t.name,
+            "status": t.status,
+            "duration": t.duration_ms,
+            "suite": [phase.value],
+        }
         if spec.full and t.message is not None:
             entry["message"] = t.message
         if spec.full and t.stdout:
@@ -474,7 +511,10 @@ def ctrf_report(phase: Phase, tests: Sequence[TestSpec], *, spec: BundleSpec) ->
         if extra:
             entry["extra"] = extra
         entries.append(entry)
-    counts = {s: sum(1 for t in tests if t.status == s) for s in ("passed", "failed", "skipped", "pending", "other")}
+    counts = {
+        s: sum(1 for t in tests if t.status == s)
+        for s in ("passed", "failed", "skipped", "pending", "other")
+    }
     report = {
         "reportFormat": "CTRF",
         "specVersion": "0.0.1",
@@ -489,7 +529,9 @@ def ctrf_report(phase: Phase, tests: Sequence[TestSpec], *, spec: BundleSpec) ->
     return go_json(report)
 
 
-def bom_document(recipe_name: str, recipe: Mapping[str, Any], spec: BundleSpec, snapshot: Mapping[str, Any]) -> dict[str, Any]:
+def bom_document(
+    recipe_name: str, recipe: Mapping[str, Any], spec: BundleSpec, snapshot: Mapping[str, Any]
+) -> dict[str, Any]:
     """CycloneDX 1.6: recipe components, validator images and observed snapshot images."""
     components: list[dict[str, Any]] = []
     for ref in recipe.get("componentRefs") or []:
@@ -514,8 +556,12 @@ def bom_document(recipe_name: str, recipe: Mapping[str, Any], spec: BundleSpec, 
         for sub in m.get("subtypes") or []:
             if m.get("type") == "K8s" and sub.get("subtype") == "image":
                 for ref_text in sorted(str(v) for v in (sub.get("data") or {}).values()):
-                    short = ref_text.split("/", 1)[-1] if "." in ref_text.split("/", 1)[0] else ref_text
-                    components.append({"bom-ref": f"observed-images/{short}", "type": "container", "name": short})
+                    short = (
+                        ref_text.split("/", 1)[-1] if "." in ref_text.split("/", 1)[0] else ref_text
+                    )
+                    components.append(
+                        {"bom-ref": f"observed-images/{short}", "type": "container", "name": short}
+                    )
     serial = hashlib.sha256(f"{recipe_name}\n{_rfc3339(spec.attested_at)}".encode()).hexdigest()
     return {
         "$schema": "http://cyclonedx.org/schema/bom-1.6.schema.json",
@@ -525,8 +571,17 @@ def bom_document(recipe_name: str, recipe: Mapping[str, Any], spec: BundleSpec, 
         "version": 1,
         "metadata": {
             "timestamp": _rfc3339(spec.attested_at),
-            "tools": {"components": [{"type": "application", "name": "aicr", "version": spec.aicr_version}]},
-            "component": {"bom-ref": recipe_name, "type": "application", "name": recipe_name, "version": spec.aicr_version},
+            "tools": {
+                "components": [
+                    {"type": "application", "name": "aicr", "version": spec.aicr_version}
+                ]
+            },
+            "component": {
+                "bom-ref": recipe_name,
+                "type": "application",
+                "name": recipe_name,
+                "version": spec.aicr_version,
+            },
         },
         "components": components,
         "dependencies": [{"ref": recipe_name, "dependsOn": [c["bom-ref"] for c in components]}],
@@ -537,7 +592,11 @@ def manifest_json(files: Mapping[str, bytes]) -> bytes:
     """aicr's `manifest.json` (evidence-format 3.2) over every file except the three excluded."""
     entries: list[dict[str, Any]] = []
     for path in sorted((p for p in files if p not in _NOT_IN_MANIFEST), key=lambda p: p.encode()):
-        entry: dict[str, Any] = {"path": path, "size": len(files[path]), "sha256": _sha(files[path])}
+        entry: dict[str, Any] = {
+            "path": path,
+            "size": len(files[path]),
+            "sha256": _sha(files[path]),
+        }
         media = _media_type(path)
         if media:
             entry["mediaType"] = media
@@ -559,7 +618,9 @@ def _media_type(path: str) -> str:
     return ""
 
 
-def statement_bytes(subject_name: str, subject_hex: str, predicate_type: str, predicate: Mapping[str, Any]) -> bytes:
+def statement_bytes(
+    subject_name: str, subject_hex: str, predicate_type: str, predicate: Mapping[str, Any]
+) -> bytes:
     """An in-toto v1 Statement, compact JSON with sorted keys (protojson order is not stable)."""
     doc = {
         "_type": STATEMENT_TYPE,
@@ -591,7 +652,7 @@ def layer_tar(files: Mapping[str, bytes], prefix: str = "") -> bytes:
                 info.mode = 0o755
                 tar.addfile(info)
             else:
-                data = files[name[len(prefix):]]
+                data = files[name[len(prefix) :]]
                 info.mode = 0o644
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
@@ -606,10 +667,17 @@ def gzip_deterministic(data: bytes) -> bytes:
 
 
 def _empty_config() -> dict[str, Any]:
-    return {"mediaType": OCI_EMPTY_MEDIA_TYPE, "digest": _sha(EMPTY_CONFIG), "size": 2, "data": "e30="}
+    return {
+        "mediaType": OCI_EMPTY_MEDIA_TYPE,
+        "digest": _sha(EMPTY_CONFIG),
+        "size": 2,
+        "data": "e30=",
+    }
 
 
-def oci_manifest(layer: bytes, tar_digest: OciDigest, *, aicr_version: str, recipe_name: str) -> bytes:
+def oci_manifest(
+    layer: bytes, tar_digest: OciDigest, *, aicr_version: str, recipe_name: str
+) -> bytes:
     """The OCI 1.1 image manifest (evidence-format 3.3), compact JSON in Go field order."""
     doc = {
         "schemaVersion": 2,
@@ -640,14 +708,22 @@ def oci_manifest(layer: bytes, tar_digest: OciDigest, *, aicr_version: str, reci
     return go_json(doc, indent=None)
 
 
-def referrer_manifest(sigstore_bundle: bytes, subject_manifest: bytes, predicate_type: str) -> bytes:
+def referrer_manifest(
+    sigstore_bundle: bytes, subject_manifest: bytes, predicate_type: str
+) -> bytes:
     """The signature referrer: subject = the bundle manifest, one Sigstore-bundle layer."""
     doc = {
         "schemaVersion": 2,
         "mediaType": OCI_MANIFEST_MEDIA_TYPE,
         "artifactType": BUNDLE_MEDIA_TYPE,
         "config": _empty_config(),
-        "layers": [{"mediaType": BUNDLE_MEDIA_TYPE, "digest": _sha(sigstore_bundle), "size": len(sigstore_bundle)}],
+        "layers": [
+            {
+                "mediaType": BUNDLE_MEDIA_TYPE,
+                "digest": _sha(sigstore_bundle),
+                "size": len(sigstore_bundle),
+            }
+        ],
         "subject": {
             "mediaType": OCI_MANIFEST_MEDIA_TYPE,
             "digest": _sha(subject_manifest),
@@ -688,8 +764,14 @@ def _payload(spec: BundleSpec) -> tuple[dict[str, bytes], str, Sha256Hex, dict[s
     name = recipe_name_for(recipe)
     recipe_yaml, recipe_digest = recipe_yaml_and_digest(recipe, spec.predicate_type)
     attested = _rfc3339(spec.attested_at)
-    fingerprint = dict(spec.fingerprint) if spec.fingerprint is not None else default_fingerprint(recipe)
-    snapshot = spec.snapshot if spec.snapshot is not None else default_snapshot(fingerprint, attested, full=spec.full)
+    fingerprint = (
+        dict(spec.fingerprint) if spec.fingerprint is not None else default_fingerprint(recipe)
+    )
+    snapshot = (
+        spec.snapshot
+        if spec.snapshot is not None
+        else default_snapshot(fingerprint, attested, full=spec.full)
+    )
     files: dict[str, bytes] = {"recipe.yaml": recipe_yaml, "snapshot.yaml": yamlemit.emit(snapshot)}
     bom = go_json(bom_document(name, recipe, spec, snapshot))
     files["bom.cdx.json"] = bom
@@ -717,12 +799,20 @@ def _payload(spec: BundleSpec) -> tuple[dict[str, bytes], str, Sha256Hex, dict[s
     predicate.update(
         {
             "validatorCatalogVersion": "1.0.0",
-            "validatorImages": [{"image": i, "digest": ""} for i in sorted(spec.validator_images)] or None,
+            "validatorImages": [{"image": i, "digest": ""} for i in sorted(spec.validator_images)]
+            or None,
             "recipe": {"name": name, "digest": recipe_digest},
             "fingerprint": fingerprint,
-            "criteriaMatch": dict(spec.criteria_match) if spec.criteria_match is not None else criteria_match_for(recipe, fingerprint),
+            "criteriaMatch": dict(spec.criteria_match)
+            if spec.criteria_match is not None
+            else criteria_match_for(recipe, fingerprint),
             "phases": phases,
-            "bom": {"format": "CycloneDX", "version": "1.6", "digest": _sha(bom), "imageCount": len(json.loads(bom)["components"])},
+            "bom": {
+                "format": "CycloneDX",
+                "version": "1.6",
+                "digest": _sha(bom),
+                "imageCount": len(json.loads(bom)["components"]),
+            },
             "manifest": {"digest": _sha(manifest), "fileCount": len(json.loads(manifest)["files"])},
         }
     )
@@ -765,7 +855,9 @@ def _assemble(
     predicate = dict(predicate)
     layer_files = dict(files)
     if write_statement:
-        layer_files["statement.intoto.json"] = statement_bytes(f"recipe:{name}", recipe_digest, ptype, predicate)
+        layer_files["statement.intoto.json"] = statement_bytes(
+            f"recipe:{name}", recipe_digest, ptype, predicate
+        )
     tar = layer_tar(layer_files, spec.tar_prefix)
     layer = gzip_deterministic(tar)
     manifest = oci_manifest(layer, _sha(tar), aicr_version=spec.aicr_version, recipe_name=name)
@@ -777,9 +869,16 @@ def _assemble(
     if signer is not None:
         if authority is None:
             raise ValueError("a signed bundle needs a TestAuthority")
-        statement = statement_bytes(oci, subject_hex or digest.removeprefix("sha256:"), ptype, predicate)
-        sig = authority.sign_dsse(statement, signer=signer, signed_at=spec.attested_at,
-                                  rekor_v2=spec.rekor_v2, options=spec.signing)
+        statement = statement_bytes(
+            oci, subject_hex or digest.removeprefix("sha256:"), ptype, predicate
+        )
+        sig = authority.sign_dsse(
+            statement,
+            signer=signer,
+            signed_at=spec.attested_at,
+            rekor_v2=spec.rekor_v2,
+            options=spec.signing,
+        )
         referrer = referrer_manifest(sig, manifest, ptype)
         entry = json.loads(sig)["verificationMaterial"]["tlogEntries"][0]
         log_index = int(entry["logIndex"])
@@ -821,11 +920,18 @@ def write_to_layout(built: BuiltBundle, writer: LayoutWriter) -> None:
     the Sigstore bundle blob, the referrer manifest and the `sha256-<hex>` referrers tag index."""
     writer.put_blob(EMPTY_CONFIG)
     writer.put_blob(built.layer)
-    writer.add_manifest(built.manifest, OCI_MANIFEST_MEDIA_TYPE, artifact_type=AICR_ARTIFACT_TYPE, ref_name=built.tag)
+    writer.add_manifest(
+        built.manifest,
+        OCI_MANIFEST_MEDIA_TYPE,
+        artifact_type=AICR_ARTIFACT_TYPE,
+        ref_name=built.tag,
+    )
     if built.sigstore_bundle is None or built.referrer_manifest is None:
         return
     writer.put_blob(built.sigstore_bundle)
-    ref_digest = writer.add_manifest(built.referrer_manifest, OCI_MANIFEST_MEDIA_TYPE, artifact_type=BUNDLE_MEDIA_TYPE)
+    ref_digest = writer.add_manifest(
+        built.referrer_manifest, OCI_MANIFEST_MEDIA_TYPE, artifact_type=BUNDLE_MEDIA_TYPE
+    )
     index = {
         "schemaVersion": 2,
         "mediaType": INDEX_MEDIA_TYPE,
@@ -839,7 +945,11 @@ def write_to_layout(built: BuiltBundle, writer: LayoutWriter) -> None:
             }
         ],
     }
-    writer.add_manifest(go_json(index, indent=None), INDEX_MEDIA_TYPE, ref_name="sha256-" + built.digest.removeprefix("sha256:"))
+    writer.add_manifest(
+        go_json(index, indent=None),
+        INDEX_MEDIA_TYPE,
+        ref_name="sha256-" + built.digest.removeprefix("sha256:"),
+    )
 
 
 # --------------------------------------------------------------------------- tampers
@@ -858,12 +968,20 @@ def _rebuild(
 ) -> BuiltBundle:
     signer = kwargs.pop("signer", built.pointer.signer)
     return _assemble(
-        built.spec, files, built.recipe_name, built.recipe_digest, predicate,
-        authority=authority, signer=signer, **kwargs,
+        built.spec,
+        files,
+        built.recipe_name,
+        built.recipe_digest,
+        predicate,
+        authority=authority,
+        signer=signer,
+        **kwargs,
     )
 
 
-def tamper_modify_file(built: BuiltBundle, path: str, data: bytes, authority: TestAuthority) -> BuiltBundle:
+def tamper_modify_file(
+    built: BuiltBundle, path: str, data: bytes, authority: TestAuthority
+) -> BuiltBundle:
     """A listed file changed after `manifest.json` was computed, repacked and re-signed.
 
     Signature and subject are valid; the manifest inventory check (step 4) must fail.
@@ -875,14 +993,18 @@ def tamper_modify_file(built: BuiltBundle, path: str, data: bytes, authority: Te
     return _rebuild(built, files, built.predicate, authority)
 
 
-def tamper_add_file(built: BuiltBundle, path: str, data: bytes, authority: TestAuthority) -> BuiltBundle:
+def tamper_add_file(
+    built: BuiltBundle, path: str, data: bytes, authority: TestAuthority
+) -> BuiltBundle:
     """A file not listed in `manifest.json`, repacked and re-signed: a stray-file failure (step 4)."""
     files = _payload_files(built)
     files[path] = data
     return _rebuild(built, files, built.predicate, authority)
 
 
-def tamper_ctrf(built: BuiltBundle, phase: Phase, data: bytes, authority: TestAuthority) -> BuiltBundle:
+def tamper_ctrf(
+    built: BuiltBundle, phase: Phase, data: bytes, authority: TestAuthority
+) -> BuiltBundle:
     """`ctrf/<phase>.json` replaced with the manifest and `predicate.manifest` updated to match,
     but `phases.<phase>.ctrfDigest` left stale: the phase-digest check (step 4.2) must fail."""
     path = f"ctrf/{phase.value}.json"
@@ -892,26 +1014,39 @@ def tamper_ctrf(built: BuiltBundle, phase: Phase, data: bytes, authority: TestAu
     files[path] = data
     files["manifest.json"] = manifest_json(files)
     predicate = dict(built.predicate)
-    predicate["manifest"] = {"digest": _sha(files["manifest.json"]), "fileCount": len(json.loads(files["manifest.json"])["files"])}
+    predicate["manifest"] = {
+        "digest": _sha(files["manifest.json"]),
+        "fileCount": len(json.loads(files["manifest.json"])["files"]),
+    }
     return _rebuild(built, files, predicate, authority)
 
 
-def tamper_resign(built: BuiltBundle, other: SignerIdentity, authority: TestAuthority) -> BuiltBundle:
+def tamper_resign(
+    built: BuiltBundle, other: SignerIdentity, authority: TestAuthority
+) -> BuiltBundle:
     """The same artifact re-signed by `other` while the pointer still claims the original signer:
     the pointer/certificate cross-check (step 2) must fail."""
     again = _rebuild(built, _payload_files(built), built.predicate, authority, signer=other)
     return replace(again, pointer=replace(again.pointer, signer=built.pointer.signer))
 
 
-def tamper_subject(built: BuiltBundle, authority: TestAuthority, subject_hex: str = "ab" * 32) -> BuiltBundle:
+def tamper_subject(
+    built: BuiltBundle, authority: TestAuthority, subject_hex: str = "ab" * 32
+) -> BuiltBundle:
     """A validly signed statement whose subject is another digest (artifact binding, step 2)."""
-    return _rebuild(built, _payload_files(built), built.predicate, authority, subject_hex=subject_hex)
+    return _rebuild(
+        built, _payload_files(built), built.predicate, authority, subject_hex=subject_hex
+    )
 
 
-def tamper_predicate_type(built: BuiltBundle, predicate_type: str, authority: TestAuthority) -> BuiltBundle:
+def tamper_predicate_type(
+    built: BuiltBundle, predicate_type: str, authority: TestAuthority
+) -> BuiltBundle:
     """The statement (signed and unsigned) carries `predicate_type` while the pointer and the
     recipe digest keep the original type: the type coherence / digest / Q2 checks must fail."""
-    return _rebuild(built, _payload_files(built), built.predicate, authority, statement_type=predicate_type)
+    return _rebuild(
+        built, _payload_files(built), built.predicate, authority, statement_type=predicate_type
+    )
 
 
 def tamper_pointer_log_index(built: BuiltBundle, delta: int = 1) -> BuiltBundle:
@@ -936,7 +1071,9 @@ def tamper_foreign_authority(built: BuiltBundle, foreign: TestAuthority) -> Buil
     return _rebuild(built, _payload_files(built), built.predicate, foreign, signer=signer)
 
 
-def tamper_recipe_name(built: BuiltBundle, name: str, *, authority: TestAuthority | None = None) -> BuiltBundle:
+def tamper_recipe_name(
+    built: BuiltBundle, name: str, *, authority: TestAuthority | None = None
+) -> BuiltBundle:
     """A recipe-name mismatch. Without `authority`: only the pointer names `name` (step 3 fast
     fail). With `authority`: the signed predicate's `recipe.name` is `name` (step 4 identity)."""
     if authority is None:
@@ -952,14 +1089,21 @@ def tamper_attested_at(built: BuiltBundle, attested_at: datetime) -> BuiltBundle
     return replace(built, pointer=replace(built.pointer, attested_at=_rfc3339(attested_at)))
 
 
-def tamper_statement(built: BuiltBundle, edit: Callable[[dict[str, Any]], None], authority: TestAuthority) -> BuiltBundle:
+def tamper_statement(
+    built: BuiltBundle, edit: Callable[[dict[str, Any]], None], authority: TestAuthority
+) -> BuiltBundle:
     """Re-sign after `edit` mutates a copy of the signed statement (for one-off negative cases)."""
     if built.statement is None or built.pointer.signer is None:
         raise ValueError("an unsigned bundle has no statement to edit")
     doc = json.loads(built.statement)
     edit(doc)
     payload = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    sig = authority.sign_dsse(payload, signer=built.pointer.signer, signed_at=built.spec.attested_at, rekor_v2=built.spec.rekor_v2)
+    sig = authority.sign_dsse(
+        payload,
+        signer=built.pointer.signer,
+        signed_at=built.spec.attested_at,
+        rekor_v2=built.spec.rekor_v2,
+    )
     index = int(json.loads(sig)["verificationMaterial"]["tlogEntries"][0]["logIndex"])
     return replace(
         built,

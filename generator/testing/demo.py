@@ -93,8 +93,13 @@ class ExpectVerified:
     allowlisted: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return {"exit": self.exit, "class": None, "pending": False,
-                "freshness": str(self.freshness), "allowlisted": self.allowlisted}
+        return {
+            "exit": self.exit,
+            "class": None,
+            "pending": False,
+            "freshness": str(self.freshness),
+            "allowlisted": self.allowlisted,
+        }
 
 
 @dataclass(frozen=True)
@@ -102,8 +107,7 @@ class ExpectPending:
     """The pointer is a valid, unsigned pending pointer: exit 0, `pending: true`, never counted."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"exit": 0, "class": None, "pending": True, "freshness": None,
-                "allowlisted": False}
+        return {"exit": 0, "class": None, "pending": True, "freshness": None, "allowlisted": False}
 
 
 @dataclass(frozen=True)
@@ -114,8 +118,13 @@ class ExpectRejected:
     failure_class: FailureClass
 
     def as_dict(self) -> dict[str, Any]:
-        return {"exit": 2, "class": str(self.failure_class), "pending": False,
-                "freshness": None, "allowlisted": None}
+        return {
+            "exit": 2,
+            "class": str(self.failure_class),
+            "pending": False,
+            "freshness": None,
+            "allowlisted": None,
+        }
 
 
 Expectation = ExpectVerified | ExpectPending | ExpectRejected
@@ -169,8 +178,12 @@ def _rfc3339(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _spec(scenario: Scenario, run: RunDecl, signer: SignerIdentity | None,
-          bandwidth: Mapping[str, Any] | None = None) -> BundleSpec:
+def _spec(
+    scenario: Scenario,
+    run: RunDecl,
+    signer: SignerIdentity | None,
+    bandwidth: Mapping[str, Any] | None = None,
+) -> BundleSpec:
     decl = scenario.recipes[run.recipe]
     recipe = recipe_document(decl, version=run.aicr)
     cluster = cluster_for(scenario.seed, decl, run)
@@ -191,8 +204,9 @@ def _spec(scenario: Scenario, run: RunDecl, signer: SignerIdentity | None,
         full=run.full,
         repository=scenario.repository,
         tag=f"{run.recipe}-{tag_hex}",
-        validator_images=tuple(f"ghcr.io/nvidia/aicr-validators/{p.value}:{run.aicr}"
-                               for p in tests),
+        validator_images=tuple(
+            f"ghcr.io/nvidia/aicr-validators/{p.value}:{run.aicr}" for p in tests
+        ),
         policy_descriptor_identity=policy_identity(decl),
     )
 
@@ -211,25 +225,39 @@ def _freshness(bundle: BuiltBundle, overlay: bytes | None) -> Freshness:
 
 def _check_freshness(decl: RecipeDecl, run: RunDecl, state: Freshness, file: str) -> None:
     """The scenario's intent: fresh unless the recipe moved on (stale) or has no overlay."""
-    want = (Freshness.UNKNOWN if not decl.overlay
-            else Freshness.STALE if decl.current_components else Freshness.FRESH)
+    want = (
+        Freshness.UNKNOWN
+        if not decl.overlay
+        else Freshness.STALE
+        if decl.current_components
+        else Freshness.FRESH
+    )
     if state is not want:
         raise InputError(
             "the generated overlay does not give the intended freshness",
-            location=Location(file, run.index), expected=str(want), found=str(state),
+            location=Location(file, run.index),
+            expected=str(want),
+            found=str(state),
             hint="runs of one recipe with a v1/v2 predicate must share one aicr version "
-                 "(the legacy digest includes metadata.version)")
+            "(the legacy digest includes metadata.version)",
+        )
 
 
-def _counted(scenario: Scenario, authority: TestAuthority, item: CountedRun,
-             overlays: Mapping[str, bytes], file: str) -> _Written:
+def _counted(
+    scenario: Scenario,
+    authority: TestAuthority,
+    item: CountedRun,
+    overlays: Mapping[str, bytes],
+    file: str,
+) -> _Written:
     signer = _signer_of(scenario, item.run.signer)
     bundle = build_bundle(_spec(scenario, item.run, signer.identity), authority)
     state = _freshness(bundle, overlays.get(item.run.recipe))
     _check_freshness(scenario.recipes[item.run.recipe], item.run, state, file)
     failed = any(t.status == "failed" for tests in bundle.spec.tests.values() for t in tests)
-    expectation = ExpectVerified(exit=1 if failed else 0, freshness=state,
-                                 allowlisted=signer.listing is not None)
+    expectation = ExpectVerified(
+        exit=1 if failed else 0, freshness=state, allowlisted=signer.listing is not None
+    )
     return _Written(bundle, expectation, violation=signer.listing is None)
 
 
@@ -243,15 +271,18 @@ def _rejected(scenario: Scenario, authority: TestAuthority, item: RejectedRun) -
         bundle = tamper_modify_file(honest, "ctrf/performance.json", data, authority)
     elif item.tamper is Tamper.FOREIGN_AUTHORITY:
         foreign = TestAuthority(
-            f"{scenario.seed}/look-alike", name="evidence-dashboard demo",
+            f"{scenario.seed}/look-alike",
+            name="evidence-dashboard demo",
             epoch=scenario.authority_valid_from,
-            shard_offset=200_000_000 + stable_int(scenario.seed, "look-alike") % 10_000_000)
+            shard_offset=200_000_000 + stable_int(scenario.seed, "look-alike") % 10_000_000,
+        )
         bundle = tamper_foreign_authority(honest, foreign)
     else:
         other = _signer_of(scenario, item.certificate)
         bundle = tamper_resign(honest, other.identity, authority)
-    return _Written(bundle, ExpectRejected(item.tamper.failure_class),
-                    violation=signer.listing is None)
+    return _Written(
+        bundle, ExpectRejected(item.tamper.failure_class), violation=signer.listing is None
+    )
 
 
 def _pending(scenario: Scenario, item: PendingRun) -> _Written:
@@ -269,10 +300,16 @@ def render_allowlist(scenario: Scenario) -> bytes:
         "# do not edit. Every identity it lists is made up (demo only).",
         "schemaVersion: 1.0.0",
     ]
-    for key, signer_class in (("firstParty", "first-party"), ("community", "community"),
-                              ("partner", "partner")):
-        listed = [s for s in scenario.signers.values()
-                  if s.listing is not None and s.listing.signer_class.value == signer_class]
+    for key, signer_class in (
+        ("firstParty", "first-party"),
+        ("community", "community"),
+        ("partner", "partner"),
+    ):
+        listed = [
+            s
+            for s in scenario.signers.values()
+            if s.listing is not None and s.listing.signer_class.value == signer_class
+        ]
         if not listed:
             lines.append(f"{key}: []")
             continue
@@ -292,13 +329,15 @@ def _clear(out: Path) -> None:
     """Remove a previous demo output; refuse to touch an evidence tree this module did not write."""
     allowlist = out / "evidence" / "allowlist.yaml"
     if (out / "evidence").exists():
-        head = allowlist.read_bytes()[:len(GENERATED_MARK)] if allowlist.is_file() else b""
+        head = allowlist.read_bytes()[: len(GENERATED_MARK)] if allowlist.is_file() else b""
         if head != GENERATED_MARK.encode():
             raise UsageError(
                 "refusing to overwrite an evidence tree the demo generator did not write",
-                location=Location(str(allowlist)), expected=f"a first line {GENERATED_MARK!r}",
+                location=Location(str(allowlist)),
+                expected=f"a first line {GENERATED_MARK!r}",
                 found="another allowlist" if allowlist.is_file() else "no allowlist",
-                hint="pass --out pointing at the demo recipes folder or an empty folder")
+                hint="pass --out pointing at the demo recipes folder or an empty folder",
+            )
     for name in OUTPUT_DIRS:
         target = out / name
         if target.is_symlink() or target.is_file():
@@ -323,9 +362,13 @@ def generate_demo(scenario: Path, out: Path) -> DemoReport:
     try:
         data = scenario.read_bytes()
     except OSError as exc:
-        raise InputError("cannot read the scenario", location=Location(display),
-                         expected="a readable YAML file", found=type(exc).__name__,
-                         hint="pass recipes/demo/scenario.yaml") from exc
+        raise InputError(
+            "cannot read the scenario",
+            location=Location(display),
+            expected="a readable YAML file",
+            found=type(exc).__name__,
+            hint="pass recipes/demo/scenario.yaml",
+        ) from exc
     plan = parse_scenario(data, file=display)
     _clear(out)
     written: list[str] = []
@@ -337,9 +380,12 @@ def generate_demo(scenario: Path, out: Path) -> DemoReport:
         document = recipe_document(decl, version=_overlay_version(name, plan.runs), current=True)
         overlays[name] = recipe_yaml_and_digest(document, PredicateType.V3)[0]
 
-    authority = TestAuthority(plan.seed, name="evidence-dashboard demo",
-                              epoch=plan.authority_valid_from,
-                              shard_offset=200_000_000 + stable_int(plan.seed, "shard") % 10_000_000)
+    authority = TestAuthority(
+        plan.seed,
+        name="evidence-dashboard demo",
+        epoch=plan.authority_valid_from,
+        shard_offset=200_000_000 + stable_int(plan.seed, "shard") % 10_000_000,
+    )
     results: list[_Written] = []
     for item in plan.runs:
         if not isinstance(item, PendingRun):
@@ -355,9 +401,13 @@ def generate_demo(scenario: Path, out: Path) -> DemoReport:
     for result in results:
         path = result.bundle.pointer_path
         if path in expectations:
-            raise InputError("two runs give the same pointer", location=Location(display, path),
-                             expected="distinct runs", found=path,
-                             hint="change the time or signer of one of them")
+            raise InputError(
+                "two runs give the same pointer",
+                location=Location(display, path),
+                expected="distinct runs",
+                found=path,
+                hint="change the time or signer of one of them",
+            )
         expectations[path] = result.expectation
         _write(out, path, result.bundle.pointer_yaml.encode(), written)
     _write(out, "evidence/allowlist.yaml", render_allowlist(plan), written)
@@ -366,8 +416,9 @@ def generate_demo(scenario: Path, out: Path) -> DemoReport:
     for result in results:
         write_to_layout(result.bundle, layout)
     layout.close()
-    written.extend(p.relative_to(out).as_posix()
-                   for p in sorted((out / "bundles").rglob("*")) if p.is_file())
+    written.extend(
+        p.relative_to(out).as_posix() for p in sorted((out / "bundles").rglob("*")) if p.is_file()
+    )
 
     start = plan.authority_valid_from
     _write(out, "trust/trusted_root.json", authority.trusted_root_json(valid_from=start), written)
@@ -388,10 +439,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`python -m generator.testing.demo SCENARIO --out RECIPES`."""
     parser = argparse.ArgumentParser(
         prog="python -m generator.testing.demo",
-        description="Write the signed demo evidence tree from a scenario file.")
+        description="Write the signed demo evidence tree from a scenario file.",
+    )
     parser.add_argument("scenario", type=Path, help="the scenario, e.g. recipes/demo/scenario.yaml")
-    parser.add_argument("--out", type=Path, default=Path("recipes"),
-                        help="the recipes folder to write into (default: recipes)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("recipes"),
+        help="the recipes folder to write into (default: recipes)",
+    )
     args = parser.parse_args(argv)
     try:
         report = generate_demo(args.scenario, args.out)
@@ -399,9 +455,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(error.diagnostics(), file=sys.stderr)
         return error.exit_code
     kinds = [type(e).__name__ for e in report.expectations.values()]
-    print(f"wrote {len(report.files)} files under {args.out}: {len(kinds)} pointers "
-          f"({kinds.count('ExpectVerified')} verified, {kinds.count('ExpectRejected')} rejected, "
-          f"{kinds.count('ExpectPending')} pending)")
+    print(
+        f"wrote {len(report.files)} files under {args.out}: {len(kinds)} pointers "
+        f"({kinds.count('ExpectVerified')} verified, {kinds.count('ExpectRejected')} rejected, "
+        f"{kinds.count('ExpectPending')} pending)"
+    )
     return 0
 
 

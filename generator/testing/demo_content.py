@@ -26,11 +26,17 @@ from generator.testing.demo_scenario import Measured, Outcome, RecipeDecl, RunDe
 _CHARTS: dict[str, tuple[str, str, str]] = {
     # component: (chart, namespace, repository)
     "gpu-operator": ("gpu-operator", "gpu-operator", "https://helm.ngc.nvidia.com/nvidia"),
-    "network-operator": ("network-operator", "nvidia-network-operator",
-                         "https://helm.ngc.nvidia.com/nvidia"),
+    "network-operator": (
+        "network-operator",
+        "nvidia-network-operator",
+        "https://helm.ngc.nvidia.com/nvidia",
+    ),
     "kubeflow-trainer": ("kubeflow-trainer", "kubeflow-system", "oci://ghcr.io/kubeflow/charts"),
-    "dynamo-platform": ("dynamo-platform", "dynamo-system",
-                        "https://helm.ngc.nvidia.com/nvidia/ai-dynamo"),
+    "dynamo-platform": (
+        "dynamo-platform",
+        "dynamo-system",
+        "https://helm.ngc.nvidia.com/nvidia/ai-dynamo",
+    ),
     "slinky-slurm-operator": ("slurm-operator", "slinky", "oci://ghcr.io/slinkyproject/charts"),
 }
 _IMAGES: dict[str, str] = {
@@ -61,14 +67,18 @@ _REGIONS: dict[str, tuple[str, ...]] = {
     "oke": ("us-ashburn-1", "us-phoenix-1"),
     "aks": ("eastus", "southcentralus"),
 }
-_KERNELS = {"eks": "6.8.0-1031-aws", "gke": "6.6.87+", "aks": "5.15.0-1089-azure",
-            "oke": "6.8.0-1027-oracle"}
+_KERNELS = {
+    "eks": "6.8.0-1031-aws",
+    "gke": "6.6.87+",
+    "aks": "5.15.0-1089-azure",
+    "oke": "6.8.0-1027-oracle",
+}
 _NET_PLUGINS = {"eks": "Libfabric", "gke": "gIB", "aks": "IB", "oke": "IB"}
 _FAILURES = {
     "gang-scheduling": "gang-scheduling: PodGroup aicr-validation/gang-probe reached 2 of "
-                       "minMember 4 within 300s",
+    "minMember 4 within 300s",
     "pod-autoscaling": "pod-autoscaling: HorizontalPodAutoscaler dynamo-frontend stayed at 1 "
-                       "replica for 180s (target 2)",
+    "replica for 180s (target 2)",
 }
 
 
@@ -91,9 +101,14 @@ def recipe_document(decl: RecipeDecl, *, version: str, current: bool = False) ->
     components = decl.current_components if current and decl.current_components else decl.components
     c = decl.criteria
     recipe = make_recipe(
-        accelerator=c.get("accelerator", ""), service=c.get("service", ""), os=c.get("os", ""),
-        intent=c.get("intent", ""), platform=c.get("platform"), version=version,
-        profile=decl.profile, components=components,
+        accelerator=c.get("accelerator", ""),
+        service=c.get("service", ""),
+        os=c.get("os", ""),
+        intent=c.get("intent", ""),
+        platform=c.get("platform"),
+        version=version,
+        profile=decl.profile,
+        components=components,
         nccl_floors={check: f">= {floor:g}" for check, floor in decl.floors.items()},
     )
     for ref in recipe["componentRefs"]:
@@ -142,20 +157,31 @@ def cluster_for(seed: str, decl: RecipeDecl, run: RunDecl) -> Cluster:
     os_kind = c.get("os", "")
     key = (run.recipe, run.signer or "pending", run.at.isoformat())
     product, per_node, arch, driver, cuda = _ACCELERATORS.get(
-        accelerator, (f"NVIDIA {accelerator.upper()}", 8, "amd64", "570.172.08", "12.8"))
+        accelerator, (f"NVIDIA {accelerator.upper()}", 8, "amd64", "570.172.08", "12.8")
+    )
     regions = _REGIONS.get(service, ("",))
-    gpu_nodes = run.gpu_nodes if run.gpu_nodes is not None else (2, 4, 8)[
-        stable_int(seed, "gpu-nodes", *key) % 3]
+    gpu_nodes = (
+        run.gpu_nodes
+        if run.gpu_nodes is not None
+        else (2, 4, 8)[stable_int(seed, "gpu-nodes", *key) % 3]
+    )
     if os_kind == "cos":
         os_version = "121"
     else:
         os_version = "24.04" if arch == "arm64" else "22.04"
     return Cluster(
-        service=service, accelerator=accelerator, os=os_kind, os_version=os_version,
+        service=service,
+        accelerator=accelerator,
+        os=os_kind,
+        os_version=os_version,
         k8s_version=f"1.33.{1 + stable_int(seed, 'k8s', *key) % 5}",
         region=regions[stable_int(seed, "region", *key) % len(regions)],
         node_count=gpu_nodes + 2 + stable_int(seed, "cpu-nodes", *key) % 3,
-        gpu_node_count=gpu_nodes, gpus_per_node=per_node, arch=arch, driver=driver, cuda=cuda,
+        gpu_node_count=gpu_nodes,
+        gpus_per_node=per_node,
+        arch=arch,
+        driver=driver,
+        cuda=cuda,
         product=product,
         instance_type=_INSTANCE_TYPES.get((service, accelerator), f"dgx-{accelerator}"),
         kernel=_KERNELS.get(service, "6.8.0-79-generic"),
@@ -173,15 +199,19 @@ def fingerprint_for(cluster: Cluster) -> dict[str, Any]:
         region["source"] = "nodeTopology.label.topology.kubernetes.io/region"
     return {
         "service": service,
-        "accelerator": {"value": cluster.accelerator,
-                        "source": "nodeTopology.label.nvidia.com/gpu.product"},
+        "accelerator": {
+            "value": cluster.accelerator,
+            "source": "nodeTopology.label.nvidia.com/gpu.product",
+        },
         "gpuModel": {"value": cluster.accelerator, "source": "gpu.hardware.model"},
         "os": {"value": cluster.os, "version": cluster.os_version, "source": "os.release"},
         "k8sVersion": {"value": cluster.k8s_version, "source": "k8s.server.version"},
         "region": region,
         "nodeCount": {"value": cluster.node_count, "source": "nodeTopology.summary.node-count"},
-        "gpuNodeCount": {"value": cluster.gpu_node_count,
-                         "source": "nodeTopology.label.nvidia.com/gpu.product"},
+        "gpuNodeCount": {
+            "value": cluster.gpu_node_count,
+            "source": "nodeTopology.label.nvidia.com/gpu.product",
+        },
     }
 
 
@@ -196,46 +226,101 @@ def criteria_match(recipe: Mapping[str, Any], fingerprint: Mapping[str, Any]) ->
 
 def _os_release(cluster: Cluster) -> dict[str, Any]:
     if cluster.os == "cos":
-        return {"ID": "cos", "NAME": "Container-Optimized OS", "VERSION_ID": cluster.os_version,
-                "PRETTY_NAME": "Container-Optimized OS from Google"}
+        return {
+            "ID": "cos",
+            "NAME": "Container-Optimized OS",
+            "VERSION_ID": cluster.os_version,
+            "PRETTY_NAME": "Container-Optimized OS from Google",
+        }
     codename = "noble" if cluster.os_version == "24.04" else "jammy"
-    return {"ID": cluster.os, "ID_LIKE": "debian", "NAME": "Ubuntu",
-            "VERSION_ID": cluster.os_version, "VERSION_CODENAME": codename,
-            "PRETTY_NAME": f"Ubuntu {cluster.os_version} LTS"}
+    return {
+        "ID": cluster.os,
+        "ID_LIKE": "debian",
+        "NAME": "Ubuntu",
+        "VERSION_ID": cluster.os_version,
+        "VERSION_CODENAME": codename,
+        "PRETTY_NAME": f"Ubuntu {cluster.os_version} LTS",
+    }
 
 
-def snapshot_for(cluster: Cluster, components: Sequence[tuple[str, str]], attested_at: str,
-                 *, full: bool) -> dict[str, Any]:
+def snapshot_for(
+    cluster: Cluster, components: Sequence[tuple[str, str]], attested_at: str, *, full: bool
+) -> dict[str, Any]:
     """`snapshot.yaml`: the minimal allowlisted subtypes, plus the `--full` extras."""
     release = _os_release(cluster)
     runtime = "2.0.5" if cluster.arch == "arm64" else "1.7.27"
     k8s: list[dict[str, Any]] = [
-        {"subtype": "server", "data": {"version": f"v{cluster.k8s_version}",
-                                       "platform": f"linux/{cluster.arch}", "goVersion": "go1.24.6"}},
-        {"subtype": "node", "data": {
-            "provider": cluster.service if cluster.service != "generic" else "",
-            "kubelet-version": f"v{cluster.k8s_version}", "kernel-version": cluster.kernel,
-            "operating-system": "linux", "os-image": release["PRETTY_NAME"],
-            "container-runtime-name": "containerd", "container-runtime-version": runtime}},
+        {
+            "subtype": "server",
+            "data": {
+                "version": f"v{cluster.k8s_version}",
+                "platform": f"linux/{cluster.arch}",
+                "goVersion": "go1.24.6",
+            },
+        },
+        {
+            "subtype": "node",
+            "data": {
+                "provider": cluster.service if cluster.service != "generic" else "",
+                "kubelet-version": f"v{cluster.k8s_version}",
+                "kernel-version": cluster.kernel,
+                "operating-system": "linux",
+                "os-image": release["PRETTY_NAME"],
+                "container-runtime-name": "containerd",
+                "container-runtime-version": runtime,
+            },
+        },
     ]
-    gpu: list[dict[str, Any]] = [{"subtype": "hardware", "data": {
-        "gpu-present": True, "gpu-count": cluster.gpus_per_node, "driver-loaded": True,
-        "detection-source": "pci", "model": cluster.accelerator}}]
-    topology: list[dict[str, Any]] = [{"subtype": "summary", "data": {
-        "node-count": cluster.node_count, "taint-count": cluster.gpu_node_count,
-        "label-count": 38 + 4 * cluster.node_count}}]
+    gpu: list[dict[str, Any]] = [
+        {
+            "subtype": "hardware",
+            "data": {
+                "gpu-present": True,
+                "gpu-count": cluster.gpus_per_node,
+                "driver-loaded": True,
+                "detection-source": "pci",
+                "model": cluster.accelerator,
+            },
+        }
+    ]
+    topology: list[dict[str, Any]] = [
+        {
+            "subtype": "summary",
+            "data": {
+                "node-count": cluster.node_count,
+                "taint-count": cluster.gpu_node_count,
+                "label-count": 38 + 4 * cluster.node_count,
+            },
+        }
+    ]
     header: dict[str, Any] = {"timestamp": attested_at, "version": "v1"}
     if full:
         header["source-node"] = "gpu-node-1"
-        k8s.append({"subtype": "image", "data": {
-            name: f"{_IMAGES.get(name, 'registry.example/' + name)}:{version}"
-            for name, version in components}})
-        gpu.append({"subtype": "smi", "data": {
-            "driver": cluster.driver, "cuda-version": cluster.cuda,
-            "gpu-count": cluster.gpus_per_node, "gpu.model": cluster.product}})
+        k8s.append(
+            {
+                "subtype": "image",
+                "data": {
+                    name: f"{_IMAGES.get(name, 'registry.example/' + name)}:{version}"
+                    for name, version in components
+                },
+            }
+        )
+        gpu.append(
+            {
+                "subtype": "smi",
+                "data": {
+                    "driver": cluster.driver,
+                    "cuda-version": cluster.cuda,
+                    "gpu-count": cluster.gpus_per_node,
+                    "gpu.model": cluster.product,
+                },
+            }
+        )
         nodes = ",".join(f"gpu-node-{i + 1}" for i in range(cluster.gpu_node_count))
-        labels = {"node.kubernetes.io/instance-type": f"{cluster.instance_type}|{nodes}",
-                  "nvidia.com/gpu.product": f"{cluster.product.replace(' ', '-')}|{nodes}"}
+        labels = {
+            "node.kubernetes.io/instance-type": f"{cluster.instance_type}|{nodes}",
+            "nvidia.com/gpu.product": f"{cluster.product.replace(' ', '-')}|{nodes}",
+        }
         if cluster.region:
             labels["topology.kubernetes.io/region"] = f"{cluster.region}|{nodes}"
         topology.append({"subtype": "label", "data": labels})
@@ -250,14 +335,22 @@ def _duration(seed: str, run: RunDecl, name: str, low: int, high: int) -> int:
 
 
 def _plain_test(seed: str, run: RunDecl, name: str, outcome: Outcome, *, slow: bool) -> TestSpec:
-    duration = _duration(seed, run, name, 20_000, 240_000) if slow else _duration(
-        seed, run, name, 1_500, 30_000)
+    duration = (
+        _duration(seed, run, name, 20_000, 240_000)
+        if slow
+        else _duration(seed, run, name, 1_500, 30_000)
+    )
     if outcome.status == "skipped":
-        return TestSpec(name, "skipped", message=outcome.reason or f"{name} was not run",
-                        duration_ms=0)
+        return TestSpec(
+            name, "skipped", message=outcome.reason or f"{name} was not run", duration_ms=0
+        )
     if outcome.status in ("failed", "other"):
-        return TestSpec(name, outcome.status, message=_FAILURES.get(name, f"{name}: check failed"),
-                        duration_ms=duration)
+        return TestSpec(
+            name,
+            outcome.status,
+            message=_FAILURES.get(name, f"{name}: check failed"),
+            duration_ms=duration,
+        )
     return TestSpec(name, "passed", duration_ms=duration)
 
 
@@ -270,27 +363,44 @@ def _transport(cluster: Cluster, check: str, seed: str, run: RunDecl) -> tuple[s
     return ()
 
 
-def _nccl(seed: str, run: RunDecl, cluster: Cluster, check: str, value: Measured | Outcome,
-          floors: Mapping[str, float]) -> TestSpec:
+def _nccl(
+    seed: str,
+    run: RunDecl,
+    cluster: Cluster,
+    check: str,
+    value: Measured | Outcome,
+    floors: Mapping[str, float],
+) -> TestSpec:
     duration = _duration(seed, run, check, 240_000, 900_000)
     floor = floors.get(check)
     extra = {"runtimeSource": "delivered-artifact"}
     if isinstance(value, Outcome):
         if value.status == "skipped":
-            return TestSpec(check, "skipped", message=value.reason or f"{check} was not run",
-                            duration_ms=0)
-        message = None if value.status == "passed" else f'{check}: constraint ">= {floor or 0:g}" not met'
+            return TestSpec(
+                check, "skipped", message=value.reason or f"{check} was not run", duration_ms=0
+            )
+        message = (
+            None if value.status == "passed" else f'{check}: constraint ">= {floor or 0:g}" not met'
+        )
         return TestSpec(check, value.status, message=message, extra=extra, duration_ms=duration)
     if floor is None:
         return TestSpec(check, "skipped", message=f"no {check} constraint in recipe", duration_ms=0)
     test = nccl_test(check, value.gbps, f">= {floor:g}")
-    return replace(test, stdout=_transport(cluster, check, seed, run) + test.stdout, extra=extra,
-                   duration_ms=duration)
+    return replace(
+        test,
+        stdout=_transport(cluster, check, seed, run) + test.stdout,
+        extra=extra,
+        duration_ms=duration,
+    )
 
 
-def tests_for(seed: str, run: RunDecl, cluster: Cluster, floors: Mapping[str, float],
-              bandwidth: Mapping[str, Measured | Outcome] | None = None
-              ) -> dict[Phase, list[TestSpec]]:
+def tests_for(
+    seed: str,
+    run: RunDecl,
+    cluster: Cluster,
+    floors: Mapping[str, float],
+    bandwidth: Mapping[str, Measured | Outcome] | None = None,
+) -> dict[Phase, list[TestSpec]]:
     """CTRF tests per phase: the check set with overrides, NCCL checks from `bandwidth`."""
     measured = run.bandwidth if bandwidth is None else bandwidth
     out: dict[Phase, list[TestSpec]] = {}
@@ -302,8 +412,11 @@ def tests_for(seed: str, run: RunDecl, cluster: Cluster, floors: Mapping[str, fl
                 test = _nccl(seed, run, cluster, check, value, floors)
                 override = checks.pop(check, None)
                 if override is not None and override.status != test.status:
-                    test = replace(test, status=override.status,
-                                   message=test.message or _FAILURES.get(check, f"{check}: check failed"))
+                    test = replace(
+                        test,
+                        status=override.status,
+                        message=test.message or _FAILURES.get(check, f"{check}: check failed"),
+                    )
                 tests.append(test)
         for name, outcome in checks.items():
             tests.append(_plain_test(seed, run, name, outcome, slow=phase is Phase.CONFORMANCE))

@@ -67,7 +67,9 @@ def _next(col: int, indent: int) -> int:
     return indent * ((col + indent) // indent)
 
 
-def _emit_mapping(doc: Mapping[str, Any], col: int, indent: int, out: list[str], first: str | None) -> None:
+def _emit_mapping(
+    doc: Mapping[str, Any], col: int, indent: int, out: list[str], first: str | None
+) -> None:
     """Emit a block mapping whose keys sit at `col`; `first` prefixes the first line (a dash)."""
     for n, key in enumerate(sorted(doc, key=lambda k: str(k).encode())):
         prefix = first if (n == 0 and first is not None) else " " * col

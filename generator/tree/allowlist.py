@@ -68,8 +68,12 @@ class Allowlist:
     def classify(self, signer: SignerIdentity) -> Classification:
         """Classify a (verified) signer: slug match in any class first, then the first pattern
         entry in the order firstParty, community, partner with the exact issuer; else unlisted."""
-        if (not signer.issuer or not signer.identity or _has_line_break(signer.issuer)
-                or _has_line_break(signer.identity)):
+        if (
+            not signer.issuer
+            or not signer.identity
+            or _has_line_break(signer.issuer)
+            or _has_line_break(signer.identity)
+        ):
             return UNLISTED
         slug = signer.slug
         for entry in self.entries:
@@ -83,10 +87,12 @@ class Allowlist:
         return UNLISTED
 
 
-def _err(message: str, file: str, key: str | None, *, expected: str, found: str,
-         hint: str) -> AllowlistError:
-    return AllowlistError(message, location=Location(file, key), expected=expected, found=found,
-                          hint=hint)
+def _err(
+    message: str, file: str, key: str | None, *, expected: str, found: str, hint: str
+) -> AllowlistError:
+    return AllowlistError(
+        message, location=Location(file, key), expected=expected, found=found, hint=hint
+    )
 
 
 def _scan_pattern(pattern: str) -> tuple[str, str] | str:
@@ -121,7 +127,7 @@ def _scan_pattern(pattern: str) -> tuple[str, str] | str:
             i += 2
             continue
         if ch == "@":
-            rest = body[i + 1:]
+            rest = body[i + 1 :]
             problem = _top_level_alternation(rest)
             return problem if problem else ("".join(literal), rest)
         if ch in _METACHARS:
@@ -146,9 +152,9 @@ def _top_level_alternation(rest: str) -> str | None:
                 in_class = False
         elif ch == "[":
             in_class = True
-            if rest[i + 1:i + 2] == "^":
+            if rest[i + 1 : i + 2] == "^":
                 i += 1
-            if rest[i + 1:i + 2] == "]":
+            if rest[i + 1 : i + 2] == "]":
                 i += 1
         elif ch == "(":
             depth += 1
@@ -165,8 +171,14 @@ def _opt_str(entry: dict[str, Any], key: str, file: str, where: str) -> str | No
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise _err(f"{key} is not a string", file, f"{where}.{key}", expected="a string",
-                   found=repr(value), hint="quote the value")
+        raise _err(
+            f"{key} is not a string",
+            file,
+            f"{where}.{key}",
+            expected="a string",
+            found=repr(value),
+            hint="quote the value",
+        )
     return value
 
 
@@ -175,23 +187,43 @@ def parse_allowlist(data: bytes, *, file: str) -> Allowlist:
     try:
         doc = load_yaml(data, file=file)
     except YamlError as exc:
-        raise AllowlistError(exc.message, location=exc.location, expected=exc.expected,
-                             found=exc.found, hint=exc.hint) from exc
+        raise AllowlistError(
+            exc.message,
+            location=exc.location,
+            expected=exc.expected,
+            found=exc.found,
+            hint=exc.hint,
+        ) from exc
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
-        raise _err("allowlist is not a mapping", file, None,
-                   expected="schemaVersion plus firstParty, community and partner lists",
-                   found=type(doc).__name__, hint="start from aicr's recipes/evidence/allowlist.yaml")
+        raise _err(
+            "allowlist is not a mapping",
+            file,
+            None,
+            expected="schemaVersion plus firstParty, community and partner lists",
+            found=type(doc).__name__,
+            hint="start from aicr's recipes/evidence/allowlist.yaml",
+        )
     unknown = sorted(str(k) for k in doc if k not in _TOP_KEYS)
     if unknown:
-        raise _err("unknown top-level key", file, unknown[0],
-                   expected="schemaVersion, firstParty, community, partner",
-                   found=", ".join(unknown), hint="fix the typo; the schema is strict")
+        raise _err(
+            "unknown top-level key",
+            file,
+            unknown[0],
+            expected="schemaVersion, firstParty, community, partner",
+            found=", ".join(unknown),
+            hint="fix the typo; the schema is strict",
+        )
     if schema_version_ok(doc.get("schemaVersion")) is None:
-        raise _err("unsupported allowlist schemaVersion", file, "schemaVersion",
-                   expected="1.0 or 1.0.x", found=repr(doc.get("schemaVersion")),
-                   hint="set schemaVersion: 1.0.0")
+        raise _err(
+            "unsupported allowlist schemaVersion",
+            file,
+            "schemaVersion",
+            expected="1.0 or 1.0.x",
+            found=repr(doc.get("schemaVersion")),
+            hint="set schemaVersion: 1.0.0",
+        )
 
     entries: list[AllowlistEntry] = []
     compiled: dict[int, Any] = {}
@@ -203,92 +235,156 @@ def parse_allowlist(data: bytes, *, file: str) -> Allowlist:
         if items is None:
             continue
         if not isinstance(items, list):
-            raise _err(f"{class_key} is not a list", file, class_key, expected="a list of entries",
-                       found=type(items).__name__, hint="use [] for an empty class")
+            raise _err(
+                f"{class_key} is not a list",
+                file,
+                class_key,
+                expected="a list of entries",
+                found=type(items).__name__,
+                hint="use [] for an empty class",
+            )
         for position, item in enumerate(items):
             where = f"{class_key}[{position}]"
             if not isinstance(item, dict):
-                raise _err("entry is not a mapping", file, where,
-                           expected="label?, issuer and source or identityPattern",
-                           found=repr(item), hint="write each entry as a mapping")
+                raise _err(
+                    "entry is not a mapping",
+                    file,
+                    where,
+                    expected="label?, issuer and source or identityPattern",
+                    found=repr(item),
+                    hint="write each entry as a mapping",
+                )
             if "identity" in item:
-                raise _err("cleartext identity in the allowlist", file, f"{where}.identity",
-                           expected="source (the 32-hex slug) or identityPattern",
-                           found="an identity: key",
-                           hint="replace it with source: sha256(issuer + '\\n' + identity)[:32]; "
-                                "cleartext identities are never committed")
+                raise _err(
+                    "cleartext identity in the allowlist",
+                    file,
+                    f"{where}.identity",
+                    expected="source (the 32-hex slug) or identityPattern",
+                    found="an identity: key",
+                    hint="replace it with source: sha256(issuer + '\\n' + identity)[:32]; "
+                    "cleartext identities are never committed",
+                )
             extra = sorted(str(k) for k in item if k not in _ENTRY_KEYS)
             if extra:
-                raise _err("unknown entry key", file, f"{where}.{extra[0]}",
-                           expected="label, issuer, source, identityPattern",
-                           found=", ".join(extra), hint="fix the typo; the schema is strict")
+                raise _err(
+                    "unknown entry key",
+                    file,
+                    f"{where}.{extra[0]}",
+                    expected="label, issuer, source, identityPattern",
+                    found=", ".join(extra),
+                    hint="fix the typo; the schema is strict",
+                )
             label = _opt_str(item, "label", file, where)
             issuer = _opt_str(item, "issuer", file, where)
             source = _opt_str(item, "source", file, where)
             pattern = _opt_str(item, "identityPattern", file, where)
             if issuer is None:
-                raise _err("entry has no issuer", file, f"{where}.issuer",
-                           expected="the OIDC issuer URL", found="nothing",
-                           hint="add issuer: e.g. https://github.com/login/oauth")
+                raise _err(
+                    "entry has no issuer",
+                    file,
+                    f"{where}.issuer",
+                    expected="the OIDC issuer URL",
+                    found="nothing",
+                    hint="add issuer: e.g. https://github.com/login/oauth",
+                )
             if _has_line_break(issuer):
-                raise _err("issuer contains a line break", file, f"{where}.issuer",
-                           expected="a single-line URL", found=repr(issuer),
-                           hint="remove the line break")
+                raise _err(
+                    "issuer contains a line break",
+                    file,
+                    f"{where}.issuer",
+                    expected="a single-line URL",
+                    found=repr(issuer),
+                    hint="remove the line break",
+                )
             if (source is None) == (pattern is None):
-                raise _err("entry needs exactly one of source and identityPattern", file, where,
-                           expected="exactly one of source / identityPattern",
-                           found="both" if source is not None else "neither",
-                           hint="use source for people, identityPattern for CI workflows")
+                raise _err(
+                    "entry needs exactly one of source and identityPattern",
+                    file,
+                    where,
+                    expected="exactly one of source / identityPattern",
+                    found="both" if source is not None else "neither",
+                    hint="use source for people, identityPattern for CI workflows",
+                )
             if label is not None:
                 if label in labels:
-                    raise _err("duplicate label", file, f"{where}.label",
-                               expected="each label once", found=f"{label!r}, also at "
-                               f"{labels[label]}", hint="give each entry its own label")
+                    raise _err(
+                        "duplicate label",
+                        file,
+                        f"{where}.label",
+                        expected="each label once",
+                        found=f"{label!r}, also at {labels[label]}",
+                        hint="give each entry its own label",
+                    )
                 labels[label] = where
             if source is not None:
                 if not _SLUG.fullmatch(source):
-                    raise _err("source is not a 32-hex slug", file, f"{where}.source",
-                               expected="32 lowercase hex characters",
-                               found=f"{source!r} ({len(source)} characters)",
-                               hint="compute sha256(issuer + '\\n' + identity)[:32]; "
-                                    "older 12-character slugs are no longer accepted")
+                    raise _err(
+                        "source is not a 32-hex slug",
+                        file,
+                        f"{where}.source",
+                        expected="32 lowercase hex characters",
+                        found=f"{source!r} ({len(source)} characters)",
+                        hint="compute sha256(issuer + '\\n' + identity)[:32]; "
+                        "older 12-character slugs are no longer accepted",
+                    )
                 if source in sources:
-                    raise _err("duplicate source", file, f"{where}.source",
-                               expected="each source once across all classes",
-                               found=f"{source}, also at {sources[source]}",
-                               hint="the classes are disjoint; keep one entry")
+                    raise _err(
+                        "duplicate source",
+                        file,
+                        f"{where}.source",
+                        expected="each source once across all classes",
+                        found=f"{source}, also at {sources[source]}",
+                        hint="the classes are disjoint; keep one entry",
+                    )
                 sources[source] = where
             else:
                 assert pattern is not None
                 scanned = _scan_pattern(pattern)
                 if isinstance(scanned, str):
-                    raise _err("identityPattern is too broad", file, f"{where}.identityPattern",
-                               expected="^<literal path>@<ref pattern>$ with wildcards only in "
-                                        "the ref", found=f"{pattern!r}: {scanned}",
-                               hint="escape the literal part (\\.) and wildcard only right of @")
+                    raise _err(
+                        "identityPattern is too broad",
+                        file,
+                        f"{where}.identityPattern",
+                        expected="^<literal path>@<ref pattern>$ with wildcards only in the ref",
+                        found=f"{pattern!r}: {scanned}",
+                        hint="escape the literal part (\\.) and wildcard only right of @",
+                    )
                 try:
                     regex = re2.compile(pattern, _re2_options())
                 except re2.error as exc:
                     detail = exc.args[0] if exc.args else exc
                     if isinstance(detail, bytes):
                         detail = detail.decode("utf-8", "replace")
-                    raise _err("identityPattern does not compile as RE2 (Go regexp)", file,
-                               f"{where}.identityPattern", expected="an RE2 pattern (no "
-                               "lookarounds, no backreferences)", found=f"{pattern!r}: {detail}",
-                               hint="rewrite the pattern without Perl-only syntax") from None
+                    raise _err(
+                        "identityPattern does not compile as RE2 (Go regexp)",
+                        file,
+                        f"{where}.identityPattern",
+                        expected="an RE2 pattern (no lookarounds, no backreferences)",
+                        found=f"{pattern!r}: {detail}",
+                        hint="rewrite the pattern without Perl-only syntax",
+                    ) from None
                 prefix = (issuer, scanned[0])
                 if prefix in prefixes:
-                    raise _err("overlapping identityPattern", file, f"{where}.identityPattern",
-                               expected="no two patterns with the same issuer and literal prefix",
-                               found=f"same prefix {scanned[0]!r} as {prefixes[prefix]}",
-                               hint="merge the two entries")
+                    raise _err(
+                        "overlapping identityPattern",
+                        file,
+                        f"{where}.identityPattern",
+                        expected="no two patterns with the same issuer and literal prefix",
+                        found=f"same prefix {scanned[0]!r} as {prefixes[prefix]}",
+                        hint="merge the two entries",
+                    )
                 prefixes[prefix] = where
                 compiled[len(entries)] = regex
-            entries.append(AllowlistEntry(
-                signer_class=signer_class, issuer=issuer, label=label,
-                source=SourceSlug(source) if source is not None else None,
-                identity_pattern=pattern, position=position,
-            ))
+            entries.append(
+                AllowlistEntry(
+                    signer_class=signer_class,
+                    issuer=issuer,
+                    label=label,
+                    source=SourceSlug(source) if source is not None else None,
+                    identity_pattern=pattern,
+                    position=position,
+                )
+            )
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     return Allowlist(entries=tuple(entries), digest=digest, _compiled=compiled)
 

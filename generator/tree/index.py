@@ -55,13 +55,15 @@ def index_entries(recipes_root: Path, allowlist: Allowlist) -> list[dict[str, st
         else:
             found = allowlist.classify(pointer.signer.identity)
             klass = str(found.signer_class) if found.allowlisted else "reported"
-        entries.append({
-            "recipe": str(pointer.recipe),
-            "source": parsed.location.folder_source,
-            "path": parsed.location.path,
-            "digest": str(pointer.bundle.digest) if pointer.bundle.digest else None,
-            "class": klass,
-        })
+        entries.append(
+            {
+                "recipe": str(pointer.recipe),
+                "source": parsed.location.folder_source,
+                "path": parsed.location.path,
+                "digest": str(pointer.bundle.digest) if pointer.bundle.digest else None,
+                "class": klass,
+            }
+        )
     entries.sort(key=lambda e: (e["recipe"] or "", (e["path"] or "").split("/")))
     return entries
 
@@ -99,8 +101,9 @@ def _display(index_path: Path, recipes_root: Path) -> str:
         return index_path.name
 
 
-def index_drift(recipes_root: Path, index_path: Path,
-                allowlist: Allowlist) -> tuple[Violation, ...]:
+def index_drift(
+    recipes_root: Path, index_path: Path, allowlist: Allowlist
+) -> tuple[Violation, ...]:
     """How the committed index differs from the tree; empty when it is byte-identical.
 
     Entry-level drift is reported on the pointer's path; a missing, unreadable, unparseable or
@@ -132,13 +135,21 @@ def index_drift(recipes_root: Path, index_path: Path,
         if path not in listed:
             out.append(Violation(path, f"pointer is not listed in the pointer index {shown}"))
         elif path not in want:
-            out.append(Violation(path, f"pointer index {shown} lists a pointer that is not a "
-                                       "usable pointer of the tree"))
+            out.append(
+                Violation(
+                    path,
+                    f"pointer index {shown} lists a pointer that is not a "
+                    "usable pointer of the tree",
+                )
+            )
         else:
             changed = [n for n in FIELDS if listed[path].get(n) != want[path][n]]
             if changed:
-                out.append(Violation(path, f"pointer index {shown} is out of date for "
-                                           f"{', '.join(changed)}"))
+                out.append(
+                    Violation(
+                        path, f"pointer index {shown} is out of date for {', '.join(changed)}"
+                    )
+                )
     if not out:
         out.append(Violation(shown, f"pointer index is not in canonical form; {regen}"))
     return tuple(out)

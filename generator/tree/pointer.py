@@ -53,10 +53,12 @@ _RFC3339 = re.compile(
 )
 
 
-def _fail(rule: str, message: str, file: str, key: str | None, *, expected: str, found: str,
-          hint: str) -> PointerError:
-    return PointerError(message, rule=rule, location=Location(file, key), expected=expected,
-                        found=found, hint=hint)
+def _fail(
+    rule: str, message: str, file: str, key: str | None, *, expected: str, found: str, hint: str
+) -> PointerError:
+    return PointerError(
+        message, rule=rule, location=Location(file, key), expected=expected, found=found, hint=hint
+    )
 
 
 def _show(value: Any) -> str:
@@ -142,12 +144,24 @@ def parse_pointer(data: bytes, *, file: str) -> Pointer:
     try:
         doc = load_yaml(data, file=file)
     except YamlError as exc:
-        raise PointerError(exc.message, rule="yaml", location=exc.location,
-                           expected=exc.expected, found=exc.found, hint=exc.hint) from exc
+        raise PointerError(
+            exc.message,
+            rule="yaml",
+            location=exc.location,
+            expected=exc.expected,
+            found=exc.found,
+            hint=exc.hint,
+        ) from exc
     if not isinstance(doc, dict):
-        raise _fail("pointer-shape", "pointer is not a mapping", file, None,
-                    expected="a YAML mapping with schemaVersion, recipe and attestations",
-                    found=_show(doc), hint="start from a pointer written by aicr")
+        raise _fail(
+            "pointer-shape",
+            "pointer is not a mapping",
+            file,
+            None,
+            expected="a YAML mapping with schemaVersion, recipe and attestations",
+            found=_show(doc),
+            hint="start from a pointer written by aicr",
+        )
     return validate_pointer(doc, file=file)
 
 
@@ -155,111 +169,206 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
     """Validate an already loaded pointer mapping (see `parse_pointer`)."""
     version = schema_version_ok(doc.get("schemaVersion"))
     if version is None:
-        raise _fail("schema-version", "unsupported pointer schemaVersion", file, "schemaVersion",
-                    expected="1.0 or 1.0.x (the verifier supports 1.0.x)",
-                    found=_show(doc.get("schemaVersion")),
-                    hint="regenerate the pointer with a current aicr")
+        raise _fail(
+            "schema-version",
+            "unsupported pointer schemaVersion",
+            file,
+            "schemaVersion",
+            expected="1.0 or 1.0.x (the verifier supports 1.0.x)",
+            found=_show(doc.get("schemaVersion")),
+            hint="regenerate the pointer with a current aicr",
+        )
 
     recipe = _string(doc, "recipe")
     if not isinstance(recipe, str) or not recipe:
-        raise _fail("recipe-name", "pointer has no recipe name", file, "recipe",
-                    expected="a non-empty recipe name", found=_show(doc.get("recipe")),
-                    hint="set recipe: to the recipe's name")
+        raise _fail(
+            "recipe-name",
+            "pointer has no recipe name",
+            file,
+            "recipe",
+            expected="a non-empty recipe name",
+            found=_show(doc.get("recipe")),
+            hint="set recipe: to the recipe's name",
+        )
     if not _RECIPE.fullmatch(recipe):
-        raise _fail("recipe-name", "recipe is not a single safe path segment", file, "recipe",
-                    expected="at most 200 letters, digits, '.', '_' and '-', starting with a "
-                             "letter or digit (no '/', no '..')",
-                    found=_show(recipe), hint="use the recipe name aicr derives from criteria")
+        raise _fail(
+            "recipe-name",
+            "recipe is not a single safe path segment",
+            file,
+            "recipe",
+            expected="at most 200 letters, digits, '.', '_' and '-', starting with a "
+            "letter or digit (no '/', no '..')",
+            found=_show(recipe),
+            hint="use the recipe name aicr derives from criteria",
+        )
 
     profile_raw = _string(doc, "profile")
     profile: str | None = None
     if not isinstance(profile_raw, str):
-        raise _fail("profile-grammar", "profile is not a string", file, "profile",
-                    expected="name=value", found=_show(profile_raw),
-                    hint="quote the profile or remove it")
+        raise _fail(
+            "profile-grammar",
+            "profile is not a string",
+            file,
+            "profile",
+            expected="name=value",
+            found=_show(profile_raw),
+            hint="quote the profile or remove it",
+        )
     if profile_raw:
         parts = parse_profile(profile_raw)
         if parts is None:
-            raise _fail("profile-grammar", "profile does not match the name=value grammar", file,
-                        "profile", expected="exactly one '=', each side [A-Za-z0-9._-]+, no spaces",
-                        found=_show(profile_raw),
-                        hint="copy metadata.selectedProfile from the recipe")
+            raise _fail(
+                "profile-grammar",
+                "profile does not match the name=value grammar",
+                file,
+                "profile",
+                expected="exactly one '=', each side [A-Za-z0-9._-]+, no spaces",
+                found=_show(profile_raw),
+                hint="copy metadata.selectedProfile from the recipe",
+            )
         segment = profile_segment(*parts)
         if not recipe.endswith(f"-{segment}"):
-            raise _fail("profile-suffix", "recipe name does not carry the profile suffix", file,
-                        "recipe", expected=f"a recipe name ending in -{segment}",
-                        found=_show(recipe),
-                        hint="pointers of profile-bearing recipes use the suffixed recipe name")
+            raise _fail(
+                "profile-suffix",
+                "recipe name does not carry the profile suffix",
+                file,
+                "recipe",
+                expected=f"a recipe name ending in -{segment}",
+                found=_show(recipe),
+                hint="pointers of profile-bearing recipes use the suffixed recipe name",
+            )
         profile = profile_raw
 
     attestations = doc.get("attestations")
     if attestations is None:
         attestations = []
     if not isinstance(attestations, list):
-        raise _fail("pointer-shape", "attestations is not a list", file, "attestations",
-                    expected="a list with one entry", found=_show(attestations),
-                    hint="attestations: is a YAML sequence")
+        raise _fail(
+            "pointer-shape",
+            "attestations is not a list",
+            file,
+            "attestations",
+            expected="a list with one entry",
+            found=_show(attestations),
+            hint="attestations: is a YAML sequence",
+        )
     if len(attestations) != 1:
         more = len(attestations) > 1
-        raise _fail("attestation-count",
-                    "pointer schema 2.0 (several attestations) is not yet supported" if more
-                    else "pointer has no attestation", file, "attestations",
-                    expected="exactly one attestation", found=f"{len(attestations)} entries",
-                    hint="commit one pointer per signed run")
+        raise _fail(
+            "attestation-count",
+            "pointer schema 2.0 (several attestations) is not yet supported"
+            if more
+            else "pointer has no attestation",
+            file,
+            "attestations",
+            expected="exactly one attestation",
+            found=f"{len(attestations)} entries",
+            hint="commit one pointer per signed run",
+        )
     entry = attestations[0]
     if not isinstance(entry, dict):
-        raise _fail("pointer-shape", "attestation is not a mapping", file, "attestations[0]",
-                    expected="a mapping with bundle, signer and attestedAt",
-                    found=_show(entry), hint="start from a pointer written by aicr")
+        raise _fail(
+            "pointer-shape",
+            "attestation is not a mapping",
+            file,
+            "attestations[0]",
+            expected="a mapping with bundle, signer and attestedAt",
+            found=_show(entry),
+            hint="start from a pointer written by aicr",
+        )
     bundle = entry.get("bundle")
     if bundle is None:
         bundle = {}
     if not isinstance(bundle, dict):
-        raise _fail("pointer-shape", "bundle is not a mapping", file, "attestations[0].bundle",
-                    expected="a mapping with oci, digest and predicateType",
-                    found=_show(bundle), hint="start from a pointer written by aicr")
+        raise _fail(
+            "pointer-shape",
+            "bundle is not a mapping",
+            file,
+            "attestations[0].bundle",
+            expected="a mapping with oci, digest and predicateType",
+            found=_show(bundle),
+            hint="start from a pointer written by aicr",
+        )
 
     key_type = "attestations[0].bundle.predicateType"
     raw_type = _string(bundle, "predicateType")
     if isinstance(raw_type, str) and RETIRED_DOMAIN in raw_type.split("/")[2:3]:
-        raise _fail("retired-domain", "predicateType uses the retired aicr.nvidia.com domain",
-                    file, key_type, expected="https://aicr.run/recipe-evidence/v1, v2 or v3",
-                    found=_show(raw_type),
-                    hint="aicr moved to aicr.run with no dual-accept window (ADR-013); "
-                         "re-attest the run with a current aicr")
+        raise _fail(
+            "retired-domain",
+            "predicateType uses the retired aicr.nvidia.com domain",
+            file,
+            key_type,
+            expected="https://aicr.run/recipe-evidence/v1, v2 or v3",
+            found=_show(raw_type),
+            hint="aicr moved to aicr.run with no dual-accept window (ADR-013); "
+            "re-attest the run with a current aicr",
+        )
     try:
         predicate_type = PredicateType(raw_type)
     except ValueError:
-        raise _fail("predicate-type", "unexpected predicateType", file, key_type,
-                    expected="https://aicr.run/recipe-evidence/v1, v2 or v3",
-                    found=_show(raw_type), hint="regenerate the pointer with a current aicr"
-                    ) from None
+        raise _fail(
+            "predicate-type",
+            "unexpected predicateType",
+            file,
+            key_type,
+            expected="https://aicr.run/recipe-evidence/v1, v2 or v3",
+            found=_show(raw_type),
+            hint="regenerate the pointer with a current aicr",
+        ) from None
     if predicate_type is PredicateType.V1 and profile is not None:
-        raise _fail("profile-type", "a pointer with a profile must be v2 or v3", file, key_type,
-                    expected="recipe-evidence/v2 (or v3) when profile is set",
-                    found=predicate_type.value, hint="v1 is for unprofiled recipes only")
+        raise _fail(
+            "profile-type",
+            "a pointer with a profile must be v2 or v3",
+            file,
+            key_type,
+            expected="recipe-evidence/v2 (or v3) when profile is set",
+            found=predicate_type.value,
+            hint="v1 is for unprofiled recipes only",
+        )
     if predicate_type is PredicateType.V2 and profile is None:
-        raise _fail("profile-type", "a v2 pointer must carry a profile", file, "profile",
-                    expected="profile: name=value for recipe-evidence/v2", found="no profile",
-                    hint="add the profile or use v1/v3")
+        raise _fail(
+            "profile-type",
+            "a v2 pointer must carry a profile",
+            file,
+            "profile",
+            expected="profile: name=value for recipe-evidence/v2",
+            found="no profile",
+            hint="add the profile or use v1/v3",
+        )
 
     oci = _string(bundle, "oci")
     if not isinstance(oci, str) or "\n" in oci:
-        raise _fail("pointer-shape", "bundle.oci is not a single-line string", file,
-                    "attestations[0].bundle.oci", expected="an OCI reference such as "
-                    "ghcr.io/owner/aicr-evidence:<tag>", found=_show(oci),
-                    hint="set oci: to the pushed artifact reference")
+        raise _fail(
+            "pointer-shape",
+            "bundle.oci is not a single-line string",
+            file,
+            "attestations[0].bundle.oci",
+            expected="an OCI reference such as ghcr.io/owner/aicr-evidence:<tag>",
+            found=_show(oci),
+            hint="set oci: to the pushed artifact reference",
+        )
     digest_raw = _string(bundle, "digest")
     key_digest = "attestations[0].bundle.digest"
     if not isinstance(digest_raw, str):
-        raise _fail("digest-format", "bundle.digest is not a string", file, key_digest,
-                    expected="sha256: + 64 lowercase hex", found=_show(digest_raw),
-                    hint="quote the digest")
+        raise _fail(
+            "digest-format",
+            "bundle.digest is not a string",
+            file,
+            key_digest,
+            expected="sha256: + 64 lowercase hex",
+            found=_show(digest_raw),
+            hint="quote the digest",
+        )
     if (oci or digest_raw) and not _DIGEST.fullmatch(digest_raw):
-        raise _fail("digest-format", "bundle.digest is not a sha256 OCI digest", file,
-                    key_digest, expected="sha256: + 64 lowercase hex characters",
-                    found=_show(digest_raw) if digest_raw else "an empty digest with an oci ref",
-                    hint="use the manifest digest printed by the push, with the sha256: prefix")
+        raise _fail(
+            "digest-format",
+            "bundle.digest is not a sha256 OCI digest",
+            file,
+            key_digest,
+            expected="sha256: + 64 lowercase hex characters",
+            found=_show(digest_raw) if digest_raw else "an empty digest with an oci ref",
+            hint="use the manifest digest printed by the push, with the sha256: prefix",
+        )
     digest = OciDigest(digest_raw) if digest_raw else None
 
     signer = _signer(entry, file)
@@ -267,9 +376,15 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
     raw_time = entry.get("attestedAt")
     normalised = normalise_rfc3339(raw_time) if isinstance(raw_time, str) else None
     if normalised is None:
-        raise _fail("attested-at", "attestedAt is not an RFC 3339 timestamp", file,
-                    "attestations[0].attestedAt", expected="e.g. 2026-09-09T13:31:02Z",
-                    found=_show(raw_time), hint="copy predicate.attestedAt")
+        raise _fail(
+            "attested-at",
+            "attestedAt is not an RFC 3339 timestamp",
+            file,
+            "attestations[0].attestedAt",
+            expected="e.g. 2026-09-09T13:31:02Z",
+            found=_show(raw_time),
+            hint="copy predicate.attestedAt",
+        )
 
     return Pointer(
         schema_version=version,
@@ -288,28 +403,52 @@ def _signer(entry: dict[str, Any], file: str) -> ClaimedSigner | None:
         return None
     key = "attestations[0].signer"
     if not isinstance(raw, dict):
-        raise _fail("signer-fields", "signer is not a mapping", file, key,
-                    expected="a mapping with identity and issuer", found=_show(raw),
-                    hint="remove signer for an unsigned pointer")
+        raise _fail(
+            "signer-fields",
+            "signer is not a mapping",
+            file,
+            key,
+            expected="a mapping with identity and issuer",
+            found=_show(raw),
+            hint="remove signer for an unsigned pointer",
+        )
     fields: dict[str, str] = {}
     for name in ("identity", "issuer"):
         value = raw.get(name)
         if not isinstance(value, str) or not value.strip():
-            raise _fail("signer-fields", f"signer.{name} is missing or empty", file,
-                        f"{key}.{name}", expected="a non-empty string", found=_show(value),
-                        hint="copy the certificate's identity and issuer")
+            raise _fail(
+                "signer-fields",
+                f"signer.{name} is missing or empty",
+                file,
+                f"{key}.{name}",
+                expected="a non-empty string",
+                found=_show(value),
+                hint="copy the certificate's identity and issuer",
+            )
         if "\n" in value or "\r" in value:
-            raise _fail("signer-fields", f"signer.{name} contains a line break", file,
-                        f"{key}.{name}", expected="a single-line string", found=_show(value),
-                        hint="identities with line breaks are never accepted")
+            raise _fail(
+                "signer-fields",
+                f"signer.{name} contains a line break",
+                file,
+                f"{key}.{name}",
+                expected="a single-line string",
+                found=_show(value),
+                hint="identities with line breaks are never accepted",
+            )
         fields[name] = value
     index_raw = raw.get("rekorLogIndex")
     index: int | None = None
     if index_raw is not None:
         if isinstance(index_raw, bool) or not isinstance(index_raw, int) or index_raw < 0:
-            raise _fail("rekor-log-index", "signer.rekorLogIndex is not a non-negative integer",
-                        file, f"{key}.rekorLogIndex", expected="an integer >= 0",
-                        found=_show(index_raw), hint="copy the first tlog entry's logIndex")
+            raise _fail(
+                "rekor-log-index",
+                "signer.rekorLogIndex is not a non-negative integer",
+                file,
+                f"{key}.rekorLogIndex",
+                expected="an integer >= 0",
+                found=_show(index_raw),
+                hint="copy the first tlog entry's logIndex",
+            )
         # aicr omits a zero index (Go zero value), so 0 and "absent" mean the same.
         index = index_raw or None
     return ClaimedSigner(

@@ -28,10 +28,19 @@ RefusalReason = Literal["symlink", "not-regular", "oversize", "unreadable"]
 class FileRefusedError(InputError):
     """`read_bounded` refused a file. `reason` says why, so callers can name the rule."""
 
-    def __init__(self, message: str, *, reason: RefusalReason, display: str, expected: str,
-                 found: str, hint: str) -> None:
-        super().__init__(message, location=Location(display), expected=expected, found=found,
-                         hint=hint)
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: RefusalReason,
+        display: str,
+        expected: str,
+        found: str,
+        hint: str,
+    ) -> None:
+        super().__init__(
+            message, location=Location(display), expected=expected, found=found, hint=hint
+        )
         self.reason: RefusalReason = reason
 
 
@@ -62,21 +71,30 @@ def read_bounded(path: Path, limit: int, *, display: str) -> bytes:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise FileRefusedError(
-                "refusing to follow a symbolic link", reason="symlink", display=display,
-                expected="a regular file", found="a symbolic link",
+                "refusing to follow a symbolic link",
+                reason="symlink",
+                display=display,
+                expected="a regular file",
+                found="a symbolic link",
                 hint="replace the link with the file itself; links are never followed",
             ) from exc
         raise FileRefusedError(
-            "cannot open the file", reason="unreadable", display=display,
-            expected="a readable regular file", found=exc.strerror or type(exc).__name__,
+            "cannot open the file",
+            reason="unreadable",
+            display=display,
+            expected="a readable regular file",
+            found=exc.strerror or type(exc).__name__,
             hint="check that the file exists and is readable",
         ) from exc
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise FileRefusedError(
-                "not a regular file", reason="not-regular", display=display,
-                expected="a regular file", found=_kind(info.st_mode),
+                "not a regular file",
+                reason="not-regular",
+                display=display,
+                expected="a regular file",
+                found=_kind(info.st_mode),
                 hint="only regular files are read; remove or replace this entry",
             )
         if info.st_size > limit:
@@ -88,7 +106,9 @@ def read_bounded(path: Path, limit: int, *, display: str) -> bytes:
                 chunk = os.read(fd, limit + 1 - total)
             except OSError as exc:
                 raise FileRefusedError(
-                    "cannot read the file", reason="unreadable", display=display,
+                    "cannot read the file",
+                    reason="unreadable",
+                    display=display,
                     expected="a readable regular file",
                     found=exc.strerror or type(exc).__name__,
                     hint="check the file's permissions and the disk",
@@ -106,7 +126,10 @@ def read_bounded(path: Path, limit: int, *, display: str) -> bytes:
 
 def _oversize(display: str, limit: int, found: str) -> FileRefusedError:
     return FileRefusedError(
-        "file is larger than allowed", reason="oversize", display=display,
-        expected=f"at most {limit} bytes", found=found,
+        "file is larger than allowed",
+        reason="oversize",
+        display=display,
+        expected=f"at most {limit} bytes",
+        found=found,
         hint="pointer and allowlist files are small; check that this is the right file",
     )

@@ -52,7 +52,7 @@ LAYOUT_RULES: dict[str, str] = {
     "oversize": "pointer files are at most 1 MiB",
     "unreadable": "the file can be opened and read",
     "unexpected-file": "only allowlist.yaml and flat <recipe>.yaml at the root; only folders "
-                       "inside <recipe>/",
+    "inside <recipe>/",
     "flat-name": "a flat pointer is named <recipe>.yaml after its recipe: value",
     "signed-flat": "a signed pointer is nested under <recipe>/<source>/",
     "flat-unpushed": "a flat pending pointer has non-empty bundle.oci and bundle.digest",
@@ -93,8 +93,11 @@ class TreeScan:
     @property
     def usable(self) -> tuple[ParsedPointer, ...]:
         """Parsed pointers that are not duplicates (one per bundle digest, e.g. for the index)."""
-        return tuple(f for f in self.files
-                     if isinstance(f, ParsedPointer) and f.location.path not in self.duplicate_of)
+        return tuple(
+            f
+            for f in self.files
+            if isinstance(f, ParsedPointer) and f.location.path not in self.duplicate_of
+        )
 
     @property
     def rejected(self) -> tuple[RejectedPointer, ...]:
@@ -114,9 +117,13 @@ def _entries(directory: Path, display: str) -> list[os.DirEntry[str]]:
         with os.scandir(directory) as it:
             return sorted(it, key=lambda e: e.name)
     except OSError as exc:
-        raise InputError("cannot list a folder of the evidence tree", location=Location(display),
-                         expected="a readable directory", found=exc.strerror or str(exc),
-                         hint="check the folder's permissions") from exc
+        raise InputError(
+            "cannot list a folder of the evidence tree",
+            location=Location(display),
+            expected="a readable directory",
+            found=exc.strerror or str(exc),
+            hint="check the folder's permissions",
+        ) from exc
 
 
 def _kind(entry: os.DirEntry[str]) -> str:
@@ -140,10 +147,16 @@ class _Candidate:
     """'flat', 'nested', 'symlink', 'other' or 'unexpected'."""
 
 
-def _reject(loc: PointerLocation, rule: str, message: str, hint: str,
-            recipe: str | None = None) -> RejectedPointer:
-    return RejectedPointer(location=loc, rule=rule, message=message, hint=hint,
-                           recipe=recipe if recipe is not None else loc.folder_recipe)
+def _reject(
+    loc: PointerLocation, rule: str, message: str, hint: str, recipe: str | None = None
+) -> RejectedPointer:
+    return RejectedPointer(
+        location=loc,
+        rule=rule,
+        message=message,
+        hint=hint,
+        recipe=recipe if recipe is not None else loc.folder_recipe,
+    )
 
 
 def _walk(recipes_root: Path) -> list[_Candidate]:
@@ -152,15 +165,21 @@ def _walk(recipes_root: Path) -> list[_Candidate]:
     try:
         info = os.lstat(evidence)
     except OSError as exc:
-        raise InputError("no evidence folder under the recipes root",
-                         location=Location(EVIDENCE_DIR), expected="a directory evidence/",
-                         found=exc.strerror or str(exc),
-                         hint="pass the folder that holds evidence/ (e.g. recipes/)") from exc
+        raise InputError(
+            "no evidence folder under the recipes root",
+            location=Location(EVIDENCE_DIR),
+            expected="a directory evidence/",
+            found=exc.strerror or str(exc),
+            hint="pass the folder that holds evidence/ (e.g. recipes/)",
+        ) from exc
     if not stat.S_ISDIR(info.st_mode):
-        raise InputError("the evidence root is not a directory", location=Location(EVIDENCE_DIR),
-                         expected="a real directory (not a symlink)",
-                         found="a symbolic link" if stat.S_ISLNK(info.st_mode) else "a file",
-                         hint="point the tool at a checkout whose evidence/ is a folder")
+        raise InputError(
+            "the evidence root is not a directory",
+            location=Location(EVIDENCE_DIR),
+            expected="a real directory (not a symlink)",
+            found="a symbolic link" if stat.S_ISLNK(info.st_mode) else "a file",
+            hint="point the tool at a checkout whose evidence/ is a folder",
+        )
     out: list[_Candidate] = []
     for top in _entries(evidence, EVIDENCE_DIR):
         rel = f"{EVIDENCE_DIR}/{safe_name(top.name)}"
@@ -188,8 +207,11 @@ def _walk(recipes_root: Path) -> list[_Candidate]:
             for leaf in _entries(Path(sub.path), sub_rel):
                 if not leaf.name.endswith(".yaml") or _kind(leaf) == "dir":
                     continue  # aicr ignores non-.yaml files and subfolders inside <source>/
-                leaf_loc = PointerLocation(path=f"{sub_rel}/{safe_name(leaf.name)}",
-                                           folder_recipe=top.name, folder_source=sub.name)
+                leaf_loc = PointerLocation(
+                    path=f"{sub_rel}/{safe_name(leaf.name)}",
+                    folder_recipe=top.name,
+                    folder_source=sub.name,
+                )
                 out.append(_Candidate(Path(leaf.path), leaf_loc, "nested"))
     return out
 
@@ -198,8 +220,13 @@ def _read(cand: _Candidate, guess: str | None) -> bytes | RejectedPointer:
     try:
         return read_bounded(cand.path, POINTER_LIMIT, display=cand.location.path)
     except FileRefusedError as exc:
-        return _reject(cand.location, exc.reason, f"{exc.message} ({exc.found})",
-                       exc.hint or "replace the entry with a regular pointer file", guess)
+        return _reject(
+            cand.location,
+            exc.reason,
+            f"{exc.message} ({exc.found})",
+            exc.hint or "replace the entry with a regular pointer file",
+            guess,
+        )
 
 
 @dataclass(frozen=True)
@@ -221,18 +248,33 @@ def _examine(cand: _Candidate, signers: _Signers, allow_pending: bool) -> Pointe
     """Read and check one candidate; the first failed rule wins."""
     loc = cand.location
     if cand.kind == "symlink":
-        return _reject(loc, "symlink", "symbolic link in the evidence tree (not followed)",
-                       "commit the file or folder itself, not a link")
+        return _reject(
+            loc,
+            "symlink",
+            "symbolic link in the evidence tree (not followed)",
+            "commit the file or folder itself, not a link",
+        )
     if cand.kind == "other":
-        return _reject(loc, "not-regular", "not a regular file or folder",
-                       "remove the FIFO, socket or device from the tree")
+        return _reject(
+            loc,
+            "not-regular",
+            "not a regular file or folder",
+            "remove the FIFO, socket or device from the tree",
+        )
     if cand.kind == "unexpected":
         if loc.folder_recipe is None:
-            return _reject(loc, "unexpected-file", "unexpected file at evidence root",
-                           "only allowlist.yaml and flat <recipe>.yaml pointers sit at the root")
-        return _reject(loc, "unexpected-file",
-                       "plain file where a <source>/ folder is expected",
-                       "move the pointer into <recipe>/<source>/")
+            return _reject(
+                loc,
+                "unexpected-file",
+                "unexpected file at evidence root",
+                "only allowlist.yaml and flat <recipe>.yaml pointers sit at the root",
+            )
+        return _reject(
+            loc,
+            "unexpected-file",
+            "plain file where a <source>/ folder is expected",
+            "move the pointer into <recipe>/<source>/",
+        )
     # display only: the recipe a broken file seems to be for (its folder, or a flat file's name)
     guess = loc.folder_recipe
     if guess is None and cand.kind == "flat":
@@ -244,56 +286,104 @@ def _examine(cand: _Candidate, signers: _Signers, allow_pending: bool) -> Pointe
         pointer = parse_pointer(data, file=loc.path)
     except PointerError as exc:
         detail = f"{exc.message} (found {exc.found})" if exc.found else exc.message
-        return _reject(loc, exc.rule, f"invalid pointer: {detail}",
-                       exc.hint or "regenerate the pointer with a current aicr", guess)
+        return _reject(
+            loc,
+            exc.rule,
+            f"invalid pointer: {detail}",
+            exc.hint or "regenerate the pointer with a current aicr",
+            guess,
+        )
     recipe = str(pointer.recipe)
     if cand.kind == "flat":
         name = loc.path.rsplit("/", 1)[-1]
         if name != f"{recipe}.yaml":
-            return _reject(loc, "flat-name", f"flat pointer is not named {recipe}.yaml",
-                           "name a flat pointer after its recipe: value", recipe)
+            return _reject(
+                loc,
+                "flat-name",
+                f"flat pointer is not named {recipe}.yaml",
+                "name a flat pointer after its recipe: value",
+                recipe,
+            )
         if pointer.signer is not None:
-            return _reject(loc, "signed-flat",
-                           "signed pointer must be nested under <recipe>/<source>/, not flat",
-                           f"move it to evidence/{recipe}/<source>/sha256-<hex>.yaml", recipe)
+            return _reject(
+                loc,
+                "signed-flat",
+                "signed pointer must be nested under <recipe>/<source>/, not flat",
+                f"move it to evidence/{recipe}/<source>/sha256-<hex>.yaml",
+                recipe,
+            )
         if not pointer.bundle.oci or pointer.bundle.digest is None:
-            return _reject(loc, "flat-unpushed",
-                           "flat pending pointer has an empty bundle.oci or bundle.digest",
-                           "push the bundle first, then commit the pointer", recipe)
+            return _reject(
+                loc,
+                "flat-unpushed",
+                "flat pending pointer has an empty bundle.oci or bundle.digest",
+                "push the bundle first, then commit the pointer",
+                recipe,
+            )
         if not allow_pending:
-            return _reject(loc, "pending-not-allowed",
-                           "flat pending (unsigned) pointer is not allowed",
-                           "sign the bundle and commit a nested pointer; pending pointers are "
-                           "for local use with --allow-pending", recipe)
+            return _reject(
+                loc,
+                "pending-not-allowed",
+                "flat pending (unsigned) pointer is not allowed",
+                "sign the bundle and commit a nested pointer; pending pointers are "
+                "for local use with --allow-pending",
+                recipe,
+            )
         return ParsedPointer(location=loc, pointer=pointer)
 
     if recipe != loc.folder_recipe:
-        return _reject(loc, "recipe-folder",
-                       f"pointer recipe {recipe!r} does not match directory "
-                       f"{safe_name(loc.folder_recipe or '')!r}",
-                       "move the pointer under evidence/<recipe>/", recipe)
+        return _reject(
+            loc,
+            "recipe-folder",
+            f"pointer recipe {recipe!r} does not match directory "
+            f"{safe_name(loc.folder_recipe or '')!r}",
+            "move the pointer under evidence/<recipe>/",
+            recipe,
+        )
     if pointer.signer is None:
-        return _reject(loc, "unsigned-nested", "committed pointer must be signed",
-                       "sign the bundle; unsigned pointers are flat pending pointers", recipe)
+        return _reject(
+            loc,
+            "unsigned-nested",
+            "committed pointer must be signed",
+            "sign the bundle; unsigned pointers are flat pending pointers",
+            recipe,
+        )
     slug, classification = signers.slug_and_class(pointer.signer.identity)
     if slug != loc.folder_source:
-        return _reject(loc, "source-folder",
-                       f"path ownership: the claimed signer hashes to {slug}, not "
-                       f"{safe_name(loc.folder_source or '')!r} (squat)",
-                       f"commit the pointer under evidence/{recipe}/{slug}/", recipe)
+        return _reject(
+            loc,
+            "source-folder",
+            f"path ownership: the claimed signer hashes to {slug}, not "
+            f"{safe_name(loc.folder_source or '')!r} (squat)",
+            f"commit the pointer under evidence/{recipe}/{slug}/",
+            recipe,
+        )
     digest = pointer.bundle.digest
     if digest is None:
-        return _reject(loc, "file-name", "committed pointer has no bundle.digest",
-                       "push the bundle and record its manifest digest", recipe)
+        return _reject(
+            loc,
+            "file-name",
+            "committed pointer has no bundle.digest",
+            "push the bundle and record its manifest digest",
+            recipe,
+        )
     expected_name = f"{digest.replace(':', '-')}.yaml"
     if loc.path.rsplit("/", 1)[-1] != expected_name:
-        return _reject(loc, "file-name",
-                       f"file name does not match bundle.digest (expected {expected_name})",
-                       f"rename the file to {expected_name}", recipe)
+        return _reject(
+            loc,
+            "file-name",
+            f"file name does not match bundle.digest (expected {expected_name})",
+            f"rename the file to {expected_name}",
+            recipe,
+        )
     if classification.signer_class is SignerClass.FIRST_PARTY:
-        return _reject(loc, "first-party",
-                       "first-party signer must ingest directly, not commit per-run pointers",
-                       "drop the pointer; first-party CI evidence is ingested directly", recipe)
+        return _reject(
+            loc,
+            "first-party",
+            "first-party signer must ingest directly, not commit per-run pointers",
+            "drop the pointer; first-party CI evidence is ingested directly",
+            recipe,
+        )
     return ParsedPointer(location=loc, pointer=pointer)
 
 
@@ -312,8 +402,7 @@ def _duplicates(files: list[PointerFile]) -> dict[str, str]:
     return dup
 
 
-def scan_tree(recipes_root: Path, *, allowlist: Allowlist,
-              allow_pending: bool = True) -> TreeScan:
+def scan_tree(recipes_root: Path, *, allowlist: Allowlist, allow_pending: bool = True) -> TreeScan:
     """Find and check every pointer under `<recipes_root>/evidence/` (sorted by path).
 
     Unlisted signers are *not* rejected here (the build verifies them and reports them);
@@ -332,8 +421,9 @@ def _display(path: Path, root: Path) -> str:
         return path.name
 
 
-def check_tree(recipes_root: Path, *, allow_pending: bool = False,
-               allowlist_path: Path | None = None) -> tuple[Violation, ...]:
+def check_tree(
+    recipes_root: Path, *, allow_pending: bool = False, allowlist_path: Path | None = None
+) -> tuple[Violation, ...]:
     """aicr's pointer contract gate (newest behaviour) plus this project's checks (spec 11).
 
     One violation per failing file, first failure wins, in path order. The allowlist defaults to
@@ -354,8 +444,9 @@ def check_tree(recipes_root: Path, *, allow_pending: bool = False,
             continue
         signer = f.pointer.signer
         if signer is not None and not allowlist.classify(signer.identity).allowlisted:
-            out.append(Violation(where, f"signer (source {signer.identity.slug}) is not in the "
-                                        "allowlist"))
+            out.append(
+                Violation(where, f"signer (source {signer.identity.slug}) is not in the allowlist")
+            )
             continue
         first = scan.duplicate_of.get(where)
         if first is not None:

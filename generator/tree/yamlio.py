@@ -77,9 +77,22 @@ def resolve_plain(text: str) -> Any:
     return _resolve_by_rules(text)
 
 
-_CORE_PLAIN = re.compile("|".join(f"(?P<{name}>{pattern.pattern})" for name, pattern in (
-    ("null", _NULL), ("true", _TRUE), ("false", _FALSE), ("int10", _INT10), ("int8", _INT8),
-    ("int16", _INT16), ("float", _FLOAT), ("inf", _INF), ("nan", _NAN))))
+_CORE_PLAIN = re.compile(
+    "|".join(
+        f"(?P<{name}>{pattern.pattern})"
+        for name, pattern in (
+            ("null", _NULL),
+            ("true", _TRUE),
+            ("false", _FALSE),
+            ("int10", _INT10),
+            ("int8", _INT8),
+            ("int16", _INT16),
+            ("float", _FLOAT),
+            ("inf", _INF),
+            ("nan", _NAN),
+        )
+    )
+)
 """The patterns above as one alternation, tried in the same order (`lastgroup` names the rule)."""
 
 
@@ -113,9 +126,12 @@ def _tagged(tag: str, text: str) -> Any:
     if tag in ("!", f"{_CORE}str"):
         return text
     value: Any = resolve_plain(text)
-    kind = tag[len(_CORE):]
+    kind = tag[len(_CORE) :]
     wanted: dict[str, tuple[type, ...]] = {
-        "int": (int,), "float": (float, int), "bool": (bool,), "null": (type(None),),
+        "int": (int,),
+        "float": (float, int),
+        "bool": (bool,),
+        "null": (type(None),),
     }
     types = wanted.get(kind)
     if types is None:
@@ -128,12 +144,16 @@ def _tagged(tag: str, text: str) -> Any:
     return float(number) if kind == "float" else number
 
 
-_SCALAR, _MAPPING_START, _SEQUENCE_START, _COLLECTION_END, _ALIAS, _DOCUMENT_START, _OTHER = (
-    range(1, 8))
+_SCALAR, _MAPPING_START, _SEQUENCE_START, _COLLECTION_END, _ALIAS, _DOCUMENT_START, _OTHER = range(
+    1, 8
+)
 _KIND_BY_NAME = {
-    "ScalarEvent": _SCALAR, "MappingStartEvent": _MAPPING_START,
-    "SequenceStartEvent": _SEQUENCE_START, "MappingEndEvent": _COLLECTION_END,
-    "SequenceEndEvent": _COLLECTION_END, "AliasEvent": _ALIAS,
+    "ScalarEvent": _SCALAR,
+    "MappingStartEvent": _MAPPING_START,
+    "SequenceStartEvent": _SEQUENCE_START,
+    "MappingEndEvent": _COLLECTION_END,
+    "SequenceEndEvent": _COLLECTION_END,
+    "AliasEvent": _ALIAS,
     "DocumentStartEvent": _DOCUMENT_START,
 }
 _KIND_BY_CLASS: dict[type, int] = {}
@@ -184,26 +204,32 @@ class _Builder:
         self.result: Any = None
         self.done = False
 
-    def fail(self, message: str, *, expected: str, found: str, hint: str,
-             event: Event | None = None) -> YamlError:
+    def fail(
+        self, message: str, *, expected: str, found: str, hint: str, event: Event | None = None
+    ) -> YamlError:
         key = None
         mark = getattr(event, "start_mark", None) if event is not None else None
         if mark is not None:
             key = f"line {mark.line + 1}, column {mark.column + 1}"
-        return YamlError(message, location=Location(self.file, key), expected=expected,
-                         found=found, hint=hint)
+        return YamlError(
+            message, location=Location(self.file, key), expected=expected, found=found, hint=hint
+        )
 
     def _too_many_nodes(self, event: Event) -> YamlError:
         return self.fail(
-            "document expands to too many nodes", expected=f"at most {self.max_nodes} nodes",
-            found=f"more than {self.max_nodes} (alias expansion)", event=event,
+            "document expands to too many nodes",
+            expected=f"at most {self.max_nodes} nodes",
+            found=f"more than {self.max_nodes} (alias expansion)",
+            event=event,
             hint="this looks like an alias bomb; do not use nested anchors and aliases",
         )
 
     def _bad_tag(self, tag: str, event: Event) -> YamlError:
         return self.fail(
-            "unsupported YAML tag", expected="plain scalars, mappings and sequences",
-            found=f"tag {tag.replace(_CORE, '!!', 1)}", event=event,
+            "unsupported YAML tag",
+            expected="plain scalars, mappings and sequences",
+            found=f"tag {tag.replace(_CORE, '!!', 1)}",
+            event=event,
             hint="remove the tag; only plain YAML data is accepted",
         )
 
@@ -211,8 +237,10 @@ class _Builder:
         # Every earlier key is already in the container and equal scalars hash alike, so the
         # `in` test also refuses keys equal across types (1, 1.0 and true).
         return self.fail(
-            "duplicate mapping key", expected="each key once per mapping",
-            found=f"key {value!r} repeated", event=event,
+            "duplicate mapping key",
+            expected="each key once per mapping",
+            found=f"key {value!r} repeated",
+            event=event,
             hint="remove or rename the repeated key",
         )
 
@@ -221,9 +249,13 @@ class _Builder:
         try:
             return _resolve_by_rules(text)
         except ValueError as exc:  # e.g. an integer with too many digits
-            raise self.fail("scalar cannot be read", expected="a usable number",
-                            found=str(exc), event=event,
-                            hint="quote the value to keep it a string") from exc
+            raise self.fail(
+                "scalar cannot be read",
+                expected="a usable number",
+                found=str(exc),
+                event=event,
+                hint="quote the value to keep it a string",
+            ) from exc
 
     def _add(self, value: Any, size: int, event: Event) -> None:
         """Place a finished node (of `size` expanded nodes) into its parent or as the result."""
@@ -240,8 +272,10 @@ class _Builder:
         if not parent.has_key:
             if isinstance(value, (dict, list)):
                 raise self.fail(
-                    "mapping key is not a scalar", expected="a string, number, bool or null key",
-                    found="a mapping or sequence used as a key", event=event,
+                    "mapping key is not a scalar",
+                    expected="a string, number, bool or null key",
+                    found="a mapping or sequence used as a key",
+                    event=event,
                     hint="use a plain scalar as the key",
                 )
             if value in container:
@@ -256,8 +290,10 @@ class _Builder:
     def _open(self, container: dict[Any, Any] | list[Any], event: Event) -> None:
         if len(self.stack) >= self.max_depth:
             raise self.fail(
-                "nesting too deep", expected=f"at most {self.max_depth} levels (limit depth)",
-                found=f"more than {self.max_depth} nested mappings/sequences", event=event,
+                "nesting too deep",
+                expected=f"at most {self.max_depth} levels (limit depth)",
+                found=f"more than {self.max_depth} nested mappings/sequences",
+                event=event,
                 hint="flatten the document",
             )
         self.nodes += 1
@@ -278,19 +314,27 @@ class _Builder:
         text = event.value
         if len(text) > self.max_string:
             raise self.fail(
-                "scalar too long", expected=f"at most {self.max_string} characters "
-                "(limit string_chars)", found=f"a scalar of {len(text)} characters",
-                event=event, hint="shorten the value; evidence files hold no such text")
+                "scalar too long",
+                expected=f"at most {self.max_string} characters (limit string_chars)",
+                found=f"a scalar of {len(text)} characters",
+                event=event,
+                hint="shorten the value; evidence files hold no such text",
+            )
         if tag is not None:
             try:
                 value = _tagged(tag, text)
             except ValueError as exc:
-                raise self.fail("scalar does not match its tag", expected="a valid value",
-                                found=str(exc), event=event,
-                                hint="fix the value or drop the tag") from exc
+                raise self.fail(
+                    "scalar does not match its tag",
+                    expected="a valid value",
+                    found=str(exc),
+                    event=event,
+                    hint="fix the value or drop the tag",
+                ) from exc
         elif not event.style:  # plain: None (ruamel) or "" (libyaml)
-            value = text if text and text[0] not in _NOT_PLAIN_START else \
-                self._plain_value(text, event)
+            value = (
+                text if text and text[0] not in _NOT_PLAIN_START else self._plain_value(text, event)
+            )
         else:
             value = text
         if event.anchor is not None:
@@ -300,17 +344,30 @@ class _Builder:
     def _alias(self, event: Event) -> None:
         name = event.anchor
         if name in self.open_anchors:
-            raise self.fail("recursive alias", expected="aliases to finished nodes only",
-                            found=f"*{name} inside its own anchor", event=event,
-                            hint="remove the self-reference")
+            raise self.fail(
+                "recursive alias",
+                expected="aliases to finished nodes only",
+                found=f"*{name} inside its own anchor",
+                event=event,
+                hint="remove the self-reference",
+            )
         if name not in self.anchors:
-            raise self.fail("unknown alias", expected="an anchor defined before its alias",
-                            found=f"*{name}", event=event, hint="define the anchor first")
+            raise self.fail(
+                "unknown alias",
+                expected="an anchor defined before its alias",
+                found=f"*{name}",
+                event=event,
+                hint="define the anchor first",
+            )
         self.aliases += 1
         if self.aliases > self.max_aliases:
-            raise self.fail("too many aliases", expected=f"at most {self.max_aliases} aliases",
-                            found=f"more than {self.max_aliases}", event=event,
-                            hint="this looks like an alias bomb; expand the data instead")
+            raise self.fail(
+                "too many aliases",
+                expected=f"at most {self.max_aliases} aliases",
+                found=f"more than {self.max_aliases}",
+                event=event,
+                hint="this looks like an alias bomb; expand the data instead",
+            )
         value, size = self.anchors[name]
         self.nodes += size
         if self.nodes > self.max_nodes:
@@ -338,9 +395,13 @@ class _Builder:
             entries = len(frame.container)
             if entries > self.max_items:
                 raise self.fail(
-                    "too many entries", expected=f"at most {self.max_items} entries in one "
-                    "sequence or mapping (limit container_items)", found=f"{entries} entries",
-                    event=event, hint="split the data; evidence files hold no such list")
+                    "too many entries",
+                    expected=f"at most {self.max_items} entries in one "
+                    "sequence or mapping (limit container_items)",
+                    found=f"{entries} entries",
+                    event=event,
+                    hint="split the data; evidence files hold no such list",
+                )
             if frame.anchor is not None:
                 self.open_anchors.discard(frame.anchor)
                 self.anchors[frame.anchor] = (frame.container, frame.size)
@@ -349,8 +410,13 @@ class _Builder:
             self._alias(event)
 
 
-def _build(events: Iterable[Event], file: str, record: list[Event] | None = None,
-           limits: ParseLimits | None = None, long_text: bool = True) -> Any:
+def _build(
+    events: Iterable[Event],
+    file: str,
+    record: list[Event] | None = None,
+    limits: ParseLimits | None = None,
+    long_text: bool = True,
+) -> Any:
     """The one document of `events` as plain data (None for an empty stream).
 
     The common events (scalars, and keys and values into an open collection) are handled
@@ -371,8 +437,10 @@ def _build(events: Iterable[Event], file: str, record: list[Event] | None = None
             documents += 1
             if documents > 1:
                 raise YamlError(
-                    "more than one YAML document", location=Location(file),
-                    expected="exactly one document", found="a second '---' document",
+                    "more than one YAML document",
+                    location=Location(file),
+                    expected="exactly one document",
+                    found="a second '---' document",
                     hint="keep one document per file",
                 )
             builder = _Builder(file, limits)
@@ -380,8 +448,13 @@ def _build(events: Iterable[Event], file: str, record: list[Event] | None = None
             continue
         if builder is None or builder.done:
             continue
-        if kind != _SCALAR or not stack or event.tag is not None or event.anchor is not None \
-                or long_text:
+        if (
+            kind != _SCALAR
+            or not stack
+            or event.tag is not None
+            or event.anchor is not None
+            or long_text
+        ):
             builder.feed(event, kind)
             continue
         # an untagged, unanchored scalar inside a collection
@@ -422,8 +495,9 @@ def _events(text: str, backend: str) -> Iterable[Event]:
     return events
 
 
-def load_yaml(data: bytes, *, file: str, backend: str | None = None,
-              limits: ParseLimits | None = None) -> Any:
+def load_yaml(
+    data: bytes, *, file: str, backend: str | None = None, limits: ParseLimits | None = None
+) -> Any:
     """Parse one untrusted YAML document into plain Python data (rules in the module docstring).
 
     `file` is the name shown in errors (relative to the recipes root or the bundle). `backend`
@@ -447,41 +521,66 @@ def load_yaml_with_events(data: bytes, *, file: str) -> tuple[Any, list[Event] |
     return _load(data, file, "libyaml", events), events
 
 
-def _load(data: bytes, file: str, backend: str | None, record: list[Event] | None,
-          limits: ParseLimits | None = None) -> Any:
+def _load(
+    data: bytes,
+    file: str,
+    backend: str | None,
+    record: list[Event] | None,
+    limits: ParseLimits | None = None,
+) -> Any:
     chosen = backend if backend is not None else BACKENDS[0]
     if chosen not in BACKENDS:
         raise ValueError(f"unknown or unavailable YAML backend {chosen!r}")
     bounds = limits or PARSE_LIMITS
     if len(data) > bounds.document_bytes:
-        raise YamlError("YAML document too large", location=Location(file),
-                        expected=f"at most {bounds.document_bytes} bytes (limit document_bytes)",
-                        found=f"{len(data)} bytes", hint="split or shorten the document")
+        raise YamlError(
+            "YAML document too large",
+            location=Location(file),
+            expected=f"at most {bounds.document_bytes} bytes (limit document_bytes)",
+            found=f"{len(data)} bytes",
+            hint="split or shorten the document",
+        )
     if b"\x00" in data:
-        raise YamlError("NUL byte in YAML", location=Location(file), expected="a text file",
-                        found=f"a NUL byte at offset {data.index(0)}",
-                        hint="the file is binary or UTF-16; save it as UTF-8")
+        raise YamlError(
+            "NUL byte in YAML",
+            location=Location(file),
+            expected="a text file",
+            found=f"a NUL byte at offset {data.index(0)}",
+            hint="the file is binary or UTF-16; save it as UTF-8",
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise YamlError("invalid UTF-8", location=Location(file), expected="UTF-8 text",
-                        found=f"byte 0x{data[exc.start]:02x} at offset {exc.start}",
-                        hint="save the file as UTF-8") from exc
+        raise YamlError(
+            "invalid UTF-8",
+            location=Location(file),
+            expected="UTF-8 text",
+            found=f"byte 0x{data[exc.start]:02x} at offset {exc.start}",
+            hint="save the file as UTF-8",
+        ) from exc
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
-        return _build(_events(text, chosen), file, record, limits,
-                      long_text=len(text) > bounds.string_chars)
+        return _build(
+            _events(text, chosen), file, record, limits, long_text=len(text) > bounds.string_chars
+        )
     except (YAMLError, pyyaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         key = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         if "nesting depth" in str(problem):  # libyaml's own bound (1,000) met while scanning
             depth = limits.depth if limits is not None else MAX_DEPTH
-            raise YamlError("nesting too deep", location=Location(file, key),
-                            expected=f"at most {depth} levels (limit depth)",
-                            found=f"more than {depth} nested mappings/sequences",
-                            hint="flatten the document") from exc
-        raise YamlError("not valid YAML", location=Location(file, key),
-                        expected="well-formed YAML", found=str(problem),
-                        hint="fix the syntax at the reported position") from exc
+            raise YamlError(
+                "nesting too deep",
+                location=Location(file, key),
+                expected=f"at most {depth} levels (limit depth)",
+                found=f"more than {depth} nested mappings/sequences",
+                hint="flatten the document",
+            ) from exc
+        raise YamlError(
+            "not valid YAML",
+            location=Location(file, key),
+            expected="well-formed YAML",
+            found=str(problem),
+            hint="fix the syntax at the reported position",
+        ) from exc

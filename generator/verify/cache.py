@@ -70,7 +70,9 @@ def _claims(pointer: Pointer, location: PointerLocation) -> dict[str, Any]:
         "profile": pointer.profile,
         "schemaVersion": pointer.schema_version,
         "attestedAt": pointer.attested_at,
-        "signer": None if signer is None else {
+        "signer": None
+        if signer is None
+        else {
             "issuer": signer.identity.issuer,
             "identity": signer.identity.identity,
             "rekorLogIndex": signer.rekor_log_index,
@@ -100,12 +102,13 @@ def verifier_version() -> str:
     cached verdict."""
     from generator.verify.signature import RULES_VERSION
 
-    return (f"evidence-dashboard {generator.__version__}; sigstore {sigstore.__version__}; "
-            f"{RULES_VERSION}; code {verifier_code_digest()}")
+    return (
+        f"evidence-dashboard {generator.__version__}; sigstore {sigstore.__version__}; "
+        f"{RULES_VERSION}; code {verifier_code_digest()}"
+    )
 
 
-_VERIFIER_CODE = ("verify", "bundle", "model", "recipe", "ctrf", "strictjson.py",
-                  "tree/yamlio.py")
+_VERIFIER_CODE = ("verify", "bundle", "model", "recipe", "ctrf", "strictjson.py", "tree/yamlio.py")
 """The sources a verdict depends on (relative to the package), hashed into every key."""
 
 
@@ -124,13 +127,17 @@ def verifier_code_digest() -> str:
     return h.hexdigest()
 
 
-def verdict_policy(trusted_registries: Sequence[str] | None,
-                   allow_private: Sequence[str] = ()) -> str:
+def verdict_policy(
+    trusted_registries: Sequence[str] | None, allow_private: Sequence[str] = ()
+) -> str:
     """The policy options that reach a verdict besides trust root and allowlist (which
     registries a bundle may come from), as the `policy` part of a cache key."""
-    return _hash({"trustedRegistries": None if trusted_registries is None
-                  else sorted(trusted_registries),
-                  "allowPrivateRegistries": sorted(allow_private)})
+    return _hash(
+        {
+            "trustedRegistries": None if trusted_registries is None else sorted(trusted_registries),
+            "allowPrivateRegistries": sorted(allow_private),
+        }
+    )
 
 
 class VerdictCache:
@@ -153,19 +160,25 @@ class VerdictCache:
         """Entries of the open batch (`batched`), written as one pack."""
 
     def key(
-        self, pointer: Pointer, location: PointerLocation, trust: Trust, allowlist_digest: str,
+        self,
+        pointer: Pointer,
+        location: PointerLocation,
+        trust: Trust,
+        allowlist_digest: str,
         policy: str = "",
     ) -> str:
         """The full cache key of one verification (remembered with its claims key for `put`).
         `policy` stands for the options that reach a verdict besides trust and allowlist."""
-        key = _hash({
-            "v": KEY_VERSION,
-            "claims": _claims(pointer, location),
-            "trust": trust.digest,
-            "allowlist": allowlist_digest,
-            "verifier": self._verifier,
-            "policy": policy,
-        })
+        key = _hash(
+            {
+                "v": KEY_VERSION,
+                "claims": _claims(pointer, location),
+                "trust": trust.digest,
+                "allowlist": allowlist_digest,
+                "verifier": self._verifier,
+                "policy": policy,
+            }
+        )
         self._claims_of[key] = (pointer, location)  # its claims key is computed by `put`
         return key
 
@@ -207,14 +220,20 @@ class VerdictCache:
             claims_key = self.claims_key(*self._claims_of[key])
         if claims_key is not None:
             _check_key(claims_key)
-        doc = {"key": key, "claims": claims_key, "trustRoot": trust_root,
-               "recordedAt": recorded_at, "verdict": verdict_to_json(verdict)}
+        doc = {
+            "key": key,
+            "claims": claims_key,
+            "trustRoot": trust_root,
+            "recordedAt": recorded_at,
+            "verdict": verdict_to_json(verdict),
+        }
         # Compact: a warm build reads every entry back, and whitespace is a third of the bytes.
         try:
             body = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
         except TypeError:  # what orjson does not write (an integer beyond 64 bits, ...)
-            body = json.dumps(doc, sort_keys=True, separators=(",", ":"),
-                              ensure_ascii=False).encode()
+            body = json.dumps(
+                doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            ).encode()
         entry = (key, claims_key, self.auth.tag(Purpose.VERDICT, body) + b" " + body)
         if self._pending is None:
             self._write_pack([entry])
@@ -255,8 +274,11 @@ class VerdictCache:
         if self._by_key is None:
             self._by_key = {}
             try:
-                names = sorted(n for n in os.listdir(self._packs())
-                               if n.endswith(".jsonl") and not n.startswith("."))
+                names = sorted(
+                    n
+                    for n in os.listdir(self._packs())
+                    if n.endswith(".jsonl") and not n.startswith(".")
+                )
             except OSError:
                 names = []
             self._read_headers(names)
@@ -276,8 +298,11 @@ class VerdictCache:
         if self._by_key is None:
             return
         try:
-            names = sorted(n for n in os.listdir(self._packs())
-                           if n.endswith(".jsonl") and not n.startswith("."))
+            names = sorted(
+                n
+                for n in os.listdir(self._packs())
+                if n.endswith(".jsonl") and not n.startswith(".")
+            )
         except OSError:
             return
         self._read_headers([n for n in names if f"{self._packs()}/{n}" not in self._seen])
@@ -288,8 +313,9 @@ class VerdictCache:
         for n, (key, _claims_key) in enumerate(header):
             self._by_key[key] = (path, n)
 
-    def _entry(self, where: tuple[str, int], key: str,
-               shared: dict[Any, Any] | None = None) -> Remembered | None:
+    def _entry(
+        self, where: tuple[str, int], key: str, shared: dict[Any, Any] | None = None
+    ) -> Remembered | None:
         path, n = where
         lines = self._lines.get(path)
         if lines is None:
@@ -306,16 +332,18 @@ class VerdictCache:
         if n + 1 >= len(lines):
             return None
         line = lines[n + 1]
-        body = line[TAG_LENGTH + 1:]
-        if line[TAG_LENGTH:TAG_LENGTH + 1] != b" " or \
-                not self.auth.check(Purpose.VERDICT, body, line[:TAG_LENGTH]):
+        body = line[TAG_LENGTH + 1 :]
+        if line[TAG_LENGTH : TAG_LENGTH + 1] != b" " or not self.auth.check(
+            Purpose.VERDICT, body, line[:TAG_LENGTH]
+        ):
             note_failure(f"verdict {path}#{n}")
             return None
         return _decode(body, key, shared)
 
     def _write_pack(self, entries: list[tuple[str, str | None, bytes]]) -> None:
-        header = orjson.dumps({"v": PACK_VERSION,
-                               "entries": [[key, claims] for key, claims, _ in entries]})
+        header = orjson.dumps(
+            {"v": PACK_VERSION, "entries": [[key, claims] for key, claims, _ in entries]}
+        )
         data = b"\n".join([header, *(line for _, _, line in entries)]) + b"\n"
         name = f"{time.time_ns():020d}-{os.getpid()}-{next(_TEMP_SERIAL)}.jsonl"
         path = self._packs() / name
@@ -383,8 +411,9 @@ def _decode(data: bytes, key: str, shared: dict[Any, Any] | None) -> Remembered 
         doc = json.loads(data)
         if doc.get("key") != key:
             return None
-        return Remembered(verdict_from_json(doc["verdict"]), str(doc["recordedAt"]),
-                          _text(doc.get("trustRoot")))
+        return Remembered(
+            verdict_from_json(doc["verdict"]), str(doc["recordedAt"]), _text(doc.get("trustRoot"))
+        )
     except (ValueError, KeyError, TypeError, AttributeError, VerdictFormatError):
         return None
 

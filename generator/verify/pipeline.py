@@ -71,11 +71,11 @@ MAX_CTRF_BYTES = 10 * MiB
 
 UNLISTED_OK = frozenset({"manifest.json", "statement.intoto.json", "attestation.intoto.jsonl"})
 POLICY_EXCLUDED_DETAIL = "not fetched: outside every --trusted-registry prefix"
-FORBIDDEN_HINT = (
-    "make the fork's aicr-evidence package public, or provide registry credentials"
-)
+FORBIDDEN_HINT = "make the fork's aicr-evidence package public, or provide registry credentials"
 TRANSIENT_HINT = "retry later; this says nothing about the evidence itself"
-INTEGRITY_HINT = "re-create the bundle with `aicr validate --emit-attestation`, re-sign and re-push it"
+INTEGRITY_HINT = (
+    "re-create the bundle with `aicr validate --emit-attestation`, re-sign and re-push it"
+)
 SCHEMA_HINT = "re-generate the pointer and bundle with a current aicr"
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -233,14 +233,20 @@ def verify_pointer(
     run = _Run()
     ref = pointer.bundle
     if not ref.oci:
-        run.fail(1, "pointer has no bundle.oci (the bundle was never pushed)",
-                 failure_class=FailureClass.UNKNOWN,
-                 hint="push the bundle and record bundle.oci and bundle.digest in the pointer")
+        run.fail(
+            1,
+            "pointer has no bundle.oci (the bundle was never pushed)",
+            failure_class=FailureClass.UNKNOWN,
+            hint="push the bundle and record bundle.oci and bundle.digest in the pointer",
+        )
         return run.outcome()
     if not ref.digest:
-        run.fail(1, f"refusing tag-only reference {ref.oci}: the pointer has no bundle.digest",
-                 failure_class=FailureClass.UNKNOWN,
-                 hint="pin the bundle by digest (bundle.digest: sha256:<hex>)")
+        run.fail(
+            1,
+            f"refusing tag-only reference {ref.oci}: the pointer has no bundle.digest",
+            failure_class=FailureClass.UNKNOWN,
+            hint="pin the bundle by digest (bundle.digest: sha256:<hex>)",
+        )
         return run.outcome()
     try:
         materialized = source.fetch(ref)
@@ -250,25 +256,40 @@ def verify_pointer(
     except OSError as exc:
         run.fail(1, f"bundle could not be read: {exc}", failure_class=FailureClass.TRANSIENT)
         return run.outcome()
-    return verify_materialized(pointer, location, materialized, trust,
-                               signature_verifier=signature_verifier)
+    return verify_materialized(
+        pointer, location, materialized, trust, signature_verifier=signature_verifier
+    )
 
 
 def _fetch_failure(run: _Run, exc: BundleError) -> None:
     if getattr(exc, "policy_excluded", False):
         detail = getattr(exc, "published_detail", None) or POLICY_EXCLUDED_DETAIL
-        run.fail(1, detail, failure_class=FailureClass.REGISTRY,
-                 hint=exc.hint or "add the registry prefix with --trusted-registry",
-                 status=StepStatus.SKIPPED, no_verdict=True)
+        run.fail(
+            1,
+            detail,
+            failure_class=FailureClass.REGISTRY,
+            hint=exc.hint or "add the registry prefix with --trusted-registry",
+            status=StepStatus.SKIPPED,
+            no_verdict=True,
+        )
         return
     given = getattr(exc, "failure_class", None)
-    cls = given if isinstance(given, FailureClass) else classify(
-        1, http_status=exc.http_status, transient=exc.transient)
+    cls = (
+        given
+        if isinstance(given, FailureClass)
+        else classify(1, http_status=exc.http_status, transient=exc.transient)
+    )
     detail = exc.message
     if exc.found and exc.found not in detail:
         detail = f"{detail} ({exc.found})"
-    run.fail(1, detail, failure_class=cls, hint=exc.hint or "", http_status=exc.http_status,
-             no_verdict=exc.transient)
+    run.fail(
+        1,
+        detail,
+        failure_class=cls,
+        hint=exc.hint or "",
+        http_status=exc.http_status,
+        no_verdict=exc.transient,
+    )
 
 
 def verify_materialized(
@@ -285,14 +306,22 @@ def verify_materialized(
     files = materialized.files
     pulled = materialized.digest
     if pointer.bundle.digest != pulled:
-        run.fail(1, f"pointer digest {pointer.bundle.digest} does not match pulled digest {pulled}",
-                 failure_class=FailureClass.UNKNOWN,
-                 hint="the pointer and the registry disagree; re-generate the pointer")
+        run.fail(
+            1,
+            f"pointer digest {pointer.bundle.digest} does not match pulled digest {pulled}",
+            failure_class=FailureClass.UNKNOWN,
+            hint="the pointer and the registry disagree; re-generate the pointer",
+        )
         return run.outcome()
     step1_rows = [SubRow("bundleDigest", str(pulled)), SubRow("files", str(len(files)))]
     if getattr(materialized, "needed_credentials", False) is True:
-        step1_rows.append(SubRow("registry access", "needed credentials: not anonymously "
-                                 "reproducible", beyond_aicr=True))
+        step1_rows.append(
+            SubRow(
+                "registry access",
+                "needed credentials: not anonymously reproducible",
+                beyond_aicr=True,
+            )
+        )
     run.passed(1, f"materialized {pointer.bundle.pinned_ref}", step1_rows)
 
     # ---- step 2: signature-verify
@@ -301,9 +330,12 @@ def verify_materialized(
     if not materialized.signatures:
         if pointer.signer is not None:
             claimed = pointer.signer.identity
-            run.fail(2, f"pointer claims a signer ({claimed.identity}, {claimed.issuer}) but the "
-                        "bundle carries no signature",
-                     hint="attach the Sigstore bundle as a referrer (re-run the signing step)")
+            run.fail(
+                2,
+                f"pointer claims a signer ({claimed.identity}, {claimed.issuer}) but the "
+                "bundle carries no signature",
+                hint="attach the Sigstore bundle as a referrer (re-run the signing step)",
+            )
             return run.outcome()
         pending = True
         run.skipped(2, "no signature attached (unsigned bundle — pending signature)")
@@ -325,8 +357,11 @@ def verify_materialized(
 
     # ---- step 5: render-summary
     failed = _phase_failures(predicate)
-    rows = [SubRow(f"phases.{p}", _phase_summary(predicate, p))
-            for p in PHASE_ORDER if p.value in (predicate.get("phases") or {})]
+    rows = [
+        SubRow(f"phases.{p}", _phase_summary(predicate, p))
+        for p in PHASE_ORDER
+        if p.value in (predicate.get("phases") or {})
+    ]
     if pending:
         rows.append(SubRow("pending", "true" if not failed else "false (phase failures recorded)"))
     run.steps.append(_step(5, StepStatus.INFORMATIONAL, "report assembled", rows))
@@ -367,8 +402,9 @@ def _step2(
     candidates = list(materialized.signatures)[:MAX_SIGNATURE_CANDIDATES]
     for candidate in candidates:
         try:
-            ok = check_signature(candidate.bundle_json, trust, expected=expected,
-                                 rekor_log_index=log_index)
+            ok = check_signature(
+                candidate.bundle_json, trust, expected=expected, rekor_log_index=log_index
+            )
             _check_statement(ok, pulled_hex, pointer_hex)
         except SignatureFailure as failure:
             tried.append((str(candidate.referrer_digest), failure))
@@ -379,8 +415,12 @@ def _step2(
             SubRow("signer.identity", ok.signer.identity),
             SubRow("signer.issuer", ok.signer.issuer),
             SubRow("rekorLogIndex", str(ok.log_index) if ok.log_index is not None else "(none)"),
-            SubRow("tlog", "rekor v2 (inclusion proof + timestamp)" if ok.rekor_v2
-                   else "rekor v1 (inclusion proof + promise)"),
+            SubRow(
+                "tlog",
+                "rekor v2 (inclusion proof + timestamp)"
+                if ok.rekor_v2
+                else "rekor v1 (inclusion proof + promise)",
+            ),
             SubRow("subject", f"sha256:{pulled_hex} (pulled artifact digest)"),
             SubRow("subject = pointer bundle.digest", "yes", beyond_aicr=True),
             SubRow("trust root", f"{trust.name}{'' if trust.refreshed else ' (not refreshed)'}"),
@@ -388,11 +428,16 @@ def _step2(
         if claimed is None:
             rows.append(SubRow("pointer signer", "none claimed; certificate identity reported"))
         if len(candidates) > 1:
-            rows.append(SubRow("signature candidate",
-                               f"{candidate.referrer_digest} ({len(tried) + 1} of {len(candidates)})"))
+            rows.append(
+                SubRow(
+                    "signature candidate",
+                    f"{candidate.referrer_digest} ({len(tried) + 1} of {len(candidates)})",
+                )
+            )
         rows.extend(SubRow(f"rejected candidate {d}", f.detail) for d, f in tried)
-        run.passed(2, f"signature verified; signed by {ok.signer.identity} ({ok.signer.issuer})",
-                   rows)
+        run.passed(
+            2, f"signature verified; signed by {ok.signer.identity} ({ok.signer.issuer})", rows
+        )
         return ok
     first = tried[0][1]
     if len(tried) == 1:
@@ -415,18 +460,24 @@ def _check_statement(ok: SignatureOk, pulled_hex: str, pointer_hex: str) -> None
     if not isinstance(subject_hex, str) or not subject_hex:
         raise SignatureFailure("signed statement subject[0] has no sha256 digest", signer=ok.signer)
     if not _HEX64.match(subject_hex):
-        raise SignatureFailure(f"signed subject digest {subject_hex!r} is not 64 lowercase hex",
-                               signer=ok.signer)
+        raise SignatureFailure(
+            f"signed subject digest {subject_hex!r} is not 64 lowercase hex", signer=ok.signer
+        )
     if subject_hex != pulled_hex:
         raise SignatureFailure(
             f"signed subject digest ({subject_hex}) does not match pulled artifact digest "
-            f"({pulled_hex})", signer=ok.signer)
+            f"({pulled_hex})",
+            signer=ok.signer,
+        )
     if subject_hex != pointer_hex:  # beyond aicr (spec 11); equal to the pulled one after step 1
         raise SignatureFailure(
             f"signed subject digest ({subject_hex}) does not match the pointer's bundle.digest "
-            f"(sha256:{pointer_hex})", signer=ok.signer)
-    problem = predicate_type_problem(ok.statement.get("predicateType"),
-                                     ok.statement.get("predicate"))
+            f"(sha256:{pointer_hex})",
+            signer=ok.signer,
+        )
+    problem = predicate_type_problem(
+        ok.statement.get("predicateType"), ok.statement.get("predicate")
+    )
     if problem:
         raise SignatureFailure(problem, signer=ok.signer)
 
@@ -498,17 +549,21 @@ def _step3(
     recipe = predicate.get("recipe")
     name = recipe.get("name") if isinstance(recipe, dict) else None
     if pointer.recipe != name:
-        run.fail(3, f"pointer recipe {pointer.recipe!r} does not match predicate recipe.name "
-                    f"{name!r}")
+        run.fail(
+            3, f"pointer recipe {pointer.recipe!r} does not match predicate recipe.name {name!r}"
+        )
         return None
     rows = [
         SubRow("predicateType", ptype.value),
         SubRow("recipe.name", str(name)),
     ]
     if pointer.bundle.predicate_type is not ptype:
-        run.fail(3, f"pointer bundle.predicateType {pointer.bundle.predicate_type.value} does "
-                    f"not equal the statement's {ptype.value}",
-                 rows=[*rows, SubRow("pointer predicateType", "mismatch", beyond_aicr=True)])
+        run.fail(
+            3,
+            f"pointer bundle.predicateType {pointer.bundle.predicate_type.value} does "
+            f"not equal the statement's {ptype.value}",
+            rows=[*rows, SubRow("pointer predicateType", "mismatch", beyond_aicr=True)],
+        )
         return None
     rows.append(SubRow("pointer predicateType", "equals statement", beyond_aicr=True))
     version = predicate.get("schemaVersion", "")
@@ -559,16 +614,27 @@ def _step4(
         return None
     raw_manifest = files.get("manifest.json")
     if raw_manifest is None:
-        run.fail(4, "manifest inventory check failed for 1 file(s)",
-                 rows=[SubRow("manifest.json", "file missing from bundle: manifest.json")])
+        run.fail(
+            4,
+            "manifest inventory check failed for 1 file(s)",
+            rows=[SubRow("manifest.json", "file missing from bundle: manifest.json")],
+        )
         return None
     if len(raw_manifest) > MAX_MANIFEST_BYTES:
         run.fail(4, f"manifest.json exceeds {MAX_MANIFEST_BYTES} bytes")
         return None
     got = _sha(raw_manifest)
     if got != manifest_claim:
-        run.fail(4, "manifest inventory check failed for 1 file(s)", rows=[SubRow(
-            "manifest.json", f"manifest.json: sha256 mismatch (got {got}, want {manifest_claim})")])
+        run.fail(
+            4,
+            "manifest inventory check failed for 1 file(s)",
+            rows=[
+                SubRow(
+                    "manifest.json",
+                    f"manifest.json: sha256 mismatch (got {got}, want {manifest_claim})",
+                )
+            ],
+        )
         return None
     try:
         manifest = strictjson.loads(raw_manifest)
@@ -590,8 +656,12 @@ def _step4(
         raw_path = entry.get("path") if isinstance(entry, dict) else None
         path = _local_path(raw_path)
         if path is None:
-            problems.append(SubRow(str(raw_path), f"{raw_path!r} is not a local path "
-                                                  "(rejecting potential traversal)"))
+            problems.append(
+                SubRow(
+                    str(raw_path),
+                    f"{raw_path!r} is not a local path (rejecting potential traversal)",
+                )
+            )
             continue
         assert isinstance(entry, dict)
         listed.add(path)
@@ -607,21 +677,25 @@ def _step4(
             problems.append(SubRow(path, f"{path}: size {size!r} is not a byte count"))
             continue
         if size > 0 and len(data) != size:
-            problems.append(SubRow(path, f"{path}: size mismatch (got {len(data)}, want "
-                                         f"{int(size)})"))
+            problems.append(
+                SubRow(path, f"{path}: size mismatch (got {len(data)}, want {int(size)})")
+            )
             continue
         want = entry.get("sha256")
         want_hex = want.removeprefix("sha256:") if isinstance(want, str) else ""
         got_hex = hashlib.sha256(data).hexdigest()
         if got_hex != want_hex:
-            problems.append(SubRow(path, f"{path}: sha256 mismatch (got sha256:{got_hex}, "
-                                         f"want {want})"))
+            problems.append(
+                SubRow(path, f"{path}: sha256 mismatch (got sha256:{got_hex}, want {want})")
+            )
             continue
         if path == "recipe.yaml":
             recipe_bytes = data
     problems.extend(
         SubRow(name, f"{name}: file not in manifest.json (unsigned)")
-        for name in sorted(files) if name not in listed and name not in UNLISTED_OK)
+        for name in sorted(files)
+        if name not in listed and name not in UNLISTED_OK
+    )
     if problems:
         run.fail(4, f"manifest inventory check failed for {len(problems)} file(s)", rows=problems)
         return None
@@ -663,21 +737,32 @@ def _step4(
         SubRow("phases", ", ".join(sorted(phases)) or "(none)"),
         SubRow("recipe.digest", str(_get(predicate, "recipe", "digest"))),
         SubRow("profile", want_sel or "(none)"),
-        SubRow("profile.policyDescriptorIdentity",
-               "format checked (64 hex); not recomputed" if want_sel else "n/a"),
+        SubRow(
+            "profile.policyDescriptorIdentity",
+            "format checked (64 hex); not recomputed" if want_sel else "n/a",
+        ),
     ]
 
     # beyond aicr (spec 11)
-    beyond, evidence = _beyond_aicr(pointer, location, files, ptype, predicate, recipe,
-                                    recipe_bytes or b"", entries)
+    beyond, evidence = _beyond_aicr(
+        pointer, location, files, ptype, predicate, recipe, recipe_bytes or b"", entries
+    )
     failures = [row for row, failed in beyond if failed]
     rows = aicr_rows + [row for row, _ in beyond]
     if failures or evidence is None:
-        run.fail(4, f"{len(failures)} check(s) beyond aicr failed: "
-                    + "; ".join(f"{r.key}: {r.value}" for r in failures), rows=rows)
+        run.fail(
+            4,
+            f"{len(failures)} check(s) beyond aicr failed: "
+            + "; ".join(f"{r.key}: {r.value}" for r in failures),
+            rows=rows,
+        )
         return None
-    run.passed(4, "manifest digest matches predicate; bundle files, phase digests, and recipe "
-                  "identity (name/profile/digest) verified", rows)
+    run.passed(
+        4,
+        "manifest digest matches predicate; bundle files, phase digests, and recipe "
+        "identity (name/profile/digest) verified",
+        rows,
+    )
     return evidence
 
 
@@ -706,8 +791,9 @@ def _recipe_identity(
     want_sel = profile_selection_for(recipe)
     got_name = _get(predicate, "recipe", "name")
     if want_name and got_name != want_name:
-        run.fail(4, f"predicate recipe.name {got_name!r} does not match the recipe's name "
-                    f"{want_name!r}")
+        run.fail(
+            4, f"predicate recipe.name {got_name!r} does not match the recipe's name {want_name!r}"
+        )
         return None
     # Canonicalized for every bundle, never memoized across bundles by content: the digest
     # check is part of what verifying a bundle costs.
@@ -718,38 +804,53 @@ def _recipe_identity(
         return None
     got_digest = _get(predicate, "recipe", "digest")
     if got_digest != want_digest:
-        run.fail(4, f"recipe digest mismatch (predicate {got_digest}, recipe.yaml "
-                    f"{want_digest})")
+        run.fail(4, f"recipe digest mismatch (predicate {got_digest}, recipe.yaml {want_digest})")
         return None
     metadata = recipe.get("metadata")
     selected = metadata.get("selectedProfile") if isinstance(metadata, dict) else None
     profile = predicate.get("profile")
     if (selected is None) != (profile is None):
-        run.fail(4, "recipe metadata.selectedProfile and predicate.profile must be present "
-                    "together or absent together")
+        run.fail(
+            4,
+            "recipe metadata.selectedProfile and predicate.profile must be present "
+            "together or absent together",
+        )
         return None
     if isinstance(profile, dict):
         selected_map = selected if isinstance(selected, dict) else {}
         if profile.get("selection") != want_sel:
-            run.fail(4, f"predicate profile.selection {profile.get('selection')!r} does not "
-                        f"match the recipe's {want_sel!r}")
+            run.fail(
+                4,
+                f"predicate profile.selection {profile.get('selection')!r} does not "
+                f"match the recipe's {want_sel!r}",
+            )
             return None
         if (profile.get("advertiser") or "") != (selected_map.get("advertiser") or ""):
-            run.fail(4, f"predicate profile.advertiser {profile.get('advertiser')!r} does not "
-                        f"match the recipe's {selected_map.get('advertiser')!r}")
+            run.fail(
+                4,
+                f"predicate profile.advertiser {profile.get('advertiser')!r} does not "
+                f"match the recipe's {selected_map.get('advertiser')!r}",
+            )
             return None
         pdi = profile.get("policyDescriptorIdentity")
         if not isinstance(pdi, str) or not _HEX64.match(pdi):
-            run.fail(4, "predicate profile.policyDescriptorIdentity is not 64 lowercase hex "
-                        "(historical-only; regenerate and re-sign)")
+            run.fail(
+                4,
+                "predicate profile.policyDescriptorIdentity is not 64 lowercase hex "
+                "(historical-only; regenerate and re-sign)",
+            )
             return None
     if want_name and pointer.recipe != want_name:
-        run.fail(4, f"pointer recipe {pointer.recipe!r} does not match the recipe's name "
-                    f"{want_name!r}")
+        run.fail(
+            4, f"pointer recipe {pointer.recipe!r} does not match the recipe's name {want_name!r}"
+        )
         return None
     if (pointer.profile or "") != want_sel:
-        run.fail(4, f"pointer profile {pointer.profile or ''!r} does not match the recipe's "
-                    f"selection {want_sel!r}")
+        run.fail(
+            4,
+            f"pointer profile {pointer.profile or ''!r} does not match the recipe's "
+            f"selection {want_sel!r}",
+        )
         return None
     return recipe, want_sel
 
@@ -788,35 +889,53 @@ def _beyond_aicr(
         else:
             want = bom_claim.get("digest")
             got = _sha(bom_bytes)
-            row("bom.digest", "matches" if got == want else f"mismatch (got {got}, want {want})",
-                got != want)
+            row(
+                "bom.digest",
+                "matches" if got == want else f"mismatch (got {got}, want {want})",
+                got != want,
+            )
             count = bom_claim.get("imageCount")
             components = bom.get("components") if bom is not None else None
             actual = len(components) if isinstance(components, list) else None
             same = actual is not None and _num_eq(count, actual)
-            row("bom.imageCount", f"{actual}" if same else
-                f"mismatch (predicate {count!r}, bom.cdx.json {actual!r})", not same)
+            row(
+                "bom.imageCount",
+                f"{actual}" if same else f"mismatch (predicate {count!r}, bom.cdx.json {actual!r})",
+                not same,
+            )
     else:
         row("bom.digest", "no bom in predicate", bom_claim is not None)
 
     # manifest.fileCount
     count = _get(predicate, "manifest", "fileCount")
     same = _num_eq(count, len(entries))
-    row("manifest.fileCount", str(len(entries)) if same else
-        f"mismatch (predicate {count!r}, manifest.json {len(entries)})", not same)
+    row(
+        "manifest.fileCount",
+        str(len(entries))
+        if same
+        else f"mismatch (predicate {count!r}, manifest.json {len(entries)})",
+        not same,
+    )
 
     # predicate.schemaVersion
     version = predicate.get("schemaVersion")
     ok_version = _schema_version_ok(version) or version == "1.0.0"
-    row("predicate.schemaVersion", str(version) if ok_version else f"{version!r} is not 1.0.x",
-        not ok_version)
+    row(
+        "predicate.schemaVersion",
+        str(version) if ok_version else f"{version!r} is not 1.0.x",
+        not ok_version,
+    )
 
     # pointer attestedAt
     attested = _normalize_time(predicate.get("attestedAt"))
     same = attested is not None and attested == pointer.attested_at
-    row("pointer attestedAt", pointer.attested_at if same else
-        f"mismatch (pointer {pointer.attested_at}, predicate {predicate.get('attestedAt')!r})",
-        not same)
+    row(
+        "pointer attestedAt",
+        pointer.attested_at
+        if same
+        else f"mismatch (pointer {pointer.attested_at}, predicate {predicate.get('attestedAt')!r})",
+        not same,
+    )
 
     # pointer file name
     if location.flat:
@@ -824,8 +943,11 @@ def _beyond_aicr(
     else:
         want_name = f"{str(pointer.bundle.digest).replace(':', '-')}.yaml"
         got_name = (_posix_parts(location.path) or [""])[-1]  # PurePosixPath(...).name
-        row("pointer file name", got_name if got_name == want_name else
-            f"mismatch ({got_name}, want {want_name})", got_name != want_name)
+        row(
+            "pointer file name",
+            got_name if got_name == want_name else f"mismatch ({got_name}, want {want_name})",
+            got_name != want_name,
+        )
 
     # criteriaMatch
     value, failed = _criteria_row(predicate.get("criteriaMatch"))
@@ -889,8 +1011,10 @@ def _criteria_row(value: object) -> tuple[str, bool]:
     mismatched = [name for name, match in dims if match == "mismatched"]
     matched = value["matched"]
     if matched == bool(mismatched):
-        return (f"inconsistent: matched={str(matched).lower()} but mismatched dimensions "
-                f"{mismatched or '(none)'}"), True
+        return (
+            f"inconsistent: matched={str(matched).lower()} but mismatched dimensions "
+            f"{mismatched or '(none)'}"
+        ), True
     if mismatched:
         return f"matched=false; mismatched: {', '.join(mismatched)} (flagged, not failed)", False
     return "matched=true", False
@@ -936,7 +1060,8 @@ def _count(value: object) -> int:
 def _phase_failures(predicate: Mapping[str, Any]) -> bool:
     phases = predicate.get("phases") or {}
     return isinstance(phases, dict) and any(
-        isinstance(v, dict) and _count(v.get("failed")) > 0 for v in phases.values())
+        isinstance(v, dict) and _count(v.get("failed")) > 0 for v in phases.values()
+    )
 
 
 def _phase_summary(predicate: Mapping[str, Any], phase: Phase) -> str:
@@ -949,4 +1074,3 @@ def phase_failures_recorded(verdict: Verdict) -> bool:
     if isinstance(verdict, Verified | Pending):
         return _phase_failures(verdict.evidence.predicate)
     return False
-

@@ -135,7 +135,9 @@ _SAN_KINDS: dict[type, str] = {
 def _single_san(extensions: _Extensions) -> str:
     """The one email or URI SAN; any other count or kind is refused with the SANs named."""
     names = _general_names(extensions)
-    if len(names) != 1 or not isinstance(names[0], x509.RFC822Name | x509.UniformResourceIdentifier):
+    if len(names) != 1 or not isinstance(
+        names[0], x509.RFC822Name | x509.UniformResourceIdentifier
+    ):
         found = ", ".join(_describe(n) for n in names) or "none"
         raise VerificationError(
             f"certificate must name exactly one signer (one email or URI SAN); SANs found: {found}"

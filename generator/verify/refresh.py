@@ -27,8 +27,13 @@ _SECURITY_HINT = (
 )
 
 
-_LOCAL_FILE_ERRORS = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError,
-                      NotADirectoryError)
+_LOCAL_FILE_ERRORS = (
+    FileNotFoundError,
+    FileExistsError,
+    PermissionError,
+    IsADirectoryError,
+    NotADirectoryError,
+)
 """OSErrors of the local TUF metadata store: not the network, so no reason to fall back."""
 
 

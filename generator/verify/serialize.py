@@ -204,8 +204,9 @@ def verdict_to_json(verdict: Verdict) -> dict[str, Any]:
     return doc
 
 
-def verdict_from_json(doc: Mapping[str, Any], *, plain: bool = False,
-                      shared: dict[Any, Any] | None = None) -> Verdict:
+def verdict_from_json(
+    doc: Mapping[str, Any], *, plain: bool = False, shared: dict[Any, Any] | None = None
+) -> Verdict:
     """Rebuild a verdict written by `verdict_to_json`. Raises `VerdictFormatError`.
 
     `plain=True` says the tagged values are already decoded (`loads_decoded`), so parsed data
@@ -232,12 +233,18 @@ def verdict_from_json(doc: Mapping[str, Any], *, plain: bool = False,
                 needed_credentials=doc.get("neededCredentials") is True,
             )
         if kind == "Pending":
-            return Pending(steps=steps, evidence=_evidence_from(doc["evidence"], decode),
-                           needed_credentials=doc.get("neededCredentials") is True)
+            return Pending(
+                steps=steps,
+                evidence=_evidence_from(doc["evidence"], decode),
+                needed_credentials=doc.get("neededCredentials") is True,
+            )
         if kind == "Rejected":
             signer = doc.get("signer")
-            return Rejected(steps=steps, cause=_cause_from(doc["cause"]),
-                            signer=_signer_from(signer) if signer else None)
+            return Rejected(
+                steps=steps,
+                cause=_cause_from(doc["cause"]),
+                signer=_signer_from(signer) if signer else None,
+            )
         if kind == "NoVerdict":
             return NoVerdict(steps=steps, cause=_cause_from(doc["cause"]))
         raise VerdictFormatError(f"unknown verdict kind {kind!r}")
@@ -253,16 +260,22 @@ def _step_json(step: Step) -> dict[str, Any]:
         "name": step.name,
         "status": step.status.value,
         "detail": step.detail,
-        "subRows": [{"key": r.key, "value": r.value, "beyondAicr": r.beyond_aicr}
-                    for r in step.sub_rows],
+        "subRows": [
+            {"key": r.key, "value": r.value, "beyondAicr": r.beyond_aicr} for r in step.sub_rows
+        ],
     }
 
 
 def _shared_step(doc: Mapping[str, Any], shared: dict[Any, Any]) -> Step:
     """`_step_from`, answered from `shared` when an equal step document was read before."""
     rows = doc["subRows"]
-    key = (doc["step"], doc["name"], doc["status"], doc["detail"],
-           tuple((r["key"], r["value"], r["beyondAicr"]) for r in rows))
+    key = (
+        doc["step"],
+        doc["name"],
+        doc["status"],
+        doc["detail"],
+        tuple((r["key"], r["value"], r["beyondAicr"]) for r in rows),
+    )
     try:
         found = shared.get(key)
     except TypeError:  # an unhashable field: a malformed document, let `_step_from` judge
@@ -279,8 +292,9 @@ def _step_from(doc: Mapping[str, Any]) -> Step:
         name=str(doc["name"]),
         status=StepStatus(doc["status"]),
         detail=str(doc["detail"]),
-        sub_rows=tuple(SubRow(str(r["key"]), str(r["value"]), bool(r["beyondAicr"]))
-                       for r in doc["subRows"]),
+        sub_rows=tuple(
+            SubRow(str(r["key"]), str(r["value"]), bool(r["beyondAicr"])) for r in doc["subRows"]
+        ),
     )
 
 
@@ -293,14 +307,22 @@ def _signer_from(doc: Mapping[str, Any]) -> SignerIdentity:
 
 
 def _cause_json(cause: FailureCause) -> dict[str, Any]:
-    return {"class": cause.failure_class.value, "detail": cause.detail, "hint": cause.hint,
-            "httpStatus": cause.http_status}
+    return {
+        "class": cause.failure_class.value,
+        "detail": cause.detail,
+        "hint": cause.hint,
+        "httpStatus": cause.http_status,
+    }
 
 
 def _cause_from(doc: Mapping[str, Any]) -> FailureCause:
     status = doc.get("httpStatus")
-    return FailureCause(FailureClass(doc["class"]), str(doc["detail"]), str(doc["hint"]),
-                        int(status) if status is not None else None)
+    return FailureCause(
+        FailureClass(doc["class"]),
+        str(doc["detail"]),
+        str(doc["hint"]),
+        int(status) if status is not None else None,
+    )
 
 
 def _evidence_json(ev: Evidence) -> dict[str, Any]:
@@ -318,8 +340,7 @@ def _evidence_json(ev: Evidence) -> dict[str, Any]:
     }
 
 
-def _evidence_from(doc: Mapping[str, Any], decode: Callable[[Any], Any] = decode_data
-                   ) -> Evidence:
+def _evidence_from(doc: Mapping[str, Any], decode: Callable[[Any], Any] = decode_data) -> Evidence:
     return Evidence(
         bundle_digest=OciDigest(str(doc["bundleDigest"])),
         evidence_ref=str(doc["evidenceRef"]),
@@ -361,8 +382,7 @@ def _ctrf_json(report: CtrfReport) -> dict[str, Any]:
     }
 
 
-def _ctrf_from(doc: Mapping[str, Any], decode: Callable[[Any], Any] = decode_data
-               ) -> CtrfReport:
+def _ctrf_from(doc: Mapping[str, Any], decode: Callable[[Any], Any] = decode_data) -> CtrfReport:
     return CtrfReport(
         phase=Phase(doc["phase"]),
         tests=tuple(
@@ -395,9 +415,12 @@ def result_exit(verdict: Verdict) -> VerifyExit:
 def _failed(ev: Evidence) -> bool:
     phases = ev.predicate.get("phases") or {}
     return isinstance(phases, dict) and any(
-        isinstance(v, dict) and isinstance(v.get("failed"), int | float)
-        and not isinstance(v.get("failed"), bool) and v["failed"] > 0
-        for v in phases.values())
+        isinstance(v, dict)
+        and isinstance(v.get("failed"), int | float)
+        and not isinstance(v.get("failed"), bool)
+        and v["failed"] > 0
+        for v in phases.values()
+    )
 
 
 def aicr_result_json(
@@ -428,8 +451,10 @@ def aicr_result_json(
     if isinstance(verdict, Pending) and exit_value is VerifyExit.VALID:
         doc["pending"] = True
     if isinstance(verdict, Rejected | NoVerdict):
-        cause: dict[str, Any] = {"class": verdict.cause.failure_class.value,
-                                 "detail": verdict.cause.detail}
+        cause: dict[str, Any] = {
+            "class": verdict.cause.failure_class.value,
+            "detail": verdict.cause.detail,
+        }
         if verdict.cause.http_status is not None:
             cause["httpStatus"] = verdict.cause.http_status
         if verdict.cause.hint:

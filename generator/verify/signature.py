@@ -110,7 +110,9 @@ class SignatureOk:
 class SignatureFailure(Exception):
     """The bundle did not verify. `signer` is the certificate's identity when it could be read."""
 
-    def __init__(self, detail: str, *, hint: str = "", signer: SignerIdentity | None = None) -> None:
+    def __init__(
+        self, detail: str, *, hint: str = "", signer: SignerIdentity | None = None
+    ) -> None:
         super().__init__(detail)
         self.detail = detail
         self.hint = hint
@@ -171,7 +173,7 @@ def verify_signature(
         raise SignatureFailure(
             f"certificate identity rejected: {_one_line(exc)}",
             hint="a bundle's signer is what its certificate names: sign with a certificate "
-                 "that carries one email or URI SAN and one OIDC issuer (Fulcio's keyless flow)",
+            "that carries one email or URI SAN and one OIDC issuer (Fulcio's keyless flow)",
         ) from exc
     if expected is not None and expected != cert_signer:
         raise SignatureFailure(
@@ -199,7 +201,7 @@ def verify_signature(
         raise SignatureFailure(
             f"trust root validity window: {problem}",
             hint="a CA or log key may only vouch for signatures made inside its validFor "
-                 "window; check the trust root, or re-sign with the current keys",
+            "window; check the trust root, or re-sign with the current keys",
             signer=cert_signer,
         )
 
@@ -231,11 +233,15 @@ def claim_mismatch(claimed: SignerIdentity, signer: SignerIdentity) -> str:
     """Why a pointer's claimed signer is not the certificate's (the differing parts named)."""
     parts = []
     if claimed.identity != signer.identity:
-        parts.append(f"certificate identity (SAN) {signer.identity!r} does not equal the "
-                     f"pointer's claimed {claimed.identity!r}")
+        parts.append(
+            f"certificate identity (SAN) {signer.identity!r} does not equal the "
+            f"pointer's claimed {claimed.identity!r}"
+        )
     if claimed.issuer != signer.issuer:
-        parts.append(f"certificate OIDC issuer {signer.issuer!r} does not equal the pointer's "
-                     f"claimed {claimed.issuer!r}")
+        parts.append(
+            f"certificate OIDC issuer {signer.issuer!r} does not equal the pointer's "
+            f"claimed {claimed.issuer!r}"
+        )
     return "; ".join(parts)
 
 

@@ -43,8 +43,10 @@ __all__ = [
 TOLERANCE_SECONDS = 24 * 3600
 """How far the claimed attestedAt may lie from the verified log time before it is flagged."""
 
-TIME_HINT = ("re-attest the run on a host with a correct clock and re-sign it; the "
-             "transparency-log time, not attestedAt, says when the evidence was signed")
+TIME_HINT = (
+    "re-attest the run on a host with a correct clock and re-sign it; the "
+    "transparency-log time, not attestedAt, says when the evidence was signed"
+)
 
 
 @lru_cache(maxsize=65536)
@@ -90,23 +92,37 @@ def judge_time(verdict: Verdict, build_epoch: int | None) -> Verdict:
     logged = epoch_seconds(logged_text)
     attested = epoch_seconds(evidence.attested_at)
     if logged is None:
-        return _rejected(verdict, "the signature carries no time sigstore verified (no "
-                                  "transparency-log or signed timestamp), so the run cannot be "
-                                  "placed in time", logged_text)
+        return _rejected(
+            verdict,
+            "the signature carries no time sigstore verified (no "
+            "transparency-log or signed timestamp), so the run cannot be "
+            "placed in time",
+            logged_text,
+        )
     if attested is None:
-        return _rejected(verdict, f"attestedAt {evidence.attested_at!r} is not an RFC 3339 "
-                                  "timestamp", logged_text)
+        return _rejected(
+            verdict,
+            f"attestedAt {evidence.attested_at!r} is not an RFC 3339 timestamp",
+            logged_text,
+        )
     ahead = attested - logged
     if ahead > TOLERANCE_SECONDS:
-        return _rejected(verdict, f"attestedAt {evidence.attested_at} lies {_span(ahead)} after "
-                                  f"the verified transparency-log time {logged_text} (more than "
-                                  f"the {_span(TOLERANCE_SECONDS)} tolerance)", logged_text)
+        return _rejected(
+            verdict,
+            f"attestedAt {evidence.attested_at} lies {_span(ahead)} after "
+            f"the verified transparency-log time {logged_text} (more than "
+            f"the {_span(TOLERANCE_SECONDS)} tolerance)",
+            logged_text,
+        )
     if build_epoch is not None and attested - build_epoch > TOLERANCE_SECONDS:
         build = datetime.fromtimestamp(build_epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return _rejected(verdict, f"attestedAt {evidence.attested_at} lies "
-                                  f"{_span(attested - build_epoch)} after the build time {build} "
-                                  f"(more than the {_span(TOLERANCE_SECONDS)} tolerance)",
-                         logged_text)
+        return _rejected(
+            verdict,
+            f"attestedAt {evidence.attested_at} lies "
+            f"{_span(attested - build_epoch)} after the build time {build} "
+            f"(more than the {_span(TOLERANCE_SECONDS)} tolerance)",
+            logged_text,
+        )
     return verdict
 
 
@@ -118,13 +134,17 @@ def newest_verified_time(times: list[str]) -> str:
 
 def _rejected(verdict: Verified, detail: str, logged: str) -> Rejected:
     """The verified steps with step 4 failed by the time check (a check beyond aicr)."""
-    rows = (SubRow("attestedAt (claimed)", verdict.evidence.attested_at, beyond_aicr=True),
-            SubRow("transparency-log time (verified)", logged or "(none)", beyond_aicr=True))
+    rows = (
+        SubRow("attestedAt (claimed)", verdict.evidence.attested_at, beyond_aicr=True),
+        SubRow("transparency-log time (verified)", logged or "(none)", beyond_aicr=True),
+    )
     steps = tuple(
-        Step(s.step, s.name, StepStatus.FAILED, detail, (*s.sub_rows, *rows)) if s.step == 4
-        else s for s in verdict.steps)
-    return Rejected(steps=steps, cause=FailureCause(FailureClass.TIME, detail, TIME_HINT),
-                    signer=verdict.signer)
+        Step(s.step, s.name, StepStatus.FAILED, detail, (*s.sub_rows, *rows)) if s.step == 4 else s
+        for s in verdict.steps
+    )
+    return Rejected(
+        steps=steps, cause=FailureCause(FailureClass.TIME, detail, TIME_HINT), signer=verdict.signer
+    )
 
 
 def _span(seconds: int) -> str:

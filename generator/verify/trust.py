@@ -115,7 +115,8 @@ def load_trust(
         refreshed=refreshed,
         digest=hashlib.sha256(data).hexdigest(),
         public_log_base=PUBLIC_LOG_SEARCH if production else None,
-        fallback=f"{fallback}; verified with the root bundled in sigstore instead" if fallback
+        fallback=f"{fallback}; verified with the root bundled in sigstore instead"
+        if fallback
         else None,
     )
 

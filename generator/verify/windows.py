@@ -43,7 +43,8 @@ class KeyWindow:
 
     def contains(self, moment: datetime) -> bool:
         return (self.start is None or self.start <= moment) and (
-            self.end is None or moment <= self.end)
+            self.end is None or moment <= self.end
+        )
 
     def describe(self) -> str:
         start = _stamp(self.start) if self.start else "(no start)"
@@ -99,8 +100,7 @@ def _index(root: TrustedRoot) -> TrustWindows:
         ca_windows.append(window)
         for raw in ca.cert_chain.certificates:
             cert = x509.load_der_x509_certificate(raw.raw_bytes)
-            by_subject.setdefault(cert.subject, []).append(
-                _CaCert(cert, window))
+            by_subject.setdefault(cert.subject, []).append(_CaCert(cert, window))
     return TrustWindows(
         ca_by_subject={k: tuple(v) for k, v in by_subject.items()},
         ca_windows=tuple(ca_windows),
@@ -140,11 +140,17 @@ def _utc(moment: datetime) -> datetime:
 
 def _ca_label(ca: Any) -> str:
     subject = ca.subject
-    parts = [p for p in (getattr(subject, "organization", None),
-                         getattr(subject, "common_name", None)) if p]
+    parts = [
+        p
+        for p in (getattr(subject, "organization", None), getattr(subject, "common_name", None))
+        if p
+    ]
     name = "/".join(parts) or "(unnamed)"
-    return f"certificate authority {name!r} ({ca.uri})" if ca.uri else \
-        f"certificate authority {name!r}"
+    return (
+        f"certificate authority {name!r} ({ca.uri})"
+        if ca.uri
+        else f"certificate authority {name!r}"
+    )
 
 
 def _stamp(moment: datetime) -> str:
@@ -161,16 +167,17 @@ def signing_times(raw: Mapping[str, Any], bundle: Bundle) -> list[tuple[str, dat
     integrated = entry.get("integratedTime")
     if entry.get("inclusionPromise") and integrated not in (None, "", "0", 0):
         try:
-            times.append(("integrated time",
-                          datetime.fromtimestamp(int(integrated), tz=UTC)))
+            times.append(("integrated time", datetime.fromtimestamp(int(integrated), tz=UTC)))
         except (TypeError, ValueError, OverflowError):
             pass  # sigstore refused such an entry already
     material = raw.get("verificationMaterial")
     stamps = material.get("timestampVerificationData") if isinstance(material, dict) else None
     data = bundle.verification_material.timestamp_verification_data if stamps else None
     if data is not None:
-        times.extend(("signed timestamp", _utc(response.tst_info.gen_time))
-                     for response in data.rfc3161_timestamps)
+        times.extend(
+            ("signed timestamp", _utc(response.tst_info.gen_time))
+            for response in data.rfc3161_timestamps
+        )
     return times
 
 
@@ -197,8 +204,9 @@ def window_problem(raw: Mapping[str, Any], bundle: Bundle, windows: TrustWindows
     return None
 
 
-def _ca_problem(leaf: x509.Certificate, windows: TrustWindows,
-                times: Sequence[tuple[str, datetime]]) -> str | None:
+def _ca_problem(
+    leaf: x509.Certificate, windows: TrustWindows, times: Sequence[tuple[str, datetime]]
+) -> str | None:
     candidates = windows.ca_by_subject.get(leaf.issuer, ())
     if not candidates:
         return "the signing certificate's issuer is in no certificate authority of the trust root"
@@ -226,8 +234,9 @@ def _inside(key: _LogKey, times: Sequence[tuple[str, datetime]]) -> bool:
     return all(key.window.contains(t) for _, t in times)
 
 
-def _tlog_problem(entry: Mapping[str, Any], keys: Sequence[_LogKey],
-                  times: Sequence[tuple[str, datetime]]) -> str | None:
+def _tlog_problem(
+    entry: Mapping[str, Any], keys: Sequence[_LogKey], times: Sequence[tuple[str, datetime]]
+) -> str | None:
     """The entry's log key must be inside its window. sigstore verifies the SET and checkpoint
     with the key whose computed ID equals the entry's `logId`, or, when none does (Rekor v2
     declares other IDs), with whichever key works; then the key that signs the checkpoint is
@@ -243,13 +252,16 @@ def _tlog_problem(entry: Mapping[str, Any], keys: Sequence[_LogKey],
     named = [k for k in keys if k.declared_id == hint]
     if named:
         return _outside(named[0].window, times)
-    return (f"no transparency-log key of the trust root that is valid at "
-            f"{_stamp(times[0][1])} signed this entry (its logId names "
-            f"{hint.hex() if hint else '(none)'})")
+    return (
+        f"no transparency-log key of the trust root that is valid at "
+        f"{_stamp(times[0][1])} signed this entry (its logId names "
+        f"{hint.hex() if hint else '(none)'})"
+    )
 
 
-def _ct_problem(sct_id: bytes, keys: Sequence[_LogKey],
-                times: Sequence[tuple[str, datetime]]) -> str | None:
+def _ct_problem(
+    sct_id: bytes, keys: Sequence[_LogKey], times: Sequence[tuple[str, datetime]]
+) -> str | None:
     """The SCT's CT key (RFC 6962 log ID = SHA-256 of the key) must be inside its window; an
     SCT naming no key passes only when every CT key is inside (sigstore tried them all)."""
     exact = [k for k in keys if k.key_id == sct_id]
@@ -257,8 +269,10 @@ def _ct_problem(sct_id: bytes, keys: Sequence[_LogKey],
         return None if any(_inside(k, times) for k in exact) else _outside(exact[0].window, times)
     if all(_inside(k, times) for k in keys):
         return None
-    return (f"the certificate's SCT names CT key {sct_id.hex()}, which is no key of the trust "
-            "root, and some CT keys are outside their validity window at signing time")
+    return (
+        f"the certificate's SCT names CT key {sct_id.hex()}, which is no key of the trust "
+        "root, and some CT keys are outside their validity window at signing time"
+    )
 
 
 def _signs_checkpoint(entry: Mapping[str, Any], key: _LogKey, hint: bytes | None) -> bool:
@@ -283,8 +297,10 @@ def _signs_checkpoint(entry: Mapping[str, Any], key: _LogKey, hint: bytes | None
 
 def _outside(window: KeyWindow, times: Sequence[tuple[str, datetime]]) -> str:
     what, moment = next(((w, t) for w, t in times if not window.contains(t)), times[0])
-    return (f"{window.describe()} in the trust root, but the bundle's {what} is "
-            f"{_stamp(moment)}, outside that window")
+    return (
+        f"{window.describe()} in the trust root, but the bundle's {what} is "
+        f"{_stamp(moment)}, outside that window"
+    )
 
 
 def _first_entry(raw: Mapping[str, Any]) -> Mapping[str, Any]:

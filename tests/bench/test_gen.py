@@ -31,8 +31,9 @@ def test_writes_one_usable_pointer_per_attestation(tree: tuple[Path, object]) ->
 
 def test_bundles_differ_in_digest_recipe_and_signer(tree: tuple[Path, object]) -> None:
     root, _ = tree
-    scan = scan_tree(root, allowlist=load_allowlist(root / "evidence" / "allowlist.yaml"),
-                     allow_pending=True)
+    scan = scan_tree(
+        root, allowlist=load_allowlist(root / "evidence" / "allowlist.yaml"), allow_pending=True
+    )
     pointers = [f.pointer for f in scan.files if isinstance(f, ParsedPointer)]
     assert len({p.bundle.digest for p in pointers}) == len(pointers)
     assert len({p.recipe for p in pointers}) == SMALL.recipes
@@ -43,8 +44,11 @@ def test_bundles_differ_in_digest_recipe_and_signer(tree: tuple[Path, object]) -
 def test_layout_holds_every_bundle_and_its_referrer(tree: tuple[Path, object]) -> None:
     root, info = tree
     index = json.loads((root / "bundles" / "index.json").read_text())
-    refs = [m for m in index["manifests"]
-            if m.get("artifactType") == "application/vnd.dev.sigstore.bundle.v0.3+json"]
+    refs = [
+        m
+        for m in index["manifests"]
+        if m.get("artifactType") == "application/vnd.dev.sigstore.bundle.v0.3+json"
+    ]
     assert len(refs) == SMALL.attestations
     assert (root / "trust" / "trusted_root.json").is_file()
     assert info.rejected == SMALL.attestations // SMALL.reject_every  # type: ignore[attr-defined]

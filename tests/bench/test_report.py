@@ -12,14 +12,28 @@ from bench.run import BUILDS, Measured, report
 
 def _row(size: int, cold: float, warm: float, peak: float, misses: int = 0) -> dict[str, Any]:
     def built(wall: float, hits: int, miss: int, evaluation: str) -> Measured:
-        return Measured(wall, peak, {"hits": hits, "misses": miss, "evaluation": evaluation,
-                                     "phases": {"verify": 1.0, "evaluate": 2.0, "site": 1.5,
-                                                "mkdocs": 0.5}})
-    return {"size": size, "recipes": size // 10, "jobs": 2, "pages": size // 10 + 10,
-            "cold": built(cold, 0, size, "evaluated"), "warm": built(warm, 0, 0, "reused"),
-            "rewarm": built(warm * 2, size, misses, "evaluated"),
-            "floor1": Measured(1.0, 50, {"total": size / 400}),
-            "floorN": Measured(1.0, 50, {"total": size / 800})}
+        return Measured(
+            wall,
+            peak,
+            {
+                "hits": hits,
+                "misses": miss,
+                "evaluation": evaluation,
+                "phases": {"verify": 1.0, "evaluate": 2.0, "site": 1.5, "mkdocs": 0.5},
+            },
+        )
+
+    return {
+        "size": size,
+        "recipes": size // 10,
+        "jobs": 2,
+        "pages": size // 10 + 10,
+        "cold": built(cold, 0, size, "evaluated"),
+        "warm": built(warm, 0, 0, "reused"),
+        "rewarm": built(warm * 2, size, misses, "evaluated"),
+        "floor1": Measured(1.0, 50, {"total": size / 400}),
+        "floorN": Measured(1.0, 50, {"total": size / 800}),
+    }
 
 
 def test_every_build_is_reported_with_its_floor_ratio() -> None:
@@ -38,8 +52,9 @@ def test_targets_are_judged_on_the_10000_row() -> None:
     assert "peak memory < 1 GiB: MISSED" in bad and "warm verifies nothing: MISSED" in bad
 
 
-def test_the_sampler_sees_a_grandchild_s_memory(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_sampler_sees_a_grandchild_s_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import subprocess
     import sys
     import time
@@ -52,12 +67,16 @@ def test_the_sampler_sees_a_grandchild_s_memory(tmp_path: Path,
     # Explicit signals, no fixed sleep: the grandchild touches its buffer, says `ready`, and
     # holds the buffer until the test says `release` (after it has sampled).
     ready, release = tmp_path / "ready", tmp_path / "release"
-    child = ("import pathlib, time\nx = bytearray(120 * 2**20)\n"
-             "for i in range(0, len(x), 4096):\n    x[i] = 1\n"
-             f"pathlib.Path({str(ready)!r}).touch()\n"
-             f"while not pathlib.Path({str(release)!r}).exists():\n    time.sleep(0.01)\n")
-    parent = (f"import subprocess, sys\np = subprocess.Popen([sys.executable, '-c', "
-              f"{child!r}])\nsys.exit(p.wait())")
+    child = (
+        "import pathlib, time\nx = bytearray(120 * 2**20)\n"
+        "for i in range(0, len(x), 4096):\n    x[i] = 1\n"
+        f"pathlib.Path({str(ready)!r}).touch()\n"
+        f"while not pathlib.Path({str(release)!r}).exists():\n    time.sleep(0.01)\n"
+    )
+    parent = (
+        f"import subprocess, sys\np = subprocess.Popen([sys.executable, '-c', "
+        f"{child!r}])\nsys.exit(p.wait())"
+    )
     proc = subprocess.Popen([sys.executable, "-c", parent])
     try:
         sampler = PeakSampler(proc.pid)

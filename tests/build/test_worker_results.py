@@ -14,8 +14,7 @@ from generator.build import _interned, _shared_strings
 
 
 def test_interning_keeps_every_value_and_type() -> None:
-    value: Any = {"a": ["x" * 10, ("y", 1, 2.5, None, True)], "b": {"c": "z" * 200},
-                  3: b"raw"}
+    value: Any = {"a": ["x" * 10, ("y", 1, 2.5, None, True)], "b": {"c": "z" * 200}, 3: b"raw"}
     copy = pickle.loads(pickle.dumps(value))
     out = _interned(copy)
     assert out == value
@@ -38,8 +37,9 @@ def test_a_verdict_without_evidence_is_returned_as_is() -> None:
     assert _shared_strings(verdict) is verdict
 
 
-def test_workers_assess_exactly_as_the_build_process(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workers_assess_exactly_as_the_build_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Cache misses are verified and assessed (freshness, pointers.json entry, board entry) in
     worker processes; the documents equal those of a one-process evaluation."""
     import generator.build as build
@@ -47,15 +47,23 @@ def test_workers_assess_exactly_as_the_build_process(tmp_path: Path,
 
     recipes = Path(__file__).resolve().parents[2] / "recipes"
     if not (recipes / "evidence").is_dir() or not (recipes / "bundles").is_dir():
-        pytest.fail("the demo tree recipes/ (committed in this repo) is absent or incomplete: "
-                    "restore it with git checkout, or regenerate it with `make demo`")
+        pytest.fail(
+            "the demo tree recipes/ (committed in this repo) is absent or incomplete: "
+            "restore it with git checkout, or regenerate it with `make demo`"
+        )
 
     def options(name: str, jobs: int) -> BuildOptions:
-        return BuildOptions(recipes=recipes, out=tmp_path / name / "site",
-                            trust_root=recipes / "trust" / "trusted_root.json",
-                            oci_layouts=(recipes / "bundles",), offline=True,
-                            cache=tmp_path / name / "cache", jobs=jobs, quiet=True,
-                            source_date_epoch=1_790_000_000)
+        return BuildOptions(
+            recipes=recipes,
+            out=tmp_path / name / "site",
+            trust_root=recipes / "trust" / "trusted_root.json",
+            oci_layouts=(recipes / "bundles",),
+            offline=True,
+            cache=tmp_path / name / "cache",
+            jobs=jobs,
+            quiet=True,
+            source_date_epoch=1_790_000_000,
+        )
 
     made: list[int] = []
     real = build._verify_all
@@ -70,11 +78,15 @@ def test_workers_assess_exactly_as_the_build_process(tmp_path: Path,
     alone = evaluate(options("one", 1))
     spread = evaluate(options("two", 2))
     assert made[0] == 0 and made[1] == sum(
-        1 for r in spread.records if r.verdict is not None  # duplicates are verified too
-        and not isinstance(r.pointer, build.RejectedPointer)), made
+        1
+        for r in spread.records
+        if r.verdict is not None  # duplicates are verified too
+        and not isinstance(r.pointer, build.RejectedPointer)
+    ), made
     assert spread.documents == alone.documents
-    assert [(r.path, r.classification, r.label, r.freshness) for r in spread.records] == \
-        [(r.path, r.classification, r.label, r.freshness) for r in alone.records]
+    assert [(r.path, r.classification, r.label, r.freshness) for r in spread.records] == [
+        (r.path, r.classification, r.label, r.freshness) for r in alone.records
+    ]
 
     def memo_entries(name: str) -> Any:
         memo = tmp_path / name / "cache" / "freshness" / "memo.json"

@@ -23,16 +23,25 @@ def tree(tmp_path: Path) -> Path:
 
 
 def _options(tree: Path, out: Path, cache: Path, **extra: object) -> BuildOptions:
-    return BuildOptions(recipes=tree, out=out, cache=cache, offline=True, quiet=True,
-                        oci_layouts=(tree / "bundles",),
-                        trust_root=tree / "trust" / "trusted_root.json",
-                        source_date_epoch=1_790_000_000, **extra)  # type: ignore[arg-type]
+    return BuildOptions(
+        recipes=tree,
+        out=out,
+        cache=cache,
+        offline=True,
+        quiet=True,
+        oci_layouts=(tree / "bundles",),
+        trust_root=tree / "trust" / "trusted_root.json",
+        source_date_epoch=1_790_000_000,
+        **extra,
+    )  # type: ignore[arg-type]
 
 
 def _files(root: Path, *leave_out: str) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*"))
-            if p.is_file() and p.relative_to(root).as_posix() not in leave_out}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.relative_to(root).as_posix() not in leave_out
+    }
 
 
 def test_an_unchanged_tree_is_not_evaluated_again(tree: Path, tmp_path: Path) -> None:
@@ -42,8 +51,9 @@ def test_an_unchanged_tree_is_not_evaluated_again(tree: Path, tmp_path: Path) ->
     full = run_build(_options(tree, tmp_path / "c", tmp_path / "other", reevaluate=True))
     assert not first.from_memo and second.from_memo and not full.from_memo
     assert second.as_dict()["evaluation"] == "reused"
-    assert {k: v for k, v in second.as_dict().items() if k not in ("out", "evaluation")} == \
-        {k: v for k, v in first.as_dict().items() if k not in ("out", "evaluation")}
+    assert {k: v for k, v in second.as_dict().items() if k not in ("out", "evaluation")} == {
+        k: v for k, v in first.as_dict().items() if k not in ("out", "evaluation")
+    }
     assert _files(tmp_path / "b") == _files(tmp_path / "a") == _files(tmp_path / "c")
 
 
@@ -71,9 +81,11 @@ def test_options_that_reach_the_evaluation_are_in_the_key(tree: Path, tmp_path: 
     key = fingerprint(base, None)
     assert key is not None
     assert fingerprint(_options(tree, tmp_path / "other-out", tmp_path / "c2"), None) == key
-    for changed in (_options(tree, tmp_path / "a", tmp_path / "cache", preview=True),
-                    _options(tree, tmp_path / "a", tmp_path / "cache", commit="abc"),
-                    BuildOptions(**{**base.__dict__, "source_date_epoch": 1})):
+    for changed in (
+        _options(tree, tmp_path / "a", tmp_path / "cache", preview=True),
+        _options(tree, tmp_path / "a", tmp_path / "cache", commit="abc"),
+        BuildOptions(**{**base.__dict__, "source_date_epoch": 1}),
+    ):
         assert fingerprint(changed, None) != key
 
 

@@ -67,9 +67,12 @@ def make_sample(seed: str = "a", *, signatures: int = 1, prefix: str | None = No
     files = fake_files(seed)
     bundle = bundle_artifact(build_layer(files, prefix=prefix))
     sigs = tuple(
-        signature_artifact(bundle.descriptor,
-                           json.dumps({"fake": "sigstore bundle", "n": n, "seed": seed}).encode())
-        for n in range(signatures))
+        signature_artifact(
+            bundle.descriptor,
+            json.dumps({"fake": "sigstore bundle", "n": n, "seed": seed}).encode(),
+        )
+        for n in range(signatures)
+    )
     return Sample(files=files, bundle=bundle, signatures=sigs)
 
 
@@ -118,7 +121,9 @@ class FakeRegistry:
             self.manifests[(repo, artifact.digest)] = (artifact.manifest, artifact.media_type)
         if tag_schema and sample.signatures:
             self.manifests[(repo, referrers_tag(sample.digest))] = (
-                referrers_index(sample.signatures), INDEX_TYPE)
+                referrers_index(sample.signatures),
+                INDEX_TYPE,
+            )
 
     def fault(self, pattern: str, action: int | str, times: int | None = None) -> None:
         self.faults.append(Fault(pattern, action, times))
@@ -146,8 +151,14 @@ def _handler(state: FakeRegistry) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-        def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
-                  *, length: int | None = None) -> None:
+        def _send(
+            self,
+            status: int,
+            body: bytes = b"",
+            headers: dict[str, str] | None = None,
+            *,
+            length: int | None = None,
+        ) -> None:
             self.send_response(status)
             for key, value in (headers or {}).items():
                 self.send_header(key, value)
@@ -158,8 +169,13 @@ def _handler(state: FakeRegistry) -> type[BaseHTTPRequestHandler]:
 
         def _challenge(self) -> None:
             realm = f"{state.base_url}/token"
-            self._send(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}', {
-                "WWW-Authenticate": f'Bearer realm="{realm}",service="fake",scope="repository:x:pull"'})
+            self._send(
+                401,
+                b'{"errors":[{"code":"UNAUTHORIZED"}]}',
+                {
+                    "WWW-Authenticate": f'Bearer realm="{realm}",service="fake",scope="repository:x:pull"'
+                },
+            )
 
         def _authorized(self) -> bool:
             header = self.headers.get("Authorization", "")
@@ -188,8 +204,12 @@ def _handler(state: FakeRegistry) -> type[BaseHTTPRequestHandler]:
                 self._send(307, b"", {"Location": f"http://localhost:{port}/cdn{parts.path}"})
                 return
             if parts.path.startswith("/cdn/"):
-                blob = state.blobs.get((parts.path[5:].split("/blobs/")[0].removeprefix("v2/"),
-                                        parts.path.rsplit("/", 1)[1]))
+                blob = state.blobs.get(
+                    (
+                        parts.path[5:].split("/blobs/")[0].removeprefix("v2/"),
+                        parts.path.rsplit("/", 1)[1],
+                    )
+                )
                 self._send(200 if blob is not None else 404, blob or b"")
                 return
             if parts.path == "/token":
@@ -228,16 +248,16 @@ def _handler(state: FakeRegistry) -> type[BaseHTTPRequestHandler]:
             if action == "corrupt":
                 body = body[:-1] + bytes([body[-1] ^ 1])
             if action == "truncate":
-                self._send(200, body[: len(body) // 2], {"Content-Type": media},
-                           length=len(body))
+                self._send(200, body[: len(body) // 2], {"Content-Type": media}, length=len(body))
                 self.close_connection = True
                 return
             if action == "oversize":
                 self._send(200, b"", {"Content-Type": media}, length=1 << 40)
                 self.close_connection = True
                 return
-            self._send(200, body, {"Content-Type": media, "Docker-Content-Digest":
-                                   sha256_digest(body)})
+            self._send(
+                200, body, {"Content-Type": media, "Docker-Content-Digest": sha256_digest(body)}
+            )
 
         def _referrers(self, repo: str, digest: str, query: dict[str, list[str]]) -> None:
             if not state.referrers_api:
@@ -253,10 +273,17 @@ def _handler(state: FakeRegistry) -> type[BaseHTTPRequestHandler]:
                     continue
                 if wanted and manifest.get("artifactType") != wanted:
                     continue
-                entries.append({"mediaType": media, "digest": ref, "size": len(body),
-                                "artifactType": manifest.get("artifactType")})
-            body = json.dumps({"schemaVersion": 2, "mediaType": INDEX_TYPE,
-                               "manifests": entries}).encode()
+                entries.append(
+                    {
+                        "mediaType": media,
+                        "digest": ref,
+                        "size": len(body),
+                        "artifactType": manifest.get("artifactType"),
+                    }
+                )
+            body = json.dumps(
+                {"schemaVersion": 2, "mediaType": INDEX_TYPE, "manifests": entries}
+            ).encode()
             self._send(200, body, {"Content-Type": INDEX_TYPE})
 
     return Handler
@@ -274,8 +301,9 @@ def fake_registry() -> Iterator[FakeRegistry]:
     state = FakeRegistry()
     server = _QuietServer(("127.0.0.1", 0), _handler(state))
     state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02},
-                              daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     try:
         yield state
@@ -309,7 +337,8 @@ def _registry_config(tmp_path: Path, port: int) -> Path:
         "  delete:\n    enabled: true\n"
         "http:\n"
         f"  addr: 127.0.0.1:{port}\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return config
 
 
@@ -330,8 +359,11 @@ def _start_registry(binary: str, tmp_path: Path) -> tuple[subprocess.Popen[bytes
     clashes: list[str] = []
     for _ in range(REGISTRY_START_TRIES):
         port = _free_port()
-        process = subprocess.Popen([binary, "serve", str(_registry_config(tmp_path, port))],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [binary, "serve", str(_registry_config(tmp_path, port))],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 15
         while True:

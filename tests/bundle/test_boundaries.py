@@ -38,8 +38,12 @@ def _flip_last(digest: str, position: int = -1) -> str:
 
 
 def _manifest(size: int, *, pad: int = 0, **extra: Any) -> bytes:
-    body = {"schemaVersion": 2, "mediaType": MANIFEST_TYPE,
-            "layers": [{"mediaType": "x", "digest": _digest(b"l"), "size": size}], **extra}
+    body = {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_TYPE,
+        "layers": [{"mediaType": "x", "digest": _digest(b"l"), "size": size}],
+        **extra,
+    }
     raw = json.dumps(body).encode()
     return raw[:-1] + b" " * pad + b"}" if pad else raw
 
@@ -73,8 +77,10 @@ def test_the_bundle_layer_cap_is_inclusive() -> None:
         bundle_layer(_manifest(1001), limits, WHERE)
 
 
-@pytest.mark.parametrize(("size", "ok"), [(0, True), (1, True), (-1, False), (True, False),
-                                          (False, False), (1.0, False), ("1", False)])
+@pytest.mark.parametrize(
+    ("size", "ok"),
+    [(0, True), (1, True), (-1, False), (True, False), (False, False), (1.0, False), ("1", False)],
+)
 def test_a_descriptor_size_is_a_non_negative_integer(size: object, ok: bool) -> None:
     value = {"mediaType": "x", "digest": _digest(b"x"), "size": size}
     if ok:
@@ -84,10 +90,17 @@ def test_a_descriptor_size_is_a_non_negative_integer(size: object, ok: bool) -> 
             parse_descriptor(value, "layer", WHERE)
 
 
-@pytest.mark.parametrize("digest", [
-    "sha256:" + "a" * 63, "sha256:" + "a" * 65, "sha256:" + "A" * 64, "sha512:" + "a" * 64,
-    "a" * 64, 7,
-])
+@pytest.mark.parametrize(
+    "digest",
+    [
+        "sha256:" + "a" * 63,
+        "sha256:" + "a" * 65,
+        "sha256:" + "A" * 64,
+        "sha512:" + "a" * 64,
+        "a" * 64,
+        7,
+    ],
+)
 def test_a_descriptor_digest_is_exactly_sha256_and_64_lowercase_hex(digest: object) -> None:
     with pytest.raises(BundleFetchError):
         parse_descriptor({"mediaType": "x", "digest": digest, "size": 1}, "layer", WHERE)
@@ -102,8 +115,11 @@ def test_a_bundle_manifest_needs_exactly_one_layer(layers: object) -> None:
 
 @pytest.mark.parametrize("version", [1, 3, "2", None])
 def test_a_bundle_manifest_needs_schema_version_2(version: object) -> None:
-    body = {"schemaVersion": version, "mediaType": MANIFEST_TYPE,
-            "layers": [{"mediaType": "x", "digest": _digest(b"l"), "size": 1}]}
+    body = {
+        "schemaVersion": version,
+        "mediaType": MANIFEST_TYPE,
+        "layers": [{"mediaType": "x", "digest": _digest(b"l"), "size": 1}],
+    }
     with pytest.raises(BundleFetchError):
         bundle_layer(json.dumps(body).encode(), Limits(), WHERE)
 
@@ -112,11 +128,15 @@ SUBJECT = OciDigest(_digest(b"the bundle manifest"))
 
 
 def _referrer(subject: str = SUBJECT, size: int = 10, artifact: str = SIGSTORE_TYPE) -> bytes:
-    return json.dumps({
-        "schemaVersion": 2, "mediaType": MANIFEST_TYPE, "artifactType": artifact,
-        "subject": {"mediaType": MANIFEST_TYPE, "digest": subject, "size": 1},
-        "layers": [{"mediaType": SIGSTORE_TYPE, "digest": _digest(b"sig"), "size": size}],
-    }).encode()
+    return json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": MANIFEST_TYPE,
+            "artifactType": artifact,
+            "subject": {"mediaType": MANIFEST_TYPE, "digest": subject, "size": 1},
+            "layers": [{"mediaType": SIGSTORE_TYPE, "digest": _digest(b"sig"), "size": size}],
+        }
+    ).encode()
 
 
 def test_a_referrer_about_another_subject_is_not_a_signature_of_this_bundle() -> None:
@@ -144,13 +164,18 @@ def test_the_referrer_manifest_cap_is_inclusive() -> None:
     limits = replace(Limits(), referrer_manifest=len(manifest))
     assert referrer_layer(manifest, SUBJECT, limits, WHERE) is not None
     with pytest.raises(BundleFetchError):
-        referrer_layer(manifest, SUBJECT, replace(limits, referrer_manifest=len(manifest) - 1),
-                       WHERE)
+        referrer_layer(
+            manifest, SUBJECT, replace(limits, referrer_manifest=len(manifest) - 1), WHERE
+        )
 
 
 def _descriptor(n: int, artifact: str | None = SIGSTORE_TYPE) -> Descriptor:
-    return Descriptor(media_type=MANIFEST_TYPE, digest=OciDigest(_digest(str(n).encode())),
-                      size=1, artifact_type=artifact)
+    return Descriptor(
+        media_type=MANIFEST_TYPE,
+        digest=OciDigest(_digest(str(n).encode())),
+        size=1,
+        artifact_type=artifact,
+    )
 
 
 @pytest.mark.parametrize("count", [MAX_SIGNATURES - 1, MAX_SIGNATURES, MAX_SIGNATURES + 1, 20])
@@ -168,8 +193,18 @@ def test_candidates_are_deduplicated_and_other_artifacts_dropped() -> None:
 
 
 def test_the_referrers_index_cap_is_inclusive() -> None:
-    index = json.dumps({"manifests": [{"mediaType": MANIFEST_TYPE, "digest": _digest(b"a"),
-                                       "size": 3, "artifactType": SIGSTORE_TYPE}]}).encode()
+    index = json.dumps(
+        {
+            "manifests": [
+                {
+                    "mediaType": MANIFEST_TYPE,
+                    "digest": _digest(b"a"),
+                    "size": 3,
+                    "artifactType": SIGSTORE_TYPE,
+                }
+            ]
+        }
+    ).encode()
     limits = replace(Limits(), referrer_manifest=len(index))
     assert len(index_candidates(index, limits, WHERE)) == 1
     with pytest.raises(BundleFetchError):
@@ -178,20 +213,25 @@ def test_the_referrers_index_cap_is_inclusive() -> None:
 
 # ------------------------------------------------------------------ the registry client's caps
 
+
 def _pull(fake: Any, sample: Any, limits: Limits) -> Any:
     from generator.bundle.registry import RegistryClient
 
-    return RegistryClient(mirrors={"ghcr.io": fake.base_url}, credentials={}, read_timeout=2.0,
-                          limits=limits).fetch(sample.ref())
+    return RegistryClient(
+        mirrors={"ghcr.io": fake.base_url}, credentials={}, read_timeout=2.0, limits=limits
+    ).fetch(sample.ref())
 
 
 @pytest.mark.parametrize("cap", ["manifest_json", "compressed_layer", "sigstore_bundle"])
 def test_a_registry_body_of_exactly_the_cap_is_pulled_one_byte_more_is_refused(
-        fake_registry: Any, sample: Any, cap: str) -> None:
+    fake_registry: Any, sample: Any, cap: str
+) -> None:
     fake_registry.add("nvidia/aicr-evidence", sample)
-    size = {"manifest_json": len(sample.bundle.manifest),
-            "compressed_layer": len(sample.bundle.blobs[-1]),
-            "sigstore_bundle": len(sample.signatures[0].blobs[-1])}[cap]
+    size = {
+        "manifest_json": len(sample.bundle.manifest),
+        "compressed_layer": len(sample.bundle.blobs[-1]),
+        "sigstore_bundle": len(sample.signatures[0].blobs[-1]),
+    }[cap]
     pulled = _pull(fake_registry, sample, replace(Limits(), **{cap: size}))
     assert pulled.digest == sample.digest and len(pulled.signatures) == 1
     with pytest.raises(BundleFetchError) as info:
@@ -205,15 +245,23 @@ def test_a_digest_in_another_letter_case_is_not_the_blobs_digest() -> None:
         check_digest(data, _digest(data).upper().replace("SHA256", "sha256"), "layer", WHERE)
 
 
-@pytest.mark.parametrize(("raw", "words"), [
-    (b"{", "is not valid JSON"), (b"[1]", "is not a JSON object"),
-    (b'"manifest"', "is not a JSON object"), (b"", "is not valid JSON"),
-])
-def test_a_manifest_that_is_not_a_json_object_is_an_integrity_failure(raw: bytes,
-                                                                       words: str) -> None:
-    for parse in (lambda: bundle_layer(raw, Limits(), WHERE),
-                  lambda: referrer_layer(raw, SUBJECT, Limits(), WHERE),
-                  lambda: index_candidates(raw, Limits(), WHERE)):
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        (b"{", "is not valid JSON"),
+        (b"[1]", "is not a JSON object"),
+        (b'"manifest"', "is not a JSON object"),
+        (b"", "is not valid JSON"),
+    ],
+)
+def test_a_manifest_that_is_not_a_json_object_is_an_integrity_failure(
+    raw: bytes, words: str
+) -> None:
+    for parse in (
+        lambda: bundle_layer(raw, Limits(), WHERE),
+        lambda: referrer_layer(raw, SUBJECT, Limits(), WHERE),
+        lambda: index_candidates(raw, Limits(), WHERE),
+    ):
         with pytest.raises(BundleFetchError) as info:
             parse()
         assert words in info.value.message

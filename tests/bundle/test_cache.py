@@ -20,9 +20,11 @@ from generator.model import FailureClass
 
 def raw_of(sample: Any, *, needed_credentials: bool = False) -> RawBundle:
     return RawBundle(
-        manifest=sample.bundle.manifest, layer=sample.bundle.blobs[-1],
+        manifest=sample.bundle.manifest,
+        layer=sample.bundle.blobs[-1],
         referrers=tuple(RawReferrer(s.manifest, s.blobs[-1]) for s in sample.signatures),
-        needed_credentials=needed_credentials)
+        needed_credentials=needed_credentials,
+    )
 
 
 def test_put_then_get_round_trips(tmp_path: Path, sample: Any) -> None:
@@ -61,8 +63,7 @@ def test_a_layer_that_does_not_match_is_never_stored(tmp_path: Path, sample: Any
     assert not (tmp_path / "index.json").exists()
 
 
-def test_a_corrupt_entry_is_a_miss_and_a_new_put_repairs_it(tmp_path: Path,
-                                                              sample: Any) -> None:
+def test_a_corrupt_entry_is_a_miss_and_a_new_put_repairs_it(tmp_path: Path, sample: Any) -> None:
     cache = BundleCache(tmp_path)
     cache.put(raw_of(sample))
     layer_digest = json.loads(sample.bundle.manifest)["layers"][0]["digest"]
@@ -75,20 +76,25 @@ def test_a_corrupt_entry_is_a_miss_and_a_new_put_repairs_it(tmp_path: Path,
 
 
 def test_a_re_put_with_more_signatures_replaces_the_referrers_tag(
-        tmp_path: Path, sample_factory: Callable[..., Any]) -> None:
+    tmp_path: Path, sample_factory: Callable[..., Any]
+) -> None:
     cache = BundleCache(tmp_path)
     one, two = sample_factory("s", signatures=1), sample_factory("s", signatures=2)
     cache.put(raw_of(one))
     cache.put(raw_of(two))
     got = cache.get(two.digest)
     assert got is not None and len(got.signatures) == 2
-    tags = [m for m in json.loads((tmp_path / "index.json").read_text())["manifests"]
-            if (m.get("annotations") or {}).get("org.opencontainers.image.ref.name")]
+    tags = [
+        m
+        for m in json.loads((tmp_path / "index.json").read_text())["manifests"]
+        if (m.get("annotations") or {}).get("org.opencontainers.image.ref.name")
+    ]
     assert len(tags) == 1
 
 
-def test_threads_sharing_a_cache_lose_nothing(tmp_path: Path,
-                                             sample_factory: Callable[..., Any]) -> None:
+def test_threads_sharing_a_cache_lose_nothing(
+    tmp_path: Path, sample_factory: Callable[..., Any]
+) -> None:
     samples = [sample_factory(f"t{n}") for n in range(12)]
     with ThreadPoolExecutor(max_workers=6) as pool:
         list(pool.map(lambda s: BundleCache(tmp_path).put(raw_of(s)), samples))
@@ -125,9 +131,11 @@ def test_processes_sharing_a_cache_lose_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("environ", "expected"),
-    [({"XDG_CACHE_HOME": "/x/cache"}, Path("/x/cache/evidence-dashboard")),
-     ({"XDG_CACHE_HOME": "relative"}, Path.home() / ".cache" / "evidence-dashboard"),
-     ({}, Path.home() / ".cache" / "evidence-dashboard")],
+    [
+        ({"XDG_CACHE_HOME": "/x/cache"}, Path("/x/cache/evidence-dashboard")),
+        ({"XDG_CACHE_HOME": "relative"}, Path.home() / ".cache" / "evidence-dashboard"),
+        ({}, Path.home() / ".cache" / "evidence-dashboard"),
+    ],
     ids=["xdg", "relative-xdg-ignored", "home"],
 )
 def test_default_cache_dir(environ: dict[str, str], expected: Path) -> None:

@@ -92,11 +92,20 @@ def test_a_layer_without_bundle_markers_is_refused() -> None:
         (special("disk", tarfile.BLKTYPE), "block device"),
         (special("pipe", tarfile.FIFOTYPE), "FIFO"),
     ],
-    ids=["absolute", "dotdot", "nested-dotdot", "symlink", "hardlink", "chardev", "blockdev",
-         "fifo"],
+    ids=[
+        "absolute",
+        "dotdot",
+        "nested-dotdot",
+        "symlink",
+        "hardlink",
+        "chardev",
+        "blockdev",
+        "fifo",
+    ],
 )
-def test_unsafe_members_are_refused(member: tuple[tarfile.TarInfo, bytes | None],
-                                    needle: str) -> None:
+def test_unsafe_members_are_refused(
+    member: tuple[tarfile.TarInfo, bytes | None], needle: str
+) -> None:
     assert needle in refused(tar_gz(member)).message
 
 
@@ -150,8 +159,11 @@ def test_the_streamed_total_cap_applies_to_the_decompressed_bytes() -> None:
 
 @pytest.mark.parametrize(
     ("path", "field"),
-    [("recipe.yaml", "recipe_yaml"), ("manifest.json", "manifest_file"),
-     ("ctrf/performance.json", "ctrf_file")],
+    [
+        ("recipe.yaml", "recipe_yaml"),
+        ("manifest.json", "manifest_file"),
+        ("ctrf/performance.json", "ctrf_file"),
+    ],
 )
 def test_per_file_caps_name_the_cap(path: str, field: str) -> None:
     files = {**MARKERS, path: b"z" * 64}
@@ -160,7 +172,10 @@ def test_per_file_caps_name_the_cap(path: str, field: str) -> None:
     assert extract_layer(build_layer(files), Limits())[path] == b"z" * 64
 
 
-@pytest.mark.parametrize("blob", [b"", b"not gzip at all", gzip.compress(b"not a tar" * 100)],
-                         ids=["empty", "garbage", "gzip-of-garbage"])
+@pytest.mark.parametrize(
+    "blob",
+    [b"", b"not gzip at all", gzip.compress(b"not a tar" * 100)],
+    ids=["empty", "garbage", "gzip-of-garbage"],
+)
 def test_broken_archives_are_integrity_failures(blob: bytes) -> None:
     refused(blob)

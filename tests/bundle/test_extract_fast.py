@@ -50,14 +50,18 @@ def _agree(blob: bytes, limits: Limits | None = None) -> object:
     fast = _outcome(extract._read_plain_members, blob, limits)
     if fast is not None:
         assert fast == _outcome(extract._read_members_tarfile, blob, limits)
-    assert _outcome(extract._read_members, blob, limits) == \
-        _outcome(extract._read_members_tarfile, blob, limits)
+    assert _outcome(extract._read_members, blob, limits) == _outcome(
+        extract._read_members_tarfile, blob, limits
+    )
     return fast
 
 
 def test_a_built_layer_takes_the_fast_path() -> None:
-    files = {"recipe.yaml": b"kind: RecipeResult\n", "manifest.json": b"{}",
-             "ctrf/deployment.json": b"x" * 1000}
+    files = {
+        "recipe.yaml": b"kind: RecipeResult\n",
+        "manifest.json": b"{}",
+        "ctrf/deployment.json": b"x" * 1000,
+    }
     fast = _agree(build_layer(files))
     assert fast is not None
     assert fast[0] == files  # type: ignore[index]
@@ -75,16 +79,19 @@ def test_formats_agree(fmt: int) -> None:
     assert _agree(gzip.compress(_tar(members, fmt))) is not None or fmt != tarfile.USTAR_FORMAT
 
 
-@pytest.mark.parametrize("members", [
-    [("a", tarfile.REGTYPE, b"1"), ("a", tarfile.REGTYPE, b"2")],
-    [("a", tarfile.REGTYPE, b"1"), ("a/b", tarfile.REGTYPE, b"2")],
-    [("../x", tarfile.REGTYPE, b"1")],
-    [("/abs", tarfile.REGTYPE, b"1")],
-    [("link", tarfile.SYMTYPE, None)],
-    [("dev", tarfile.CHRTYPE, None)],
-    [("é", tarfile.REGTYPE, b"1")],
-    [],
-])
+@pytest.mark.parametrize(
+    "members",
+    [
+        [("a", tarfile.REGTYPE, b"1"), ("a", tarfile.REGTYPE, b"2")],
+        [("a", tarfile.REGTYPE, b"1"), ("a/b", tarfile.REGTYPE, b"2")],
+        [("../x", tarfile.REGTYPE, b"1")],
+        [("/abs", tarfile.REGTYPE, b"1")],
+        [("link", tarfile.SYMTYPE, None)],
+        [("dev", tarfile.CHRTYPE, None)],
+        [("é", tarfile.REGTYPE, b"1")],
+        [],
+    ],
+)
 def test_refusals_agree(members: list[Member]) -> None:
     for fmt in (tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT):
         if fmt == tarfile.USTAR_FORMAT and any(not m[0].isascii() for m in members):
@@ -96,18 +103,18 @@ def test_damaged_streams_agree() -> None:
     tar = _tar([("recipe.yaml", tarfile.REGTYPE, b"a: 1\n" * 300)], tarfile.USTAR_FORMAT)
     good = gzip.compress(tar)
     cases = [
-        good + b"\0" * 16,                       # zero padding after the member
-        good + gzip.compress(b"more"),           # a second gzip member
-        good[:-4] + b"\0\0\0\0",                 # wrong length in the trailer
-        good[: len(good) // 2],                  # truncated stream
-        gzip.compress(tar[:700]),                # truncated tar
-        gzip.compress(tar[:512]),                # header without its data
-        gzip.compress(tar[:1024]),               # no end-of-archive block
+        good + b"\0" * 16,  # zero padding after the member
+        good + gzip.compress(b"more"),  # a second gzip member
+        good[:-4] + b"\0\0\0\0",  # wrong length in the trailer
+        good[: len(good) // 2],  # truncated stream
+        gzip.compress(tar[:700]),  # truncated tar
+        gzip.compress(tar[:512]),  # header without its data
+        gzip.compress(tar[:1024]),  # no end-of-archive block
         b"not gzip at all",
-        zlib.compress(tar),                      # zlib, not gzip
+        zlib.compress(tar),  # zlib, not gzip
     ]
     corrupt = bytearray(tar)
-    corrupt[150] ^= 1                            # checksum no longer matches
+    corrupt[150] ^= 1  # checksum no longer matches
     cases.append(gzip.compress(bytes(corrupt)))
     for blob in cases:
         _agree(blob)
@@ -125,15 +132,22 @@ def test_caps_agree() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(
-    st.sampled_from(["a", "b/c", "b", "./d", "b/", "e//f", "..", "g/../h", "x" * 110]),
-    st.sampled_from([tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE]),
-    st.binary(max_size=700)), max_size=6),
-    st.sampled_from([tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT]))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b/c", "b", "./d", "b/", "e//f", "..", "g/../h", "x" * 110]),
+            st.sampled_from([tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE]),
+            st.binary(max_size=700),
+        ),
+        max_size=6,
+    ),
+    st.sampled_from([tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT]),
+)
 def test_random_layers_agree(raw: list[tuple[str, bytes, bytes]], fmt: int) -> None:
     members: list[Member] = [
         (name, kind, None if kind in (tarfile.DIRTYPE, tarfile.SYMTYPE) else data)
-        for name, kind, data in raw]
+        for name, kind, data in raw
+    ]
     try:
         tar = _tar(members, fmt)
     except ValueError:

@@ -25,18 +25,21 @@ from generator.errors import InputError
 from generator.model import BundleRef, FailureClass, PredicateType
 
 
-def layout(root: Path, sample: Any, *, tag_schema: bool = False,
-           extra: tuple[Artifact, ...] = ()) -> OciLayoutSource:
+def layout(
+    root: Path, sample: Any, *, tag_schema: bool = False, extra: tuple[Artifact, ...] = ()
+) -> OciLayoutSource:
     writer = LayoutWriter(root)
-    write_to_layout(writer, sample.bundle, (*sample.signatures, *extra), tag="demo",
-                    tag_schema=tag_schema)
+    write_to_layout(
+        writer, sample.bundle, (*sample.signatures, *extra), tag="demo", tag_schema=tag_schema
+    )
     writer.close()
     return OciLayoutSource(root, Limits())
 
 
 @pytest.mark.parametrize("tag_schema", [False, True], ids=["listed", "tag-schema"])
-def test_a_bundle_and_its_signature_are_found(tmp_path: Path, sample: Any,
-                                              tag_schema: bool) -> None:
+def test_a_bundle_and_its_signature_are_found(
+    tmp_path: Path, sample: Any, tag_schema: bool
+) -> None:
     source = layout(tmp_path, sample, tag_schema=tag_schema)
     got = source.fetch(sample.ref())
     assert got.digest == sample.digest
@@ -48,14 +51,16 @@ def test_a_bundle_and_its_signature_are_found(tmp_path: Path, sample: Any,
     assert got.needed_credentials is False
 
 
-def test_an_unsigned_bundle_has_no_candidates(tmp_path: Path,
-                                              sample_factory: Callable[..., Any]) -> None:
+def test_an_unsigned_bundle_has_no_candidates(
+    tmp_path: Path, sample_factory: Callable[..., Any]
+) -> None:
     unsigned = sample_factory(signatures=0)
     assert layout(tmp_path, unsigned).fetch(unsigned.ref()).signatures == ()
 
 
-def test_a_digest_not_in_the_layout(tmp_path: Path, sample: Any,
-                                    sample_factory: Callable[..., Any]) -> None:
+def test_a_digest_not_in_the_layout(
+    tmp_path: Path, sample: Any, sample_factory: Callable[..., Any]
+) -> None:
     source = layout(tmp_path, sample)
     other = sample_factory("other")
     assert source.find(other.ref()) is None
@@ -64,8 +69,9 @@ def test_a_digest_not_in_the_layout(tmp_path: Path, sample: Any,
     assert caught.value.failure_class is FailureClass.NOT_FOUND
 
 
-def test_candidates_are_capped_and_sorted(tmp_path: Path,
-                                          sample_factory: Callable[..., Any]) -> None:
+def test_candidates_are_capped_and_sorted(
+    tmp_path: Path, sample_factory: Callable[..., Any]
+) -> None:
     many = sample_factory(signatures=MAX_SIGNATURES + 3)
     got = layout(tmp_path, many).fetch(many.ref())
     digests = [s.referrer_digest for s in got.signatures]
@@ -74,11 +80,13 @@ def test_candidates_are_capped_and_sorted(tmp_path: Path,
 
 
 def test_referrers_of_other_subjects_and_other_types_are_ignored(
-        tmp_path: Path, sample: Any, sample_factory: Callable[..., Any]) -> None:
+    tmp_path: Path, sample: Any, sample_factory: Callable[..., Any]
+) -> None:
     other = sample_factory("other")
     foreign = signature_artifact(other.bundle.descriptor, b'{"other": true}')
-    sbom = build_manifest("application/spdx+json", b"{}", "application/spdx+json",
-                     sample.bundle.descriptor, None)
+    sbom = build_manifest(
+        "application/spdx+json", b"{}", "application/spdx+json", sample.bundle.descriptor, None
+    )
     got = layout(tmp_path, sample, extra=(foreign, sbom)).fetch(sample.ref())
     assert [s.referrer_digest for s in got.signatures] == [sample.signatures[0].digest]
 
@@ -95,8 +103,7 @@ def test_a_malformed_sigstore_referrer_fails_closed(tmp_path: Path, sample: Any)
     assert "exactly one layer" in caught.value.message
 
 
-def test_a_corrupted_layer_blob_is_a_transient_registry_fault(tmp_path: Path,
-                                                              sample: Any) -> None:
+def test_a_corrupted_layer_blob_is_a_transient_registry_fault(tmp_path: Path, sample: Any) -> None:
     source = layout(tmp_path, sample)
     layer_digest = json.loads(sample.bundle.manifest)["layers"][0]["digest"]
     blob = tmp_path / "blobs" / "sha256" / layer_digest.split(":")[1]
@@ -149,20 +156,23 @@ def test_oversized_bundle_layers_are_refused_before_reading(tmp_path: Path) -> N
     assert caught.value.failure_class is FailureClass.INTEGRITY
 
 
-def test_the_tag_schema_index_is_what_links_unlisted_referrers(tmp_path: Path,
-                                                              sample: Any) -> None:
+def test_the_tag_schema_index_is_what_links_unlisted_referrers(tmp_path: Path, sample: Any) -> None:
     writer = LayoutWriter(tmp_path)
     write_to_layout(writer, sample.bundle, sample.signatures, tag_schema=True)
     writer.close()
     index = json.loads((tmp_path / "index.json").read_text())
-    names = [(m.get("annotations") or {}).get("org.opencontainers.image.ref.name")
-             for m in index["manifests"]]
+    names = [
+        (m.get("annotations") or {}).get("org.opencontainers.image.ref.name")
+        for m in index["manifests"]
+    ]
     assert referrers_tag(sample.digest) in names
     assert sample.signatures[0].digest not in [m["digest"] for m in index["manifests"]]
     got = OciLayoutSource(tmp_path).fetch(sample.ref())
     assert len(got.signatures) == 1
-    assert sha256_digest(got.signatures[0].bundle_json) == \
-        json.loads(sample.signatures[0].manifest)["layers"][0]["digest"]
+    assert (
+        sha256_digest(got.signatures[0].bundle_json)
+        == json.loads(sample.signatures[0].manifest)["layers"][0]["digest"]
+    )
     assert LAYER_TYPE in sample.bundle.manifest.decode()
 
 
@@ -192,8 +202,7 @@ def test_an_unusable_layout_is_left_to_the_build_process(tmp_path: Path) -> None
     prefetch = IndexPrefetch([tmp_path / "nothing"], Limits())
     assert prefetch.get(tmp_path / "nothing") is None
     with pytest.raises(InputError, match="cannot be used"):
-        OciLayoutSource(tmp_path / "nothing", Limits(),
-                        index=prefetch.get(tmp_path / "nothing"))
+        OciLayoutSource(tmp_path / "nothing", Limits(), index=prefetch.get(tmp_path / "nothing"))
 
 
 def test_a_prefetch_not_needed_is_stopped(tmp_path: Path, sample: Any) -> None:

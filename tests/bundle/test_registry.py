@@ -53,8 +53,7 @@ def test_tag_schema_fallback_when_the_api_is_missing(fake_registry: Any, sample:
     assert fake_registry.requests_to(r"/manifests/sha256-")
 
 
-def test_no_referrers_anywhere_is_unsigned(fake_registry: Any,
-                                           sample_factory: Any) -> None:
+def test_no_referrers_anywhere_is_unsigned(fake_registry: Any, sample_factory: Any) -> None:
     fake_registry.referrers_api = False
     unsigned = sample_factory(signatures=0)
     fake_registry.add(REPO, unsigned)
@@ -85,14 +84,15 @@ def host_of(fake: Any) -> str:
     return str(fake.base_url.split("://", 1)[1])
 
 
-def test_credentials_are_used_only_after_an_anonymous_refusal(fake_registry: Any,
-                                                               sample: Any,
-                                                               tmp_path: Path) -> None:
+def test_credentials_are_used_only_after_an_anonymous_refusal(
+    fake_registry: Any, sample: Any, tmp_path: Path
+) -> None:
     fake_registry.auth = "credentials"
     fake_registry.add(REPO, sample)
     path = auth_file(tmp_path, f"http://{host_of(fake_registry)}")
-    got = RegistryClient(mirrors={"ghcr.io": fake_registry.base_url},
-                         auth_file=path).fetch(sample.ref())
+    got = RegistryClient(mirrors={"ghcr.io": fake_registry.base_url}, auth_file=path).fetch(
+        sample.ref()
+    )
     assert got.files == sample.files
     assert got.needed_credentials is True
     tokens = fake_registry.requests_to(r"^/token")
@@ -100,19 +100,20 @@ def test_credentials_are_used_only_after_an_anonymous_refusal(fake_registry: Any
     assert any(e[2].startswith("Basic ") for e in tokens[1:])
 
 
-def test_anonymous_success_never_sends_credentials(fake_registry: Any, sample: Any,
-                                                  tmp_path: Path) -> None:
+def test_anonymous_success_never_sends_credentials(
+    fake_registry: Any, sample: Any, tmp_path: Path
+) -> None:
     fake_registry.auth = "bearer"
     fake_registry.add(REPO, sample)
     path = auth_file(tmp_path, host_of(fake_registry))
-    got = RegistryClient(mirrors={"ghcr.io": fake_registry.base_url},
-                         auth_file=path).fetch(sample.ref())
+    got = RegistryClient(mirrors={"ghcr.io": fake_registry.base_url}, auth_file=path).fetch(
+        sample.ref()
+    )
     assert got.needed_credentials is False
     assert not any(e[2].startswith("Basic ") for e in fake_registry.log)
 
 
-def test_private_package_without_credentials_is_forbidden(fake_registry: Any,
-                                                          sample: Any) -> None:
+def test_private_package_without_credentials_is_forbidden(fake_registry: Any, sample: Any) -> None:
     fake_registry.auth = "credentials"
     fake_registry.add(REPO, sample)
     error = failure(fake_registry, sample)
@@ -121,8 +122,7 @@ def test_private_package_without_credentials_is_forbidden(fake_registry: Any,
     assert "public" in (error.hint or "")
 
 
-def test_wrong_credentials_stay_forbidden(fake_registry: Any, sample: Any,
-                                          tmp_path: Path) -> None:
+def test_wrong_credentials_stay_forbidden(fake_registry: Any, sample: Any, tmp_path: Path) -> None:
     fake_registry.auth = "credentials"
     fake_registry.add(REPO, sample)
     creds = load_credentials(auth_file(tmp_path, host_of(fake_registry), secret="wrong"))
@@ -130,25 +130,35 @@ def test_wrong_credentials_stay_forbidden(fake_registry: Any, sample: Any,
     assert error.failure_class is FailureClass.REGISTRY_FORBIDDEN
 
 
-STATUSES = [(401, FailureClass.REGISTRY_FORBIDDEN, False),
-            (403, FailureClass.REGISTRY_FORBIDDEN, False),
-            (404, FailureClass.NOT_FOUND, False),
-            (429, FailureClass.TRANSIENT, True),
-            (500, FailureClass.TRANSIENT, True),
-            (503, FailureClass.TRANSIENT, True),
-            (400, FailureClass.REGISTRY, False)]
+STATUSES = [
+    (401, FailureClass.REGISTRY_FORBIDDEN, False),
+    (403, FailureClass.REGISTRY_FORBIDDEN, False),
+    (404, FailureClass.NOT_FOUND, False),
+    (429, FailureClass.TRANSIENT, True),
+    (500, FailureClass.TRANSIENT, True),
+    (503, FailureClass.TRANSIENT, True),
+    (400, FailureClass.REGISTRY, False),
+]
 
 
 @pytest.mark.parametrize(
     ("target", "status", "failure_class", "transient"),
-    [(target, *row) for target in ("manifests/sha256:", "blobs/", "referrers/")
-     for row in STATUSES
-     # a 404 from the referrers API means "no API": the client takes the tag schema
-     if not (target == "referrers/" and row[0] == 404)],
+    [
+        (target, *row)
+        for target in ("manifests/sha256:", "blobs/", "referrers/")
+        for row in STATUSES
+        # a 404 from the referrers API means "no API": the client takes the tag schema
+        if not (target == "referrers/" and row[0] == 404)
+    ],
 )
-def test_statuses_map_to_failure_classes(fake_registry: Any, sample: Any, target: str,
-                                         status: int, failure_class: FailureClass,
-                                         transient: bool) -> None:
+def test_statuses_map_to_failure_classes(
+    fake_registry: Any,
+    sample: Any,
+    target: str,
+    status: int,
+    failure_class: FailureClass,
+    transient: bool,
+) -> None:
     fake_registry.add(REPO, sample)
     fake_registry.fault(target, status)
     error = failure(fake_registry, sample)
@@ -165,8 +175,7 @@ def test_a_transient_fault_then_success(fake_registry: Any, sample: Any) -> None
 
 
 @pytest.mark.parametrize("target", ["manifests/sha256:", "blobs/"])
-def test_bytes_that_do_not_match_their_digest(fake_registry: Any, sample: Any,
-                                              target: str) -> None:
+def test_bytes_that_do_not_match_their_digest(fake_registry: Any, sample: Any, target: str) -> None:
     fake_registry.add(REPO, sample)
     fake_registry.fault(target, "corrupt", times=1)
     error = failure(fake_registry, sample)
@@ -183,8 +192,9 @@ def test_a_corrupt_referrer_layer_is_caught(fake_registry: Any, sample: Any) -> 
     assert error.failure_class is FailureClass.REGISTRY and error.transient is True
 
 
-def test_mismatching_blobs_never_enter_the_cache(fake_registry: Any, sample: Any,
-                                                 tmp_path: Path) -> None:
+def test_mismatching_blobs_never_enter_the_cache(
+    fake_registry: Any, sample: Any, tmp_path: Path
+) -> None:
     fake_registry.add(REPO, sample)
     fake_registry.fault("blobs/", "corrupt")
     cache = BundleCache(tmp_path / "cache")
@@ -232,8 +242,9 @@ def test_a_server_that_never_answers_times_out(fake_registry: Any, sample: Any) 
     fake_registry.add(REPO, sample)
     fake_registry.fault("manifests/", "hang")
     with pytest.raises(BundleFetchError) as caught:
-        RegistryClient(mirrors={"ghcr.io": fake_registry.base_url}, credentials={},
-                       read_timeout=0.3).fetch(sample.ref())
+        RegistryClient(
+            mirrors={"ghcr.io": fake_registry.base_url}, credentials={}, read_timeout=0.3
+        ).fetch(sample.ref())
     assert caught.value.failure_class is FailureClass.TRANSIENT
     assert caught.value.transient is True
 
@@ -242,8 +253,12 @@ def test_the_total_deadline_bounds_a_fetch(fake_registry: Any, sample: Any) -> N
     fake_registry.add(REPO, sample)
     ticks = iter([0.0, 0.0, 100.0, 100.0, 100.0, 100.0])
     with pytest.raises(BundleFetchError) as caught:
-        RegistryClient(mirrors={"ghcr.io": fake_registry.base_url}, credentials={},
-                       deadline=10.0, clock=lambda: next(ticks, 100.0)).fetch(sample.ref())
+        RegistryClient(
+            mirrors={"ghcr.io": fake_registry.base_url},
+            credentials={},
+            deadline=10.0,
+            clock=lambda: next(ticks, 100.0),
+        ).fetch(sample.ref())
     assert "deadline" in caught.value.message and caught.value.transient is True
 
 
@@ -279,16 +294,17 @@ def test_policy_allows_a_trusted_prefix(fake_registry: Any, sample: Any) -> None
 
 @pytest.mark.parametrize(
     ("prefix", "name", "matches"),
-    [("ghcr.io/nvidia", "ghcr.io/nvidia/x", True),
-     ("ghcr.io/nvidia", "ghcr.io/nvidiax/y", False),
-     ("ghcr.io/nvidia/", "ghcr.io/nvidia/x", True),
-     ("ghcr.io/nvidia", "ghcr.io/nvidia", True),
-     ("ghcr.io", "ghcr.io/anything/deep", True),
-     ("ghcr.io/nvidia/x", "ghcr.io/nvidia", False),
-     ("", "ghcr.io/nvidia/x", False)],
+    [
+        ("ghcr.io/nvidia", "ghcr.io/nvidia/x", True),
+        ("ghcr.io/nvidia", "ghcr.io/nvidiax/y", False),
+        ("ghcr.io/nvidia/", "ghcr.io/nvidia/x", True),
+        ("ghcr.io/nvidia", "ghcr.io/nvidia", True),
+        ("ghcr.io", "ghcr.io/anything/deep", True),
+        ("ghcr.io/nvidia/x", "ghcr.io/nvidia", False),
+        ("", "ghcr.io/nvidia/x", False),
+    ],
 )
-def test_prefix_matching_is_on_segment_boundaries(prefix: str, name: str,
-                                                  matches: bool) -> None:
+def test_prefix_matching_is_on_segment_boundaries(prefix: str, name: str, matches: bool) -> None:
     assert prefix_matches(prefix, name) is matches
 
 
@@ -323,8 +339,9 @@ def test_an_explicit_bad_auth_file_is_an_input_error(tmp_path: Path, content: st
 def test_auth_file_sources(tmp_path: Path) -> None:
     path = auth_file(tmp_path, "https://ghcr.io/v1/")
     assert load_credentials(path) == {"ghcr.io": ("user", "secret")}
-    assert load_credentials(None, {"DOCKER_CONFIG": str(tmp_path)}) == \
-        {"ghcr.io": ("user", "secret")}
+    assert load_credentials(None, {"DOCKER_CONFIG": str(tmp_path)}) == {
+        "ghcr.io": ("user", "secret")
+    }
     assert load_credentials(None, {"DOCKER_CONFIG": str(tmp_path / "none")}) == {}
     with pytest.raises(InputError):
         load_credentials(tmp_path / "missing.json")
@@ -333,17 +350,18 @@ def test_auth_file_sources(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- chain
 
 
-def test_chain_prefers_layouts_then_cache_then_registry(fake_registry: Any, sample: Any,
-                                                        sample_factory: Any,
-                                                        tmp_path: Path) -> None:
+def test_chain_prefers_layouts_then_cache_then_registry(
+    fake_registry: Any, sample: Any, sample_factory: Any, tmp_path: Path
+) -> None:
     local = sample_factory("local")
     writer = LayoutWriter(tmp_path / "layout")
     write_to_layout(writer, local.bundle, local.signatures)
     writer.close()
     fake_registry.add(REPO, sample)
     cache = BundleCache(tmp_path / "cache")
-    chain = ChainSource([OciLayoutSource(tmp_path / "layout")], cache, client(fake_registry),
-                        offline=False)
+    chain = ChainSource(
+        [OciLayoutSource(tmp_path / "layout")], cache, client(fake_registry), offline=False
+    )
     assert chain.fetch(local.ref()).origin == "layout"
     assert fake_registry.log == []
     assert chain.fetch(sample.ref()).origin == "registry"
@@ -353,8 +371,7 @@ def test_chain_prefers_layouts_then_cache_then_registry(fake_registry: Any, samp
     assert len(fake_registry.log) == seen
 
 
-def test_offline_uses_only_local_sources(fake_registry: Any, sample: Any,
-                                         tmp_path: Path) -> None:
+def test_offline_uses_only_local_sources(fake_registry: Any, sample: Any, tmp_path: Path) -> None:
     fake_registry.add(REPO, sample)
     chain = ChainSource([], BundleCache(tmp_path), client(fake_registry), offline=True)
     with pytest.raises(BundleFetchError) as caught:
@@ -369,15 +386,17 @@ def test_offline_policy_still_applies(tmp_path: Path, sample: Any) -> None:
     writer = LayoutWriter(tmp_path)
     write_to_layout(writer, sample.bundle, sample.signatures)
     writer.close()
-    chain = ChainSource([OciLayoutSource(tmp_path)], None, None, offline=True,
-                        trusted_prefixes=("quay.io",))
+    chain = ChainSource(
+        [OciLayoutSource(tmp_path)], None, None, offline=True, trusted_prefixes=("quay.io",)
+    )
     with pytest.raises(BundleFetchError) as caught:
         chain.fetch(sample.ref())
     assert caught.value.policy_excluded is True
 
 
-def test_an_unsigned_cached_bundle_is_rechecked_online(fake_registry: Any,
-                                                       sample: Any, tmp_path: Path) -> None:
+def test_an_unsigned_cached_bundle_is_rechecked_online(
+    fake_registry: Any, sample: Any, tmp_path: Path
+) -> None:
     from generator.bundle.oci import RawBundle
 
     cache = BundleCache(tmp_path)

@@ -116,8 +116,9 @@ def _read_request(conn: socket.socket) -> None:
 def drip_body(conn: socket.socket, stop: threading.Event) -> None:
     """Declare a large body, then send one byte every 50 ms (at most 600 of them)."""
     _read_request(conn)
-    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                 b"Content-Length: 1000000\r\n\r\n")
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
+    )
     for _ in range(600):
         if stop.wait(0.05):
             return
@@ -145,8 +146,9 @@ def hang_up(conn: socket.socket, stop: threading.Event) -> None:
 
 
 @pytest.fixture
-def raw_server() -> Iterator[Callable[[Callable[[socket.socket, threading.Event], None]],
-                                      RawServer]]:
+def raw_server() -> Iterator[
+    Callable[[Callable[[socket.socket, threading.Event], None]], RawServer]
+]:
     servers: list[RawServer] = []
 
     def start(behaviour: Callable[[socket.socket, threading.Event], None]) -> RawServer:
@@ -168,10 +170,12 @@ def closed_port() -> int:
 # --------------------------------------------------------------------------- A: deadlines
 
 
-@pytest.mark.parametrize("behaviour", [drip_body, drip_headers, silent],
-                         ids=["drip-body", "drip-headers", "no-headers"])
+@pytest.mark.parametrize(
+    "behaviour", [drip_body, drip_headers, silent], ids=["drip-body", "drip-headers", "no-headers"]
+)
 def test_a_trickling_or_silent_registry_ends_as_a_registry_no_verdict(
-        raw_server: Any, sample: Any, behaviour: Any) -> None:
+    raw_server: Any, sample: Any, behaviour: Any
+) -> None:
     server = raw_server(behaviour)
     client = RegistryClient(mirrors={"ghcr.io": server.url}, credentials={}, deadline=1.0)
     outcome = run_bounded(lambda: client.fetch(sample.ref()))
@@ -182,11 +186,15 @@ def test_a_trickling_or_silent_registry_ends_as_a_registry_no_verdict(
         assert outcome.failure_class is FailureClass.REGISTRY
 
 
-def test_a_slow_but_steady_body_breaks_the_minimum_throughput(raw_server: Any,
-                                                              sample: Any) -> None:
+def test_a_slow_but_steady_body_breaks_the_minimum_throughput(raw_server: Any, sample: Any) -> None:
     server = raw_server(drip_body)
-    client = RegistryClient(mirrors={"ghcr.io": server.url}, credentials={}, deadline=600.0,
-                            min_throughput=1000, throughput_grace=0.2)
+    client = RegistryClient(
+        mirrors={"ghcr.io": server.url},
+        credentials={},
+        deadline=600.0,
+        min_throughput=1000,
+        throughput_grace=0.2,
+    )
     outcome = run_bounded(lambda: client.fetch(sample.ref()))
     assert isinstance(outcome, BundleFetchError), outcome
     assert outcome.failure_class is FailureClass.REGISTRY and outcome.transient is True
@@ -195,8 +203,9 @@ def test_a_slow_but_steady_body_breaks_the_minimum_throughput(raw_server: Any,
 
 def test_the_deadline_does_not_cut_a_healthy_fetch(fake_registry: Any, sample: Any) -> None:
     fake_registry.add(REPO, sample)
-    client = RegistryClient(mirrors={"ghcr.io": fake_registry.base_url}, credentials={},
-                            deadline=20.0)
+    client = RegistryClient(
+        mirrors={"ghcr.io": fake_registry.base_url}, credentials={}, deadline=20.0
+    )
     for _ in range(3):  # the same client, its pooled connections and the watchdog, again
         assert client.fetch(sample.ref()).files == sample.files
 
@@ -208,20 +217,23 @@ def docker_config(folder: Path, *hosts: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     token = base64.b64encode(b"user:secret").decode()
     (folder / "config.json").write_text(
-        json.dumps({"auths": {h: {"auth": token} for h in hosts}}), encoding="utf-8")
+        json.dumps({"auths": {h: {"auth": token} for h in hosts}}), encoding="utf-8"
+    )
     return folder
 
 
 def test_no_default_docker_config_is_read_without_registry_auth(
-        fake_registry: Any, sample: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_registry: Any, sample: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_registry.auth = "credentials"  # anonymous pulls are refused: credentials would be tried
     fake_registry.add(REPO, sample)
     host = fake_registry.base_url.split("://", 1)[1]
     folder = docker_config(tmp_path / "docker", host, f"http://{host}", "ghcr.io")
     monkeypatch.setenv("DOCKER_CONFIG", str(folder))
     monkeypatch.setenv("HOME", str(tmp_path))
-    client = RegistryClient(mirrors={"ghcr.io": fake_registry.base_url},
-                            environ={"DOCKER_CONFIG": str(folder)})
+    client = RegistryClient(
+        mirrors={"ghcr.io": fake_registry.base_url}, environ={"DOCKER_CONFIG": str(folder)}
+    )
     assert client.credentials == {}
     outcome = run_bounded(lambda: client.fetch(sample.ref()))
     assert isinstance(outcome, BundleFetchError)
@@ -239,8 +251,9 @@ class Recorder:
     url: str = ""
 
 
-def _recording_server(recorder: Recorder,
-                      answer: Callable[[BaseHTTPRequestHandler], None]) -> ThreadingHTTPServer:
+def _recording_server(
+    recorder: Recorder, answer: Callable[[BaseHTTPRequestHandler], None]
+) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -254,13 +267,18 @@ def _recording_server(recorder: Recorder,
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     recorder.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02},
-                     daemon=True).start()
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    ).start()
     return server
 
 
-def _reply(handler: BaseHTTPRequestHandler, status: int, body: bytes = b"{}",
-           headers: dict[str, str] | None = None) -> None:
+def _reply(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    body: bytes = b"{}",
+    headers: dict[str, str] | None = None,
+) -> None:
     handler.send_response(status)
     for key, value in (headers or {}).items():
         handler.send_header(key, value)
@@ -282,8 +300,11 @@ def foreign() -> Iterator[Recorder]:
         if handler.path.startswith("/token"):
             _reply(handler, 401)
             return
-        _reply(handler, 401, headers={
-            "WWW-Authenticate": f'Bearer realm="{recorder.url}/token",service="foreign"'})
+        _reply(
+            handler,
+            401,
+            headers={"WWW-Authenticate": f'Bearer realm="{recorder.url}/token",service="foreign"'},
+        )
 
     server = _recording_server(recorder, answer)
     yield recorder
@@ -291,10 +312,12 @@ def foreign() -> Iterator[Recorder]:
     server.server_close()
 
 
-def _auth_proxy(registry: str, recorder: Recorder, *, challenge: str,
-                redirect_blobs_to: str | None) -> ThreadingHTTPServer:
+def _auth_proxy(
+    registry: str, recorder: Recorder, *, challenge: str, redirect_blobs_to: str | None
+) -> ThreadingHTTPServer:
     """A proxy in front of the real registry that demands `user:secret` (Basic) and answers
     with `challenge`; blob requests can be redirected to another server."""
+
     def answer(handler: BaseHTTPRequestHandler) -> None:
         if redirect_blobs_to and "/blobs/" in handler.path:
             _reply(handler, 307, b"", {"Location": redirect_blobs_to + handler.path})
@@ -302,10 +325,17 @@ def _auth_proxy(registry: str, recorder: Recorder, *, challenge: str,
         if handler.headers.get("Authorization") != GOOD_BASIC:
             _reply(handler, 401, headers={"WWW-Authenticate": challenge})
             return
-        upstream = requests.get(registry + handler.path, timeout=10,
-                                headers={"Accept": handler.headers.get("Accept", "*/*")})
-        _reply(handler, upstream.status_code, upstream.content,
-               {"Content-Type": upstream.headers.get("Content-Type", "application/json")})
+        upstream = requests.get(
+            registry + handler.path,
+            timeout=10,
+            headers={"Accept": handler.headers.get("Accept", "*/*")},
+        )
+        _reply(
+            handler,
+            upstream.status_code,
+            upstream.content,
+            {"Content-Type": upstream.headers.get("Content-Type", "application/json")},
+        )
 
     return _recording_server(recorder, answer)
 
@@ -316,15 +346,19 @@ def _netloc(url: str) -> str:
 
 @pytest.mark.registry
 def test_credentials_never_follow_a_redirect_to_another_host(
-        docker_registry: str, sample: Any, foreign: Recorder) -> None:
+    docker_registry: str, sample: Any, foreign: Recorder
+) -> None:
     push_artifacts(docker_registry, REPO, sample.bundle, sample.signatures)
     proxied = Recorder()
-    proxy = _auth_proxy(docker_registry, proxied, challenge='Basic realm="proxy"',
-                        redirect_blobs_to=foreign.url)
+    proxy = _auth_proxy(
+        docker_registry, proxied, challenge='Basic realm="proxy"', redirect_blobs_to=foreign.url
+    )
     try:
-        client = RegistryClient(mirrors={"ghcr.io": proxied.url},
-                                credentials={_netloc(proxied.url): ("user", "secret")},
-                                allow_private=[_netloc(foreign.url)])
+        client = RegistryClient(
+            mirrors={"ghcr.io": proxied.url},
+            credentials={_netloc(proxied.url): ("user", "secret")},
+            allow_private=[_netloc(foreign.url)],
+        )
         outcome = run_bounded(lambda: client.fetch(sample.ref()))
     finally:
         proxy.shutdown()
@@ -338,16 +372,22 @@ def test_credentials_never_follow_a_redirect_to_another_host(
 
 @pytest.mark.registry
 def test_credentials_are_never_posted_to_a_token_realm_on_another_host(
-        docker_registry: str, sample: Any, foreign: Recorder) -> None:
+    docker_registry: str, sample: Any, foreign: Recorder
+) -> None:
     push_artifacts(docker_registry, REPO, sample.bundle, sample.signatures)
     proxied = Recorder()
-    proxy = _auth_proxy(docker_registry, proxied,
-                        challenge=f'Bearer realm="{foreign.url}/token",service="proxy"',
-                        redirect_blobs_to=None)
+    proxy = _auth_proxy(
+        docker_registry,
+        proxied,
+        challenge=f'Bearer realm="{foreign.url}/token",service="proxy"',
+        redirect_blobs_to=None,
+    )
     try:
-        client = RegistryClient(mirrors={"ghcr.io": proxied.url},
-                                credentials={_netloc(proxied.url): ("user", "secret")},
-                                allow_private=[_netloc(foreign.url)])
+        client = RegistryClient(
+            mirrors={"ghcr.io": proxied.url},
+            credentials={_netloc(proxied.url): ("user", "secret")},
+            allow_private=[_netloc(foreign.url)],
+        )
         outcome = run_bounded(lambda: client.fetch(sample.ref()))
     finally:
         proxy.shutdown()
@@ -360,14 +400,17 @@ def test_credentials_are_never_posted_to_a_token_realm_on_another_host(
 
 @pytest.mark.registry
 def test_credentials_still_reach_the_registry_they_were_given_for(
-        docker_registry: str, sample: Any) -> None:
+    docker_registry: str, sample: Any
+) -> None:
     push_artifacts(docker_registry, REPO, sample.bundle, sample.signatures)
     proxied = Recorder()
-    proxy = _auth_proxy(docker_registry, proxied, challenge='Basic realm="proxy"',
-                        redirect_blobs_to=None)
+    proxy = _auth_proxy(
+        docker_registry, proxied, challenge='Basic realm="proxy"', redirect_blobs_to=None
+    )
     try:
-        client = RegistryClient(mirrors={"ghcr.io": proxied.url},
-                                credentials={_netloc(proxied.url): ("user", "secret")})
+        client = RegistryClient(
+            mirrors={"ghcr.io": proxied.url}, credentials={_netloc(proxied.url): ("user", "secret")}
+        )
         got = run_bounded(lambda: client.fetch(sample.ref()))
     finally:
         proxy.shutdown()
@@ -379,19 +422,33 @@ def test_credentials_still_reach_the_registry_they_were_given_for(
 # --------------------------------------------------------------------------- C: addresses
 
 
-@pytest.mark.parametrize(("address", "public"), [
-    ("127.0.0.1", False), ("::1", False), ("10.1.2.3", False), ("172.16.0.1", False),
-    ("192.168.1.1", False), ("169.254.169.254", False), ("fe80::1", False),
-    ("224.0.0.1", False), ("0.0.0.0", False), ("::", False), ("240.0.0.1", False),
-    ("100.64.0.1", False), ("::ffff:127.0.0.1", False), ("fd00::1", False),
-    ("8.8.8.8", True), ("2606:4700::1111", True), ("not-an-ip", False),
-])
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("127.0.0.1", False),
+        ("::1", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("169.254.169.254", False),
+        ("fe80::1", False),
+        ("224.0.0.1", False),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("240.0.0.1", False),
+        ("100.64.0.1", False),
+        ("::ffff:127.0.0.1", False),
+        ("fd00::1", False),
+        ("8.8.8.8", True),
+        ("2606:4700::1111", True),
+        ("not-an-ip", False),
+    ],
+)
 def test_address_classes(address: str, public: bool) -> None:
     assert is_public_address(address) is public
 
 
-def test_a_private_registry_is_refused_before_any_connection(raw_server: Any,
-                                                             sample: Any) -> None:
+def test_a_private_registry_is_refused_before_any_connection(raw_server: Any, sample: Any) -> None:
     listening = raw_server(hang_up)
     client = RegistryClient(credentials={})
     outcomes = []
@@ -407,25 +464,31 @@ def test_a_private_registry_is_refused_before_any_connection(raw_server: Any,
 
 def test_localhost_is_refused_too(sample: Any) -> None:
     client = RegistryClient(credentials={})
-    outcome = run_bounded(lambda: client.fetch(
-        sample.ref(f"localhost:{closed_port()}/nvidia/aicr-evidence:tag")))
+    outcome = run_bounded(
+        lambda: client.fetch(sample.ref(f"localhost:{closed_port()}/nvidia/aicr-evidence:tag"))
+    )
     assert isinstance(outcome, PrivateAddressError), outcome
 
 
 def test_an_allowed_private_registry_is_connected_to(raw_server: Any, sample: Any) -> None:
     listening = raw_server(hang_up)
     client = RegistryClient(credentials={}, allow_private=[f"127.0.0.1:{listening.port}"])
-    outcome = run_bounded(lambda: client.fetch(
-        sample.ref(f"127.0.0.1:{listening.port}/nvidia/aicr-evidence:tag")))
+    outcome = run_bounded(
+        lambda: client.fetch(sample.ref(f"127.0.0.1:{listening.port}/nvidia/aicr-evidence:tag"))
+    )
     assert listening.connections >= 1
     assert isinstance(outcome, BundleFetchError) and not outcome.policy_excluded
     # https to a port that hangs up: worded by the tool, no library text.
-    assert outcome.message in ("TLS handshake failed", "connection reset by the registry",
-                               "registry unreachable"), outcome.message
+    assert outcome.message in (
+        "TLS handshake failed",
+        "connection reset by the registry",
+        "registry unreachable",
+    ), outcome.message
 
 
-def test_a_mirror_endpoint_does_not_open_its_host_to_pointers(fake_registry: Any,
-                                                              sample: Any) -> None:
+def test_a_mirror_endpoint_does_not_open_its_host_to_pointers(
+    fake_registry: Any, sample: Any
+) -> None:
     fake_registry.add(REPO, sample)
     client = RegistryClient(mirrors={"ghcr.io": fake_registry.base_url}, credentials={})
     assert client.fetch(sample.ref()).files == sample.files  # the mirror works
@@ -445,15 +508,26 @@ def test_a_redirect_to_a_private_host_is_refused(fake_registry: Any, sample: Any
     assert not fake_registry.requests_to(r"^/cdn/")
 
 
-@pytest.mark.parametrize(("error", "words"), [
-    (requests.exceptions.ConnectionError(ConnectionRefusedError(111, "Connection refused")),
-     "registry unreachable"),
-    (requests.exceptions.SSLError("[SSL: WRONG_VERSION_NUMBER] wrong version number"),
-     "TLS handshake failed"),
-    (requests.exceptions.ConnectionError(ConnectionResetError(104, "Connection reset by peer")),
-     "connection reset by the registry"),
-    (requests.exceptions.ReadTimeout("read timed out"), "registry timed out"),
-])
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        (
+            requests.exceptions.ConnectionError(ConnectionRefusedError(111, "Connection refused")),
+            "registry unreachable",
+        ),
+        (
+            requests.exceptions.SSLError("[SSL: WRONG_VERSION_NUMBER] wrong version number"),
+            "TLS handshake failed",
+        ),
+        (
+            requests.exceptions.ConnectionError(
+                ConnectionResetError(104, "Connection reset by peer")
+            ),
+            "connection reset by the registry",
+        ),
+        (requests.exceptions.ReadTimeout("read timed out"), "registry timed out"),
+    ],
+)
 def test_transport_failures_are_worded_by_the_tool(error: BaseException, words: str) -> None:
     assert describe(error) == words
 
@@ -465,20 +539,26 @@ class _FakeConnection:
     _dns_host: str
 
 
-@pytest.mark.parametrize(("answers", "refused"), [
-    (["140.82.112.34"], False),
-    (["140.82.112.34", "10.0.0.7"], True),  # one private answer among public ones: refused
-    (["2606:4700::1111", "::1"], True),
-    (["169.254.169.254"], True),
-])
+@pytest.mark.parametrize(
+    ("answers", "refused"),
+    [
+        (["140.82.112.34"], False),
+        (["140.82.112.34", "10.0.0.7"], True),  # one private answer among public ones: refused
+        (["2606:4700::1111", "::1"], True),
+        (["169.254.169.254"], True),
+    ],
+)
 def test_every_resolved_address_is_checked_and_the_checked_one_is_used(
-        monkeypatch: pytest.MonkeyPatch, answers: list[str], refused: bool) -> None:
+    monkeypatch: pytest.MonkeyPatch, answers: list[str], refused: bool
+) -> None:
     from generator.bundle import transport
 
     def fake_getaddrinfo(host: str, port: int, *args: Any, **kwargs: Any) -> list[Any]:
         assert host == "registry.example"
-        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "",
-                 (a, port)) for a in answers]
+        return [
+            (socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
+            for a in answers
+        ]
 
     monkeypatch.setattr(transport.socket, "getaddrinfo", fake_getaddrinfo)
     connection = _FakeConnection("registry.example", 443, "registry.example")
@@ -489,15 +569,19 @@ def test_every_resolved_address_is_checked_and_the_checked_one_is_used(
         assert transport._checked_address(connection) == answers[0]  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("base", "mirrored", "answered_by", "allowed"), [
-    ("https://ghcr.io", False, "https://ghcr.io/v2/x", True),
-    ("https://ghcr.io", False, "https://cdn.example/blob", False),  # after an off-host redirect
-    ("http://127.0.0.1:5000", True, "http://127.0.0.1:5000/v2/x", True),
-    ("http://localhost:5000", True, "http://localhost:5000/v2/x", True),
-    ("http://mirror.example:5000", True, "http://mirror.example:5000/v2/x", False),
-])
+@pytest.mark.parametrize(
+    ("base", "mirrored", "answered_by", "allowed"),
+    [
+        ("https://ghcr.io", False, "https://ghcr.io/v2/x", True),
+        ("https://ghcr.io", False, "https://cdn.example/blob", False),  # after an off-host redirect
+        ("http://127.0.0.1:5000", True, "http://127.0.0.1:5000/v2/x", True),
+        ("http://localhost:5000", True, "http://localhost:5000/v2/x", True),
+        ("http://mirror.example:5000", True, "http://mirror.example:5000/v2/x", False),
+    ],
+)
 def test_credentials_only_for_their_own_host_and_never_plain_http_off_loopback(
-        base: str, mirrored: bool, answered_by: str, allowed: bool) -> None:
+    base: str, mirrored: bool, answered_by: str, allowed: bool
+) -> None:
     from generator.bundle.registry import _Attempt
 
     client = RegistryClient(credentials={})

@@ -25,16 +25,24 @@ pytestmark = pytest.mark.registry
 REPO = "nvidia/aicr-evidence"
 
 
-def test_push_then_fetch_through_a_mirror_mapping(docker_registry: str, sample: Any,
-                                                   tmp_path: Path) -> None:
-    digest = push_artifacts(docker_registry, REPO, sample.bundle, sample.signatures,
-                            tag="demo-0123456789ab")
+def test_push_then_fetch_through_a_mirror_mapping(
+    docker_registry: str, sample: Any, tmp_path: Path
+) -> None:
+    digest = push_artifacts(
+        docker_registry, REPO, sample.bundle, sample.signatures, tag="demo-0123456789ab"
+    )
     assert digest == sample.digest
-    api = requests.get(f"{docker_registry}/v2/{REPO}/referrers/{digest}",
-                       params={"artifactType": SIGSTORE_TYPE}, timeout=5)
+    api = requests.get(
+        f"{docker_registry}/v2/{REPO}/referrers/{digest}",
+        params={"artifactType": SIGSTORE_TYPE},
+        timeout=5,
+    )
     assert api.status_code == 404, "distribution 2.8 has no referrers API"
-    tagged = requests.get(f"{docker_registry}/v2/{REPO}/manifests/{referrers_tag(digest)}",
-                          headers={"Accept": INDEX_TYPE}, timeout=5)
+    tagged = requests.get(
+        f"{docker_registry}/v2/{REPO}/manifests/{referrers_tag(digest)}",
+        headers={"Accept": INDEX_TYPE},
+        timeout=5,
+    )
     assert tagged.status_code == 200
 
     client = RegistryClient(mirrors={"ghcr.io": docker_registry}, credentials={})
@@ -49,8 +57,9 @@ def test_push_then_fetch_through_a_mirror_mapping(docker_registry: str, sample: 
     assert again.fetch(sample.ref()).origin == "cache"
 
 
-def test_an_unknown_digest_is_not_found(docker_registry: str, sample: Any,
-                                        sample_factory: Any) -> None:
+def test_an_unknown_digest_is_not_found(
+    docker_registry: str, sample: Any, sample_factory: Any
+) -> None:
     push_artifacts(docker_registry, REPO, sample.bundle, sample.signatures)
     missing = sample_factory("never-pushed")
     client = RegistryClient(mirrors={"ghcr.io": docker_registry}, credentials={})
@@ -60,8 +69,7 @@ def test_an_unknown_digest_is_not_found(docker_registry: str, sample: Any,
     assert caught.value.http_status == 404
 
 
-def test_an_unsigned_push_reads_back_unsigned(docker_registry: str,
-                                              sample_factory: Any) -> None:
+def test_an_unsigned_push_reads_back_unsigned(docker_registry: str, sample_factory: Any) -> None:
     unsigned = sample_factory("unsigned", signatures=0)
     push_artifacts(docker_registry, REPO, unsigned.bundle)
     client = RegistryClient(mirrors={"ghcr.io": docker_registry}, credentials={})
@@ -69,11 +77,13 @@ def test_an_unsigned_push_reads_back_unsigned(docker_registry: str,
     assert got.signatures == () and got.files == unsigned.files
 
 
-def test_several_signatures_come_back_in_digest_order(docker_registry: str,
-                                                      sample_factory: Any) -> None:
+def test_several_signatures_come_back_in_digest_order(
+    docker_registry: str, sample_factory: Any
+) -> None:
     signed = sample_factory("multi", signatures=3)
     push_artifacts(docker_registry, REPO, signed.bundle, signed.signatures)
     client = RegistryClient(mirrors={"ghcr.io": docker_registry}, credentials={})
     got = client.fetch(signed.ref())
-    assert [s.referrer_digest for s in got.signatures] == sorted(s.digest for s in
-                                                                 signed.signatures)
+    assert [s.referrer_digest for s in got.signatures] == sorted(
+        s.digest for s in signed.signatures
+    )

@@ -24,8 +24,9 @@ def taken_port() -> Iterator[int]:
         yield int(holder.getsockname()[1])
 
 
-def test_a_port_taken_in_between_is_retried(tmp_path: Path, taken_port: int,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_port_taken_in_between_is_retried(
+    tmp_path: Path, taken_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     binary = shutil.which("docker-registry")
     if binary is None:
         pytest.skip("docker-registry binary is not installed")
@@ -47,8 +48,9 @@ def test_a_port_taken_in_between_is_retried(tmp_path: Path, taken_port: int,
     assert process.returncode is not None
 
 
-def test_every_port_taken_fails_with_the_ports_tried(tmp_path: Path, taken_port: int,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_port_taken_fails_with_the_ports_tried(
+    tmp_path: Path, taken_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     binary = shutil.which("docker-registry")
     if binary is None:
         pytest.skip("docker-registry binary is not installed")

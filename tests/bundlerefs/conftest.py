@@ -46,9 +46,12 @@ FIRST_PARTY_ENTRY = (
 def demo_authority() -> TestAuthority:
     """The demo authority, built the way `generate_demo` builds it."""
     plan = parse_scenario((RECIPES / "demo" / "scenario.yaml").read_bytes(), file="scenario.yaml")
-    return TestAuthority(plan.seed, name="evidence-dashboard demo",
-                         epoch=plan.authority_valid_from,
-                         shard_offset=200_000_000 + stable_int(plan.seed, "shard") % 10_000_000)
+    return TestAuthority(
+        plan.seed,
+        name="evidence-dashboard demo",
+        epoch=plan.authority_valid_from,
+        shard_offset=200_000_000 + stable_int(plan.seed, "shard") % 10_000_000,
+    )
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,18 @@ class Tree:
     authority: TestAuthority
 
     def sign(self, identity: str = UAT, *, seed: str = "a") -> BuiltBundle:
-        recipe = make_recipe(accelerator="h100", service="eks", intent="training",
-                             version=f"v0.14.{len(seed)}")
-        spec = BundleSpec(recipe=recipe, predicate_type=PredicateType.V3,
-                          signer=SignerIdentity(GITHUB, identity),
-                          attested_at=datetime(2026, 9, 2, 8, 0, tzinfo=UTC),
-                          repository=REPOSITORY, tag=f"uat-{seed}",
-                          tests={Phase.DEPLOYMENT: [TestSpec("check-nvidia-smi")]})
+        recipe = make_recipe(
+            accelerator="h100", service="eks", intent="training", version=f"v0.14.{len(seed)}"
+        )
+        spec = BundleSpec(
+            recipe=recipe,
+            predicate_type=PredicateType.V3,
+            signer=SignerIdentity(GITHUB, identity),
+            attested_at=datetime(2026, 9, 2, 8, 0, tzinfo=UTC),
+            repository=REPOSITORY,
+            tag=f"uat-{seed}",
+            tests={Phase.DEPLOYMENT: [TestSpec("check-nvidia-smi")]},
+        )
         return build_bundle(spec, self.authority)
 
     def layout(self, *bundles: BuiltBundle) -> Path:
@@ -81,8 +89,10 @@ class Tree:
 @pytest.fixture
 def tree(tmp_path: Path) -> Tree:
     if not (RECIPES / "demo" / "scenario.yaml").is_file():
-        pytest.fail("the demo tree recipes/ (committed in this repo) is absent or incomplete: "
-                    "restore it with git checkout, or regenerate it with `make demo`")
+        pytest.fail(
+            "the demo tree recipes/ (committed in this repo) is absent or incomplete: "
+            "restore it with git checkout, or regenerate it with `make demo`"
+        )
     target = tmp_path / "recipes"
     shutil.copytree(RECIPES, target)
     allowlist = target / "evidence" / "allowlist.yaml"
@@ -90,8 +100,9 @@ def tree(tmp_path: Path) -> Tree:
     assert "firstParty: []\n" in text
     allowlist.write_text(text.replace("firstParty: []\n", FIRST_PARTY_ENTRY), encoding="utf-8")
     authority = demo_authority()
-    start = parse_scenario((RECIPES / "demo" / "scenario.yaml").read_bytes(),
-                           file="scenario.yaml").authority_valid_from
+    start = parse_scenario(
+        (RECIPES / "demo" / "scenario.yaml").read_bytes(), file="scenario.yaml"
+    ).authority_valid_from
     trusted = (target / "trust" / "trusted_root.json").read_bytes()
     assert authority.trusted_root_json(valid_from=start) == trusted
     return Tree(target, authority)

@@ -24,7 +24,14 @@ def tree(tmp_path: Path) -> Path:
 def options(tree: Path, out: Path, cache: Path, **extra: object) -> BuildOptions:
     """Offline build options over `tree` (its layout and trust root) with `extra` changed."""
     values: dict[str, object] = {
-        "recipes": tree, "out": out, "cache": cache, "offline": True, "quiet": True,
-        "oci_layouts": (tree / "bundles",), "trust_root": tree / "trust" / "trusted_root.json",
-        "source_date_epoch": EPOCH, **extra}
+        "recipes": tree,
+        "out": out,
+        "cache": cache,
+        "offline": True,
+        "quiet": True,
+        "oci_layouts": (tree / "bundles",),
+        "trust_root": tree / "trust" / "trusted_root.json",
+        "source_date_epoch": EPOCH,
+        **extra,
+    }
     return BuildOptions(**values)  # type: ignore[arg-type]

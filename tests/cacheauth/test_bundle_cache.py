@@ -36,23 +36,34 @@ def push_layout(base: str, repository: str, layout: Path) -> None:
         target = start.headers["Location"]
         target = target if target.startswith("http") else f"{base}{target}"
         sep = "&" if "?" in target else "?"
-        put = http.put(f"{target}{sep}digest=sha256:{blob.name}", data=blob.read_bytes(),
-                       headers={"Content-Type": "application/octet-stream"}, timeout=30)
+        put = http.put(
+            f"{target}{sep}digest=sha256:{blob.name}",
+            data=blob.read_bytes(),
+            headers={"Content-Type": "application/octet-stream"},
+            timeout=30,
+        )
         assert put.status_code in (201, 204), put.text
     index = json.loads((layout / "index.json").read_bytes())
     for entry in sorted(index["manifests"], key=lambda e: e["mediaType"] == INDEX_TYPE):
         body = (blobs / entry["digest"].split(":", 1)[1]).read_bytes()
         tag = (entry.get("annotations") or {}).get("org.opencontainers.image.ref.name")
         for reference in filter(None, (entry["digest"], tag)):
-            put = http.put(f"{base}/v2/{repository}/manifests/{reference}", data=body,
-                           headers={"Content-Type": entry["mediaType"]}, timeout=30)
+            put = http.put(
+                f"{base}/v2/{repository}/manifests/{reference}",
+                data=body,
+                headers={"Content-Type": entry["mediaType"]},
+                timeout=30,
+            )
             assert put.status_code in (201, 204), put.text
 
 
 def _entries(cache: Path) -> list[dict[str, Any]]:
     index = json.loads((cache / "bundles" / "index.json").read_bytes())
-    return [e for e in index["manifests"]
-            if e.get("artifactType") is None and e["mediaType"] != INDEX_TYPE]
+    return [
+        e
+        for e in index["manifests"]
+        if e.get("artifactType") is None and e["mediaType"] != INDEX_TYPE
+    ]
 
 
 def flip_a_layer_blob(cache: Path) -> None:
@@ -76,17 +87,29 @@ def claim_credentials_were_needed(cache: Path) -> None:
     path.write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("tamper", [flip_a_layer_blob, claim_credentials_were_needed],
-                         ids=["blob", "annotation"])
+@pytest.mark.parametrize(
+    "tamper", [flip_a_layer_blob, claim_credentials_were_needed], ids=["blob", "annotation"]
+)
 def test_a_tampered_bundle_cache_entry_is_pulled_again(
-        tree: Path, tmp_path: Path, docker_registry: str,  # noqa: F811
-        tamper: Callable[[Path], None]) -> None:
+    tree: Path,
+    tmp_path: Path,
+    docker_registry: str,  # noqa: F811
+    tamper: Callable[[Path], None],
+) -> None:
     push_layout(docker_registry, REPOSITORY, tree / "bundles")
     cache = tmp_path / "cache"
 
     def build(out: str) -> Any:
-        return run_build(options(tree, tmp_path / out, cache, offline=False, oci_layouts=(),
-                                 registry_mirrors={"ghcr.io": docker_registry}))
+        return run_build(
+            options(
+                tree,
+                tmp_path / out,
+                cache,
+                offline=False,
+                oci_layouts=(),
+                registry_mirrors={"ghcr.io": docker_registry},
+            )
+        )
 
     first = build("honest")
     assert first.verified > 0 and first.auth_failures == 0

@@ -15,16 +15,28 @@ from tests.cacheauth.conftest import EPOCH
 
 
 def _build(tree: Path, out: Path, cache: Path, *extra: str) -> tuple[int, str, str]:
-    args = ["build", "--recipes", str(tree), "--out", str(out), "--cache", str(cache),
-            "--offline", "--oci-layout", str(tree / "bundles"),
-            "--trust-root", str(tree / "trust" / "trusted_root.json"), *extra]
-    result = CliRunner().invoke(main, args, catch_exceptions=False,
-                                env={"SOURCE_DATE_EPOCH": str(EPOCH)})
+    args = [
+        "build",
+        "--recipes",
+        str(tree),
+        "--out",
+        str(out),
+        "--cache",
+        str(cache),
+        "--offline",
+        "--oci-layout",
+        str(tree / "bundles"),
+        "--trust-root",
+        str(tree / "trust" / "trusted_root.json"),
+        *extra,
+    ]
+    result = CliRunner().invoke(
+        main, args, catch_exceptions=False, env={"SOURCE_DATE_EPOCH": str(EPOCH)}
+    )
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_failures_are_in_the_json_summary_and_the_summary_line(tree: Path,
-                                                              tmp_path: Path) -> None:
+def test_failures_are_in_the_json_summary_and_the_summary_line(tree: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     code, out, _ = _build(tree, tmp_path / "a", cache, "--format", "json")
     assert code == 0 and json.loads(out)["cache"] == {"authenticationFailures": 0}
@@ -40,7 +52,8 @@ def test_failures_are_in_the_json_summary_and_the_summary_line(tree: Path,
 
 
 def test_an_unsafe_key_file_stops_the_build_with_a_clear_error(
-        tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(CACHE_KEY_ENV)
     config = tmp_path / "config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config))

@@ -38,15 +38,17 @@ def test_the_key_file_is_created_with_mode_0600_and_reused(config: Path) -> None
     assert load_key() == first  # the next build reads the same key
 
 
-def test_the_environment_wins_and_no_file_is_written(config: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_wins_and_no_file_is_written(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(CACHE_KEY_ENV, "k" * 40)
     assert load_key() == b"k" * 40
     assert not config.exists()
 
 
-def test_a_short_key_in_the_environment_is_refused(config: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_short_key_in_the_environment_is_refused(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(CACHE_KEY_ENV, "short")
     with pytest.raises(CacheKeyError) as caught:
         load_key()

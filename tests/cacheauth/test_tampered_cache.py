@@ -29,8 +29,11 @@ from tests.cacheauth.conftest import options
 def site_files(root: Path) -> dict[str, bytes]:
     """Every file of a built site; build-info.json without its cache report, and the manifest
     without its entry for build-info.json (the one file whose digest the report changes)."""
-    files = {p.relative_to(root).as_posix(): p.read_bytes()
-             for p in sorted(root.rglob("*")) if p.is_file()}
+    files = {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
     info = json.loads(files["data/build-info.json"])
     info.pop("cache", None)
     files["data/build-info.json"] = json.dumps(info, sort_keys=True).encode()
@@ -42,8 +45,11 @@ def site_files(root: Path) -> dict[str, bytes]:
 
 
 def reported_failures(site: Path) -> int:
-    return int(json.loads((site / "data" / "build-info.json").read_bytes())
-               ["cache"]["authenticationFailures"])
+    return int(
+        json.loads((site / "data" / "build-info.json").read_bytes())["cache"][
+            "authenticationFailures"
+        ]
+    )
 
 
 def assert_honest(site: Path, honest: Path, summary: BuildSummary) -> None:
@@ -73,8 +79,12 @@ def pass_failed_checks(cache: Path) -> None:
     """Verdict packs: every failed check of the cached evidence now says it passed."""
     for pack in _only(sorted((cache / "verify" / "packs").glob("*.jsonl"))):
         if b'"status":"failed"' in pack.read_bytes():
-            _rewrite(pack, lambda d: d.replace(b'"result":"fail","status":"failed"',
-                                               b'"result":"pass","status":"passed"'))
+            _rewrite(
+                pack,
+                lambda d: d.replace(
+                    b'"result":"fail","status":"failed"', b'"result":"pass","status":"passed"'
+                ),
+            )
 
 
 def confirm_failing_rows(cache: Path) -> None:
@@ -111,8 +121,12 @@ def stale_freshness_memo(cache: Path) -> None:
     """The freshness memo: every remembered digest answer (not the keys) is changed, and
     the remembered diffs of stale evidence get a line of their own."""
     path = cache / "freshness" / "memo.json"
-    _rewrite(path, lambda d: re.sub(rb':"[0-9a-f]{64}"', b':"' + b"0" * 64 + b'"', d)
-             .replace(b'["--- signed",', b'["--- signed","+  injected: true",'))
+    _rewrite(
+        path,
+        lambda d: re.sub(rb':"[0-9a-f]{64}"', b':"' + b"0" * 64 + b'"', d).replace(
+            b'["--- signed",', b'["--- signed","+  injected: true",'
+        ),
+    )
 
 
 def forge_templates(cache: Path) -> None:
@@ -132,7 +146,7 @@ def forge_templates(cache: Path) -> None:
         tagged = re.match(rb"[0-9a-f]{64}\n", data)
         prefix, body = (data[:65], data[65:]) if tagged else (b"", data)
         assert body.startswith(bc_magic)
-        checksum = pickle.load(io.BytesIO(body[len(bc_magic):]))
+        checksum = pickle.load(io.BytesIO(body[len(bc_magic) :]))
         return prefix + bc_magic + pickle.dumps(checksum, 2) + marshal.dumps(code)
 
     for path in _only(sorted(p for p in (cache / "templates").iterdir() if p.is_file())):
@@ -146,21 +160,24 @@ def drop_memo(cache: Path) -> None:
 # --------------------------------------------------------------------------- tests
 
 
-@pytest.mark.parametrize(("tamper", "reevaluate"), [
-    pytest.param([pass_failed_checks], True, id="verdict-pack-reevaluate"),
-    pytest.param([pass_failed_checks, drop_memo], False, id="verdict-pack-no-memo"),
-    pytest.param([confirm_failing_rows], False, id="memo-documents"),
-    pytest.param([edit_memo_data_copy], False, id="memo-data-copy"),
-    pytest.param([add_memo_data_file], False, id="memo-data-extra-file"),
-    pytest.param([script_into_pages], False, id="page-cache"),
-    pytest.param([script_into_pages], True, id="page-cache-reevaluate"),
-    pytest.param([script_into_markdown], False, id="page-cache-markdown"),
-    pytest.param([stale_freshness_memo, drop_memo], False, id="freshness-memo"),
-    pytest.param([forge_templates], False, id="compiled-templates"),
-])
-def test_a_tampered_cache_entry_is_a_counted_miss(tree: Path, tmp_path: Path,
-                                                  tamper: list[Callable[[Path], None]],
-                                                  reevaluate: bool) -> None:
+@pytest.mark.parametrize(
+    ("tamper", "reevaluate"),
+    [
+        pytest.param([pass_failed_checks], True, id="verdict-pack-reevaluate"),
+        pytest.param([pass_failed_checks, drop_memo], False, id="verdict-pack-no-memo"),
+        pytest.param([confirm_failing_rows], False, id="memo-documents"),
+        pytest.param([edit_memo_data_copy], False, id="memo-data-copy"),
+        pytest.param([add_memo_data_file], False, id="memo-data-extra-file"),
+        pytest.param([script_into_pages], False, id="page-cache"),
+        pytest.param([script_into_pages], True, id="page-cache-reevaluate"),
+        pytest.param([script_into_markdown], False, id="page-cache-markdown"),
+        pytest.param([stale_freshness_memo, drop_memo], False, id="freshness-memo"),
+        pytest.param([forge_templates], False, id="compiled-templates"),
+    ],
+)
+def test_a_tampered_cache_entry_is_a_counted_miss(
+    tree: Path, tmp_path: Path, tamper: list[Callable[[Path], None]], reevaluate: bool
+) -> None:
     cache = tmp_path / "cache"
     first = run_build(options(tree, tmp_path / "honest", cache))
     assert first.auth_failures == 0 and reported_failures(tmp_path / "honest") == 0
@@ -175,14 +192,15 @@ def test_a_tampered_cache_entry_is_a_counted_miss(tree: Path, tmp_path: Path,
 
 
 @pytest.mark.parametrize("reevaluate", [False, True], ids=["memo", "reevaluate"])
-def test_a_cache_written_under_another_key_is_all_misses(tree: Path, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch,
-                                                         reevaluate: bool) -> None:
+def test_a_cache_written_under_another_key_is_all_misses(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reevaluate: bool
+) -> None:
     cache = tmp_path / "cache"
     monkeypatch.setenv(CACHE_KEY_ENV, "K1-" + "1" * 40)
     run_build(options(tree, tmp_path / "honest", cache))
-    lines = sum(len(p.read_bytes().splitlines()) - 1
-                for p in (cache / "verify" / "packs").glob("*.jsonl"))
+    lines = sum(
+        len(p.read_bytes().splitlines()) - 1 for p in (cache / "verify" / "packs").glob("*.jsonl")
+    )
     pages = len(list((cache / "pages").iterdir()))
     monkeypatch.setenv(CACHE_KEY_ENV, "K2-" + "2" * 40)
     again = run_build(options(tree, tmp_path / "again", cache, reevaluate=reevaluate))
@@ -200,8 +218,9 @@ def test_an_honest_warm_build_reports_no_failure(tree: Path, tmp_path: Path) -> 
     run_build(options(tree, tmp_path / "a", cache))
     warm = run_build(options(tree, tmp_path / "b", cache, reevaluate=True))
     assert warm.auth_failures == 0 and "authentication" not in warm.describe()
-    assert (tmp_path / "b" / "data" / "build-info.json").read_bytes() == \
-        (tmp_path / "a" / "data" / "build-info.json").read_bytes()
+    assert (tmp_path / "b" / "data" / "build-info.json").read_bytes() == (
+        tmp_path / "a" / "data" / "build-info.json"
+    ).read_bytes()
     for name in ("build-info", "pointers"):  # the report and the new fields follow the schemas
         schema = json.loads(schema_text(f"{name}.schema.json"))
         document = json.loads((tmp_path / "b" / "data" / f"{name}.json").read_bytes())

@@ -42,12 +42,16 @@ def test_a_verdict_judged_under_another_root_is_not_reused(tree: Path, tmp_path:
     cache = tmp_path / "cache"
     first = run_build(options(tree, tmp_path / "a", cache))
     assert first.verified > 0
-    verified = {path for path, p in _pointers(tmp_path / "a").items() if p["verify"]["exit"] < 2
-                and not p["verify"]["pending"]}
+    verified = {
+        path
+        for path, p in _pointers(tmp_path / "a").items()
+        if p["verify"]["exit"] < 2 and not p["verify"]["pending"]
+    }
     shutil.rmtree(cache / "bundles", ignore_errors=True)  # nothing to read the bundles from
     # under root B, offline, without the layout: the bundles cannot be read this time
-    later = run_build(options(tree, tmp_path / "b", cache, oci_layouts=(),
-                              trust_root=_other_root(tmp_path)))
+    later = run_build(
+        options(tree, tmp_path / "b", cache, oci_layouts=(), trust_root=_other_root(tmp_path))
+    )
     assert later.verified == 0 and later.no_verdict >= len(verified)
     pointers = _pointers(tmp_path / "b")
     for path in verified:
@@ -65,8 +69,11 @@ def test_under_the_same_root_the_remembered_verdict_stands(tree: Path, tmp_path:
     first = run_build(options(tree, tmp_path / "a", cache))
     shutil.rmtree(cache / "bundles", ignore_errors=True)
     later = run_build(options(tree, tmp_path / "b", cache, oci_layouts=(), reevaluate=True))
-    assert (later.verified, later.rejected, later.no_verdict) == \
-        (first.verified, first.rejected, first.no_verdict)
+    assert (later.verified, later.rejected, later.no_verdict) == (
+        first.verified,
+        first.rejected,
+        first.no_verdict,
+    )
     assert _pointers(tmp_path / "b") == _pointers(tmp_path / "a")
 
 
@@ -77,23 +84,23 @@ def scanned(tree: Path) -> tuple[Any, list[ParsedPointer]]:
     return allowlist, [f for f in scan.files if isinstance(f, ParsedPointer)]
 
 
-def _fallback(tree: Path, tmp_path: Path, scanned: tuple[Any, list[ParsedPointer]],
-              trust_root: Path) -> tuple[list[tuple[ParsedPointer, Any, str | None]], Any]:
+def _fallback(
+    tree: Path, tmp_path: Path, scanned: tuple[Any, list[ParsedPointer]], trust_root: Path
+) -> tuple[list[tuple[ParsedPointer, Any, str | None]], Any]:
     """Verify every pointer offline without a layout, with a verdict cache whose index was
     read before an earlier build (under the demo root) recorded its verdicts: the lookup
     missed, so what the cache remembers can only come in as the fallback."""
     allowlist, items = scanned
     build = options(tree, tmp_path / "a", tmp_path / "first-cache")
     run_build(build)
-    opts = options(tree, tmp_path / "b", tmp_path / "cache", oci_layouts=(),
-                   trust_root=trust_root)
+    opts = options(tree, tmp_path / "b", tmp_path / "cache", oci_layouts=(), trust_root=trust_root)
     trust, source, _ = _engine(opts)
     cache = VerdictCache(tmp_path / "cache" / "verify")
-    keys = [cache.key(i.pointer, i.location, trust, allowlist.digest,
-                      _policy(opts)) for i in items]
+    keys = [cache.key(i.pointer, i.location, trust, allowlist.digest, _policy(opts)) for i in items]
     assert all(cache.get(k) is None for k in keys)  # the index is read: nothing yet
-    shutil.copytree(tmp_path / "first-cache" / "verify", tmp_path / "cache" / "verify",
-                    dirs_exist_ok=True)
+    shutil.copytree(
+        tmp_path / "first-cache" / "verify", tmp_path / "cache" / "verify", dirs_exist_ok=True
+    )
     out = []
     for item, key in zip(items, keys, strict=True):
         _, verdict, when = _verify_miss(item, key, trust, source, cache, EPOCH)
@@ -108,15 +115,15 @@ def _policy(opts: BuildOptions) -> str:
 
 
 def test_the_fallback_says_which_verification_it_rests_on(
-        tree: Path, tmp_path: Path, scanned: tuple[Any, list[ParsedPointer]]) -> None:
+    tree: Path, tmp_path: Path, scanned: tuple[Any, list[ParsedPointer]]
+) -> None:
     results, trust = _fallback(tree, tmp_path, scanned, tree / "trust" / "trusted_root.json")
     reused = [(item, verdict, when) for item, verdict, when in results if when is not None]
     assert any(isinstance(v, Verified) for _, v, _ in reused)
     allowlist = scanned[0]
     assessor = Assessor(allowlist, [], None)
     assessor.trust_root = trust.digest
-    validator = jsonschema.Draft202012Validator(
-        json.loads(schema_text("pointers.schema.json")))
+    validator = jsonschema.Draft202012Validator(json.loads(schema_text("pointers.schema.json")))
     for item, verdict, when in reused:
         record, _ = assessor.assess(item, verdict, verified_at=when)
         doc = pointer_document(record)
@@ -126,7 +133,8 @@ def test_the_fallback_says_which_verification_it_rests_on(
 
 
 def test_the_fallback_never_crosses_trust_roots(
-        tree: Path, tmp_path: Path, scanned: tuple[Any, list[ParsedPointer]]) -> None:
+    tree: Path, tmp_path: Path, scanned: tuple[Any, list[ParsedPointer]]
+) -> None:
     results, _ = _fallback(tree, tmp_path, scanned, _other_root(tmp_path))
     assert all(when is None for _, _, when in results)
     signed = [v for item, v, _ in results if item.pointer.signer is not None]

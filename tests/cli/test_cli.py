@@ -15,8 +15,13 @@ from tests._support import fixtures_dir
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "recipes"
 EXPECTED = json.loads((DEMO / "demo" / "expected.json").read_text())["pointers"]
-TRANSPORT = ["--offline", "--oci-layout", str(DEMO / "bundles"),
-             "--trust-root", str(DEMO / "trust" / "trusted_root.json")]
+TRANSPORT = [
+    "--offline",
+    "--oci-layout",
+    str(DEMO / "bundles"),
+    "--trust-root",
+    str(DEMO / "trust" / "trusted_root.json"),
+]
 ENGINE = ["--recipes", str(DEMO), *TRANSPORT]
 
 
@@ -32,12 +37,16 @@ def _pointer(exit_code: int, cls: str | None = None) -> str:
     raise AssertionError(f"no demo pointer with exit {exit_code} / {cls}")
 
 
-@pytest.mark.parametrize(("exit_code", "cls"), [(0, None), (1, None), (2, "integrity"),
-                                                (2, "signature")])
-def test_verify_exit_codes_follow_the_verdict(tmp_path: Path, exit_code: int, cls: str | None
-                                              ) -> None:
+@pytest.mark.parametrize(
+    ("exit_code", "cls"), [(0, None), (1, None), (2, "integrity"), (2, "signature")]
+)
+def test_verify_exit_codes_follow_the_verdict(
+    tmp_path: Path, exit_code: int, cls: str | None
+) -> None:
     path = DEMO / _pointer(exit_code, cls)
-    code, out, _ = run("verify", str(path), *TRANSPORT, "--cache", str(tmp_path), "--format", "json")
+    code, out, _ = run(
+        "verify", str(path), *TRANSPORT, "--cache", str(tmp_path), "--format", "json"
+    )
     assert code == exit_code
     result = json.loads(out)
     assert result["exit"] == exit_code
@@ -56,8 +65,18 @@ def test_verify_text_names_the_verdict(tmp_path: Path) -> None:
 
 def test_build_json_summary_and_data(tmp_path: Path) -> None:
     out_dir = tmp_path / "site"
-    code, out, _ = run("build", *ENGINE, "--out", str(out_dir), "--cache", str(tmp_path / "c"),
-                       "--data-only", "--quiet", "--format", "json")
+    code, out, _ = run(
+        "build",
+        *ENGINE,
+        "--out",
+        str(out_dir),
+        "--cache",
+        str(tmp_path / "c"),
+        "--data-only",
+        "--quiet",
+        "--format",
+        "json",
+    )
     assert code == 0, out
     summary = json.loads(out)
     assert summary["exit"] == 0 and summary["pointers"] == len(EXPECTED)
@@ -70,8 +89,16 @@ def test_build_json_summary_and_data(tmp_path: Path) -> None:
 def test_build_without_evidence_folder_is_exit_2_with_a_next_step(tmp_path: Path) -> None:
     tree = tmp_path / "tree"  # --out may not lie inside the tree, so the two are siblings
     tree.mkdir()
-    code, out, _ = run("build", "--recipes", str(tree), "--out", str(tmp_path / "o"),
-                       "--offline", "--format", "json")
+    code, out, _ = run(
+        "build",
+        "--recipes",
+        str(tree),
+        "--out",
+        str(tmp_path / "o"),
+        "--offline",
+        "--format",
+        "json",
+    )
     assert code == 2
     error = json.loads(out)
     assert error["file"] == str(tree) and "evidence" in error["expected"] and error["hint"]
@@ -85,8 +112,16 @@ def test_build_with_a_broken_allowlist_is_exit_2_and_keeps_the_old_site(tmp_path
     (out_dir / "index.html").write_text("previous")
     (out_dir / ".evidence-dashboard-site").write_text("a site this tool built earlier\n")
     (tree / "evidence" / "allowlist.yaml").write_text("schemaVersion: 1.0.0\nidentity: x\n")
-    code, _, err = run("build", "--recipes", str(tree), "--out", str(out_dir), "--offline",
-                       "--cache", str(tmp_path / "c"))
+    code, _, err = run(
+        "build",
+        "--recipes",
+        str(tree),
+        "--out",
+        str(out_dir),
+        "--offline",
+        "--cache",
+        str(tmp_path / "c"),
+    )
     assert code == 2 and "allowlist.yaml" in err
     assert (out_dir / "index.html").read_text() == "previous"
 
@@ -159,16 +194,29 @@ def test_a_build_sweeps_staging_folders_of_killed_builds_only(tmp_path: Path) ->
 
 
 def test_make_site_command_with_relative_paths_builds_the_full_site(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The README's `make site` runs the CLI with relative --recipes/--out from the checkout."""
     shutil.copytree(DEMO, tmp_path / "recipes")
     monkeypatch.chdir(tmp_path)
-    code, _, err = run("build", "--recipes", "recipes", "--out", "site", "--offline",
-                       "--oci-layout", "recipes/bundles",
-                       "--trust-root", "recipes/trust/trusted_root.json", "--cache", "cache",
-                       "--quiet")
+    code, _, err = run(
+        "build",
+        "--recipes",
+        "recipes",
+        "--out",
+        "site",
+        "--offline",
+        "--oci-layout",
+        "recipes/bundles",
+        "--trust-root",
+        "recipes/trust/trusted_root.json",
+        "--cache",
+        "cache",
+        "--quiet",
+    )
     assert code == 0, err
     assert (tmp_path / "site" / "index.html").is_file()
-    assert (tmp_path / "site" / "recipes" / "h100-eks-ubuntu-training-kubeflow" / "index.html"
-            ).is_file()
+    assert (
+        tmp_path / "site" / "recipes" / "h100-eks-ubuntu-training-kubeflow" / "index.html"
+    ).is_file()
     assert not list(tmp_path.glob(".evidence-build-*"))

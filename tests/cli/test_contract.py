@@ -31,13 +31,22 @@ def _invoke(args: list[str], env: Mapping[str, str] | None = None) -> tuple[int,
 
 
 def _options(name: str) -> list[click.Option]:
-    return [p for p in main.commands[name].params
-            if isinstance(p, click.Option) and p.name != "help"]
+    return [
+        p for p in main.commands[name].params if isinstance(p, click.Option) and p.name != "help"
+    ]
 
 
 def test_the_group_has_the_documented_commands() -> None:
-    assert set(COMMANDS) >= {"build", "check-tree", "index", "verify", "recipe-digest", "report",
-                             "render-report", "completion"}
+    assert set(COMMANDS) >= {
+        "build",
+        "check-tree",
+        "index",
+        "verify",
+        "recipe-digest",
+        "report",
+        "render-report",
+        "completion",
+    }
 
 
 @pytest.mark.parametrize("name", [c for c in COMMANDS if c not in NO_RESULT])
@@ -71,11 +80,12 @@ def test_every_option_can_come_from_the_environment_and_help_says_so(name: str) 
 def test_an_option_from_the_environment_is_used(tmp_path: Path) -> None:
     doc = tmp_path / "r.yaml"
     doc.write_text("zoo: 1\napple: 2\n")
-    code, out, _ = _invoke(["recipe-digest", str(doc)],
-                           env={"EVIDENCE_DASHBOARD_FORMAT": "json"})
+    code, out, _ = _invoke(["recipe-digest", str(doc)], env={"EVIDENCE_DASHBOARD_FORMAT": "json"})
     assert code == 0 and json.loads(out)["exit"] == 0
-    code, out, _ = _invoke(["check-tree", "--format", "json"],
-                           env={"EVIDENCE_DASHBOARD_RECIPES": str(tmp_path / "missing")})
+    code, out, _ = _invoke(
+        ["check-tree", "--format", "json"],
+        env={"EVIDENCE_DASHBOARD_RECIPES": str(tmp_path / "missing")},
+    )
     assert code == 2 and json.loads(out)["exit"] == 2
     # A flag from the environment: --offline; with it and no layout nothing can be fetched.
     code, _, _ = _invoke(["verify", "--help"], env={"EVIDENCE_DASHBOARD_OFFLINE": "1"})
@@ -85,8 +95,15 @@ def test_an_option_from_the_environment_is_used(tmp_path: Path) -> None:
 # Options a command offered without using them: verify checks one pointer (no tree, no jobs, no
 # extra bundle list, no freshness), and build/report always list pending pointers as pending.
 NOT_OFFERED = {
-    "verify": {"--recipes", "--jobs", "--bundle-refs", "--allow-pending", "--quiet", "--aicr",
-               "--digests"},
+    "verify": {
+        "--recipes",
+        "--jobs",
+        "--bundle-refs",
+        "--allow-pending",
+        "--quiet",
+        "--aicr",
+        "--digests",
+    },
     "build": {"--allow-pending"},
     "report": {"--allow-pending"},
 }
@@ -120,8 +137,9 @@ class _Recording(dict[str, Any]):
 def test_every_build_option_reaches_the_build_options() -> None:
     from generator.build import BuildOptions
 
-    values = _Recording({p.name: None for p in main.commands["build"].params
-                         if p.name not in {"help", "fmt"}})
+    values = _Recording(
+        {p.name: None for p in main.commands["build"].params if p.name not in {"help", "fmt"}}
+    )
     values["recipes"] = Path("recipes")
     BuildOptions.from_cli(values)
     assert set(values) - values.read == set()
@@ -146,8 +164,17 @@ def _error_cases(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     yield "recipe-digest", ["recipe-digest", str(broken)]
     yield "report", ["report", "--base", "a", "--head", "b", "--recipes", missing, "--offline"]
     yield "render-report", ["render-report", str(bad_report)]
-    yield "verify-site", ["verify-site", "https://example.invalid/", "--certificate-identity",
-                          "x", "--certificate-oidc-issuer", "y"]
+    yield (
+        "verify-site",
+        [
+            "verify-site",
+            "https://example.invalid/",
+            "--certificate-identity",
+            "x",
+            "--certificate-oidc-issuer",
+            "y",
+        ],
+    )
 
 
 def test_json_errors_carry_exit(tmp_path: Path) -> None:
@@ -181,37 +208,72 @@ def test_completion_prints_clicks_own_script() -> None:
     for shell in ("bash", "zsh", "fish"):
         code, script, _ = _invoke(["completion", shell])
         assert code == 0
-        result = CliRunner().invoke(main, [], prog_name="evidence-dashboard",
-                                    env={"_EVIDENCE_DASHBOARD_COMPLETE": f"{shell}_source"})
+        result = CliRunner().invoke(
+            main,
+            [],
+            prog_name="evidence-dashboard",
+            env={"_EVIDENCE_DASHBOARD_COMPLETE": f"{shell}_source"},
+        )
         assert script.strip() == result.stdout.strip() and "evidence-dashboard" in script
     code, _, _ = _invoke(["completion", "tcsh"])
     assert code == 2
 
 
 def test_completion_completes_command_names() -> None:
-    result = CliRunner().invoke(main, [], prog_name="evidence-dashboard", env={
-        "_EVIDENCE_DASHBOARD_COMPLETE": "bash_complete",
-        "COMP_WORDS": "evidence-dashboard ver", "COMP_CWORD": "1"})
+    result = CliRunner().invoke(
+        main,
+        [],
+        prog_name="evidence-dashboard",
+        env={
+            "_EVIDENCE_DASHBOARD_COMPLETE": "bash_complete",
+            "COMP_WORDS": "evidence-dashboard ver",
+            "COMP_CWORD": "1",
+        },
+    )
     assert result.stdout.split() == ["plain,verify", "plain,verify-site"]
 
 
 def test_python_dash_m_generator_runs_the_cli(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "generator", "--version"], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "--version"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("evidence-dashboard, version ")
-    done = subprocess.run([sys.executable, "-m", "generator", "check-tree", "--recipes",
-                           str(tmp_path / "missing"), "--format", "json"], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator",
+            "check-tree",
+            "--recipes",
+            str(tmp_path / "missing"),
+            "--format",
+            "json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 2 and json.loads(done.stdout)["exit"] == 2
 
 
-@pytest.mark.parametrize("args", [
-    ["build", "--no-such-option", "--format", "json"],
-    ["report", "--format=json"],  # a required option missing
-    ["verify-site", "--format", "json"],  # a required argument missing
-], ids=["unknown-option", "missing-option", "missing-argument"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["build", "--no-such-option", "--format", "json"],
+        ["report", "--format=json"],  # a required option missing
+        ["verify-site", "--format", "json"],  # a required argument missing
+    ],
+    ids=["unknown-option", "missing-option", "missing-argument"],
+)
 def test_clicks_own_usage_errors_follow_the_json_contract(args: list[str]) -> None:
     """Errors click finds before a command runs are JSON with `exit` too, when JSON is asked."""
     code, out, _ = _invoke(args)

@@ -15,8 +15,9 @@ CONF = Phase.CONFORMANCE
 CRIT = Criteria("eks", "h100", "ubuntu", "training", "kubeflow")
 
 
-def _entry(f: type, org: str, results: dict, *, allowlisted: bool = True, origin: str = "",
-           **kw: object) -> BoardEntry:
+def _entry(
+    f: type, org: str, results: dict, *, allowlisted: bool = True, origin: str = "", **kw: object
+) -> BoardEntry:
     run = f.make_run(f.identity(org), results, allowlisted=allowlisted, **kw)
     return BoardEntry(run, CRIT, origin=origin or f"evidence/r/{org}/{run.run_id}.yaml")
 
@@ -28,8 +29,10 @@ def _tab_doc(index: dict) -> dict:
 def test_unlisted_signers_past_the_limit_are_left_out_and_counted(f: type) -> None:
     row = {(CONF, "nccl"): "passed"}
     entries = [_entry(f, "alpha", row), _entry(f, "beta", row)]
-    entries += [_entry(f, f"junk{i:02d}", {(CONF, f"junk-{i}"): "passed"}, allowlisted=False)
-                for i in range(LIMITS.unlisted_signers + 5)]
+    entries += [
+        _entry(f, f"junk{i:02d}", {(CONF, f"junk-{i}"): "passed"}, allowlisted=False)
+        for i in range(LIMITS.unlisted_signers + 5)
+    ]
     board = build_board(entries, organisation_of=f.org_of, naming=f.naming)
     tab = board.tabs[0]
     shown = {c.src for row in tab.combined.rows for c in row.signers}
@@ -46,8 +49,10 @@ def test_unlisted_signers_past_the_limit_are_left_out_and_counted(f: type) -> No
 def test_versions_past_the_limit_have_no_grid_and_are_counted(f: type) -> None:
     row = {(CONF, "nccl"): "passed"}
     count = LIMITS.versions_per_recipe + 3
-    entries = [_entry(f, "alpha", row, version=f"v0.{i}.0", when=f"2026-09-{i + 1:02d}T00:00:00Z")
-               for i in range(count)]
+    entries = [
+        _entry(f, "alpha", row, version=f"v0.{i}.0", when=f"2026-09-{i + 1:02d}T00:00:00Z")
+        for i in range(count)
+    ]
     board = build_board(entries, organisation_of=f.org_of, naming=f.naming)
     tab = board.tabs[0]
     assert len(tab.versions) == LIMITS.versions_per_recipe
@@ -75,8 +80,11 @@ def test_hidden_rows_never_hide_a_failure_nor_change_the_rollup(f: type) -> None
     good = {(CONF, n): "passed" for n in names}
     bad = dict(good)
     bad[(CONF, names[-1])] = "failed"  # the last row in display order
-    board = build_board([_entry(f, "alpha", good), _entry(f, "beta", bad)],
-                        organisation_of=f.org_of, naming=f.naming)
+    board = build_board(
+        [_entry(f, "alpha", good), _entry(f, "beta", bad)],
+        organisation_of=f.org_of,
+        naming=f.naming,
+    )
     combined = _tab_doc(index_document(board, build_time=""))["combined"]
     assert len(combined["tests"]) == LIMITS.rows_per_grid
     assert combined["rollup"] == "CONTESTED"
@@ -90,8 +98,11 @@ def test_hidden_rows_never_hide_a_failure_nor_change_the_rollup(f: type) -> None
 def test_rows_only_unlisted_signers_report_come_last(f: type) -> None:
     mine = {(CONF, f"real-{i}"): "passed" for i in range(5)}
     junk = {(CONF, f"aaa-junk-{i:05d}"): "failed" for i in range(LIMITS.rows_per_grid)}
-    board = build_board([_entry(f, "alpha", mine), _entry(f, "zz", junk, allowlisted=False)],
-                        organisation_of=f.org_of, naming=f.naming)
+    board = build_board(
+        [_entry(f, "alpha", mine), _entry(f, "zz", junk, allowlisted=False)],
+        organisation_of=f.org_of,
+        naming=f.naming,
+    )
     combined = _tab_doc(index_document(board, build_time=""))["combined"]
     shown = {t["name"] for t in combined["tests"]}
     assert {f"real-{i}" for i in range(5)} <= shown
@@ -112,9 +123,16 @@ def test_series_rows_past_the_limit_keep_failures(f: type) -> None:
 
 def test_pointers_document_marks_and_counts_left_out_runs(f: type) -> None:
     entries = [_entry(f, "alpha", {(CONF, "x"): "passed"})]
-    entries += [_entry(f, f"junk{i:02d}", {(CONF, "x"): "passed"}, allowlisted=False,
-                       origin=f"evidence/r/junk{i:02d}.yaml")
-                for i in range(LIMITS.unlisted_signers + 2)]
+    entries += [
+        _entry(
+            f,
+            f"junk{i:02d}",
+            {(CONF, "x"): "passed"},
+            allowlisted=False,
+            origin=f"evidence/r/junk{i:02d}.yaml",
+        )
+        for i in range(LIMITS.unlisted_signers + 2)
+    ]
     board = build_board(entries, organisation_of=f.org_of, naming=f.naming)
     ev = f.make_evidence()
     made = {e.origin: {"path": e.origin} for e in entries}
@@ -127,8 +145,9 @@ def test_pointers_document_marks_and_counts_left_out_runs(f: type) -> None:
 
 
 def test_normal_input_adds_no_field(f: type) -> None:
-    board = build_board([_entry(f, "alpha", {(CONF, "x"): "passed"})],
-                        organisation_of=f.org_of, naming=f.naming)
+    board = build_board(
+        [_entry(f, "alpha", {(CONF, "x"): "passed"})], organisation_of=f.org_of, naming=f.naming
+    )
     tab = _tab_doc(index_document(board, build_time=""))
     assert "omitted" not in tab and "omitted" not in tab["combined"]
     assert "omitted" not in series_documents(board)[board.tabs[0].recipe]
@@ -137,8 +156,9 @@ def test_normal_input_adds_no_field(f: type) -> None:
 def _parsed(f: type, evidence: object, path: str) -> object:
     from generator.model import ParsedPointer, PointerLocation
 
-    return ParsedPointer(location=PointerLocation(path, "r", None),
-                         pointer=f.make_pointer(evidence, f.identity("x")))
+    return ParsedPointer(
+        location=PointerLocation(path, "r", None), pointer=f.make_pointer(evidence, f.identity("x"))
+    )
 
 
 def test_leaving_unlisted_signers_out_changes_no_state(f: type) -> None:
@@ -149,16 +169,24 @@ def test_leaving_unlisted_signers_out_changes_no_state(f: type) -> None:
     row = {(CONF, "nccl"): "passed"}
     entries = [_entry(f, "alpha", row), _entry(f, "beta", row)]
     # every unlisted signer reports the shared row; each also reports a row of its own
-    entries += [_entry(f, f"junk{i:02d}", {**row, (Phase.DEPLOYMENT, f"own-{i}"): "passed"},
-                       allowlisted=False)
-                for i in range(LIMITS.unlisted_signers + 3)]
+    entries += [
+        _entry(
+            f, f"junk{i:02d}", {**row, (Phase.DEPLOYMENT, f"own-{i}"): "passed"}, allowlisted=False
+        )
+        for i in range(LIMITS.unlisted_signers + 3)
+    ]
     bounded = build_board(entries, organisation_of=f.org_of, naming=f.naming)
-    unbounded = build_board(entries, organisation_of=f.org_of, naming=f.naming,
-                            limits=OutputLimits(unlisted_signers=10_000))
+    unbounded = build_board(
+        entries,
+        organisation_of=f.org_of,
+        naming=f.naming,
+        limits=OutputLimits(unlisted_signers=10_000),
+    )
     one, other = bounded.tabs[0], unbounded.tabs[0]
     assert one.omitted.unlisted_signers == 3 and other.omitted.unlisted_signers == 0
-    for mine, full in zip((one.combined, *one.versions), (other.combined, *other.versions),
-                          strict=True):
+    for mine, full in zip(
+        (one.combined, *one.versions), (other.combined, *other.versions), strict=True
+    ):
         assert mine.rollup == full.rollup == S.PARTIAL
         assert mine.phase_rollup == full.phase_rollup
         assert mine.tally == full.tally
@@ -170,8 +198,10 @@ def test_leaving_unlisted_signers_out_changes_no_state(f: type) -> None:
 def test_rows_shared_with_left_out_signers_keep_their_state(f: type) -> None:
     row = {(CONF, "nccl"): "passed"}
     entries = [_entry(f, "alpha", row), _entry(f, "beta", row)]
-    entries += [_entry(f, f"junk{i:02d}", row, allowlisted=False)
-                for i in range(LIMITS.unlisted_signers + 3)]
+    entries += [
+        _entry(f, f"junk{i:02d}", row, allowlisted=False)
+        for i in range(LIMITS.unlisted_signers + 3)
+    ]
     tab = build_board(entries, organisation_of=f.org_of, naming=f.naming).tabs[0]
     assert tab.rollup is S.CONFIRMED and tab.combined.unlisted_only == 0
     assert tab.combined.rows[0].reported == LIMITS.unlisted_signers  # the shown ones
@@ -185,8 +215,10 @@ def test_a_left_out_signers_own_row_keeps_the_recipe_partial(f: type) -> None:
     orgs = [f"junk{i:02d}" for i in range(LIMITS.unlisted_signers + 1)]
     last = max(orgs, key=lambda o: str(signer_source_id(f.identity(o))))  # the one left out
     entries = [_entry(f, "alpha", row), _entry(f, "beta", row)]
-    entries += [_entry(f, o, {**row, (CONF, "extra"): "passed"} if o == last else row,
-                       allowlisted=False) for o in orgs]
+    entries += [
+        _entry(f, o, {**row, (CONF, "extra"): "passed"} if o == last else row, allowlisted=False)
+        for o in orgs
+    ]
     tab = build_board(entries, organisation_of=f.org_of, naming=f.naming).tabs[0]
     assert tab.omitted.unlisted_signers == 1
     assert [r.name for r in tab.combined.rows] == ["nccl"]

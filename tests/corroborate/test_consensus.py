@@ -138,23 +138,43 @@ def test_parse_semver_rejects(text: str) -> None:
         (["v0.9.0", "v0.10.0"], {}, ["v0.10.0", "v0.9.0"]),
         (["v1.0.0-rc.1", "v1.0.0"], {}, ["v1.0.0", "v1.0.0-rc.1"]),
         (["nightly", "v0.1.0"], {"nightly": "2030-01-01T00:00:00Z"}, ["v0.1.0", "nightly"]),
-        (["nightly", "edge"], {"nightly": "2026-09-02T00:00:00Z", "edge": "2026-09-01T00:00:00Z"},
-         ["nightly", "edge"]),
-        (["nightly", "edge"], {"nightly": "2026-09-01T00:00:00Z", "edge": "2026-09-02T00:00:00Z"},
-         ["edge", "nightly"]),
+        (
+            ["nightly", "edge"],
+            {"nightly": "2026-09-02T00:00:00Z", "edge": "2026-09-01T00:00:00Z"},
+            ["nightly", "edge"],
+        ),
+        (
+            ["nightly", "edge"],
+            {"nightly": "2026-09-01T00:00:00Z", "edge": "2026-09-02T00:00:00Z"},
+            ["edge", "nightly"],
+        ),
         (["alpha", "beta"], {}, ["beta", "alpha"]),
-        (["v1.2", "v1.2.0"], {"v1.2": "2026-09-01T00:00:00Z", "v1.2.0": "2026-09-02T00:00:00Z"},
-         ["v1.2.0", "v1.2"]),
+        (
+            ["v1.2", "v1.2.0"],
+            {"v1.2": "2026-09-01T00:00:00Z", "v1.2.0": "2026-09-02T00:00:00Z"},
+            ["v1.2.0", "v1.2"],
+        ),
     ],
 )
-def test_order_versions(versions: list[str], newest_at: dict[str, str], expected: list[str]) -> None:
+def test_order_versions(
+    versions: list[str], newest_at: dict[str, str], expected: list[str]
+) -> None:
     assert order_versions_newest_first(versions, newest_at) == expected
 
 
 @pytest.mark.parametrize(
     ("part", "whole", "pct"),
-    [(0, 0, 0), (0, 5, 0), (1, 2, 50), (1, 3, 33), (2, 3, 67), (1, 8, 13), (1, 200, 1),
-     (1, 201, 0), (3, 3, 100)],
+    [
+        (0, 0, 0),
+        (0, 5, 0),
+        (1, 2, 50),
+        (1, 3, 33),
+        (2, 3, 67),
+        (1, 8, 13),
+        (1, 200, 1),
+        (1, 201, 0),
+        (3, 3, 100),
+    ],
 )
 def test_round_half_up_pct(part: int, whole: int, pct: int) -> None:
     assert round_half_up_pct(part, whole) == pct

@@ -45,15 +45,22 @@ def test_unlisted_signers_are_reported_never_counted() -> None:
 
 
 def test_not_run_is_neither_reported_nor_counted() -> None:
-    assert _c(("a", True, R.NOT_RUN), ("u", False, R.NOT_RUN)) == RowConsensus(
-        S.UNTESTED, 0, 0, 0)
+    assert _c(("a", True, R.NOT_RUN), ("u", False, R.NOT_RUN)) == RowConsensus(S.UNTESTED, 0, 0, 0)
     assert _c(("a", True, R.NOT_RUN), ("b", True, R.PASS)).state is S.SINGLE
 
 
-@pytest.mark.parametrize(("passes", "fails", "state"), [
-    (0, 0, S.UNTESTED), (0, 1, S.FAILING), (0, 2, S.FAILING), (1, 1, S.CONTESTED),
-    (2, 1, S.CONTESTED), (1, 0, S.SINGLE), (2, 0, S.CONFIRMED),
-])
+@pytest.mark.parametrize(
+    ("passes", "fails", "state"),
+    [
+        (0, 0, S.UNTESTED),
+        (0, 1, S.FAILING),
+        (0, 2, S.FAILING),
+        (1, 1, S.CONTESTED),
+        (2, 1, S.CONTESTED),
+        (1, 0, S.SINGLE),
+        (2, 0, S.CONFIRMED),
+    ],
+)
 def test_the_state_table(passes: int, fails: int, state: S) -> None:
     votes = [(f"p{i}", True, R.PASS) for i in range(passes)]
     votes += [(f"f{i}", True, R.FAIL) for i in range(fails)]
@@ -61,22 +68,26 @@ def test_the_state_table(passes: int, fails: int, state: S) -> None:
     assert _c(*reversed(votes)).state is state
 
 
-@pytest.mark.parametrize(("states", "expected"), [
-    ([], S.UNTESTED),
-    ([S.UNTESTED], S.UNTESTED),
-    ([S.UNTESTED, S.SINGLE], S.PARTIAL),
-    ([S.CONFIRMED, S.UNTESTED], S.PARTIAL),
-    ([S.UNTESTED, S.FAILING, S.CONFIRMED], S.FAILING),
-    ([S.CONFIRMED, S.SINGLE], S.SINGLE),
-    ([S.CONFIRMED, S.CONFIRMED], S.CONFIRMED),
-    ([S.FAILING, S.CONTESTED], S.CONTESTED),
-    ([S.SINGLE, S.CONTESTED, S.CONFIRMED], S.CONTESTED),
-    ([S.PARTIAL], S.UNTESTED),
-    ([S.PARTIAL, S.CONFIRMED], S.CONFIRMED),
-    ([S.PARTIAL, S.PARTIAL], S.UNTESTED),
-])
+@pytest.mark.parametrize(
+    ("states", "expected"),
+    [
+        ([], S.UNTESTED),
+        ([S.UNTESTED], S.UNTESTED),
+        ([S.UNTESTED, S.SINGLE], S.PARTIAL),
+        ([S.CONFIRMED, S.UNTESTED], S.PARTIAL),
+        ([S.UNTESTED, S.FAILING, S.CONFIRMED], S.FAILING),
+        ([S.CONFIRMED, S.SINGLE], S.SINGLE),
+        ([S.CONFIRMED, S.CONFIRMED], S.CONFIRMED),
+        ([S.FAILING, S.CONTESTED], S.CONTESTED),
+        ([S.SINGLE, S.CONTESTED, S.CONFIRMED], S.CONTESTED),
+        ([S.PARTIAL], S.UNTESTED),
+        ([S.PARTIAL, S.CONFIRMED], S.CONFIRMED),
+        ([S.PARTIAL, S.PARTIAL], S.UNTESTED),
+    ],
+)
 def test_rollup_is_the_worst_row_and_partial_for_untested_beside_passing(
-        states: list[S], expected: S) -> None:
+    states: list[S], expected: S
+) -> None:
     assert rollup(states) is expected
     assert rollup(iter(states)) is expected
 

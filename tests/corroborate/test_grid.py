@@ -26,8 +26,10 @@ def only_row(grid):  # type: ignore[no-untyped-def]
 
 def test_one_identity_under_two_folders_counts_once(f: type) -> None:
     signer = f.identity("acme")
-    runs = [f.make_run(signer, {ROW: "passed"}, when="2026-09-01T00:00:00Z"),
-            f.make_run(signer, {ROW: "passed"}, when="2026-09-02T00:00:00Z")]
+    runs = [
+        f.make_run(signer, {ROW: "passed"}, when="2026-09-01T00:00:00Z"),
+        f.make_run(signer, {ROW: "passed"}, when="2026-09-02T00:00:00Z"),
+    ]
     row = only_row(combined_grid(runs, f.org_of))
     assert row.consensus is S.SINGLE
     assert len(row.signers) == 1 and row.counts.passed == 1
@@ -43,14 +45,18 @@ def test_one_identity_under_two_folders_counts_once(f: type) -> None:
     ],
 )
 def test_one_org_flag(f: type, orgs: list[str], state: S, distinct: int, one_org: bool) -> None:
-    runs = [f.make_run(f.identity(org, repo=f"repo{i}"), {ROW: "passed"}) for i, org in enumerate(orgs)]
+    runs = [
+        f.make_run(f.identity(org, repo=f"repo{i}"), {ROW: "passed"}) for i, org in enumerate(orgs)
+    ]
     row = only_row(combined_grid(runs, f.org_of))
     assert (row.consensus, row.distinct_orgs, row.one_org) == (state, distinct, one_org)
 
 
 def test_reported_signer_is_listed_but_not_counted(f: type) -> None:
-    runs = [f.make_run(f.identity("acme"), {ROW: "passed"}),
-            f.make_run(f.identity("stranger"), {ROW: "failed"}, allowlisted=False)]
+    runs = [
+        f.make_run(f.identity("acme"), {ROW: "passed"}),
+        f.make_run(f.identity("stranger"), {ROW: "failed"}, allowlisted=False),
+    ]
     row = only_row(combined_grid(runs, f.org_of))
     assert row.consensus is S.SINGLE and row.reported == 1
     assert {c.result for c in row.signers} == {R.PASS, R.FAIL}
@@ -59,9 +65,11 @@ def test_reported_signer_is_listed_but_not_counted(f: type) -> None:
 
 def test_not_run_is_excluded_from_signers_but_counted(f: type) -> None:
     other = (CONF, "dra-support")
-    runs = [f.make_run(f.identity("acme"), {ROW: "passed", other: "passed"}),
-            f.make_run(f.identity("beta"), {ROW: "skipped"}),
-            f.make_run(f.identity("gamma"), {other: "passed"})]  # absent row = not-run
+    runs = [
+        f.make_run(f.identity("acme"), {ROW: "passed", other: "passed"}),
+        f.make_run(f.identity("beta"), {ROW: "skipped"}),
+        f.make_run(f.identity("gamma"), {other: "passed"}),
+    ]  # absent row = not-run
     grid = combined_grid(runs, f.org_of)
     row = next(r for r in grid.rows if r.key == ROW)
     assert row.consensus is S.SINGLE
@@ -70,12 +78,20 @@ def test_not_run_is_excluded_from_signers_but_counted(f: type) -> None:
 
 
 def test_rows_sorted_by_phase_then_name_and_signers_by_source(f: type) -> None:
-    keys = {(CONF, "a-check"): "passed", (DEP, "z-check"): "passed", (PERF, "m"): "passed",
-            (DEP, "b-check"): "passed"}
+    keys = {
+        (CONF, "a-check"): "passed",
+        (DEP, "z-check"): "passed",
+        (PERF, "m"): "passed",
+        (DEP, "b-check"): "passed",
+    }
     runs = [f.make_run(f.identity(o), keys) for o in ("zeta", "alpha", "mid")]
     grid = combined_grid(runs, f.org_of)
-    assert [r.key for r in grid.rows] == [(DEP, "b-check"), (DEP, "z-check"), (PERF, "m"),
-                                          (CONF, "a-check")]
+    assert [r.key for r in grid.rows] == [
+        (DEP, "b-check"),
+        (DEP, "z-check"),
+        (PERF, "m"),
+        (CONF, "a-check"),
+    ]
     srcs = [c.src for c in grid.rows[0].signers]
     assert srcs == sorted(srcs)
 
@@ -83,18 +99,24 @@ def test_rows_sorted_by_phase_then_name_and_signers_by_source(f: type) -> None:
 def test_same_digest_flag(f: type) -> None:
     same = [f.make_run(f.identity(o), {ROW: "passed"}, recipe_digest="1" * 64) for o in ("a", "b")]
     assert only_row(combined_grid(same, f.org_of)).same_digest
-    differ = [f.make_run(f.identity("a"), {ROW: "passed"}, recipe_digest="1" * 64),
-              f.make_run(f.identity("b"), {ROW: "passed"}, recipe_digest="2" * 64)]
+    differ = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, recipe_digest="1" * 64),
+        f.make_run(f.identity("b"), {ROW: "passed"}, recipe_digest="2" * 64),
+    ]
     assert not only_row(combined_grid(differ, f.org_of)).same_digest
     # an unlisted run with another digest is not a counted run
-    mixed = [*same, f.make_run(f.identity("c"), {ROW: "passed"}, allowlisted=False,
-                               recipe_digest="3" * 64)]
+    mixed = [
+        *same,
+        f.make_run(f.identity("c"), {ROW: "passed"}, allowlisted=False, recipe_digest="3" * 64),
+    ]
     assert only_row(combined_grid(mixed, f.org_of)).same_digest
 
 
 def test_phase_rollup_every_phase_with_partial(f: type) -> None:
-    runs = [f.make_run(f.identity("a"), {ROW: "passed", (CONF, "x"): "skipped"}),
-            f.make_run(f.identity("b"), {ROW: "passed"})]
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed", (CONF, "x"): "skipped"}),
+        f.make_run(f.identity("b"), {ROW: "passed"}),
+    ]
     grid = combined_grid(runs, f.org_of)
     assert grid.phase_rollup == {DEP: S.CONFIRMED, PERF: S.UNTESTED, CONF: S.UNTESTED}
     assert grid.rollup is S.PARTIAL
@@ -103,9 +125,11 @@ def test_phase_rollup_every_phase_with_partial(f: type) -> None:
 
 def test_combined_uses_newest_run_whatever_version(f: type) -> None:
     a, b = f.identity("a"), f.identity("b")
-    runs = [f.make_run(a, {ROW: "passed"}, version="v0.14.0", when="2026-09-01T00:00:00Z"),
-            f.make_run(a, {ROW: "failed"}, version="v0.13.0", when="2026-09-03T00:00:00Z"),
-            f.make_run(b, {ROW: "passed"}, version="v0.14.0", when="2026-09-02T00:00:00Z")]
+    runs = [
+        f.make_run(a, {ROW: "passed"}, version="v0.14.0", when="2026-09-01T00:00:00Z"),
+        f.make_run(a, {ROW: "failed"}, version="v0.13.0", when="2026-09-03T00:00:00Z"),
+        f.make_run(b, {ROW: "passed"}, version="v0.14.0", when="2026-09-02T00:00:00Z"),
+    ]
     assert only_row(combined_grid(runs, f.org_of)).consensus is S.CONTESTED
     grids = version_grids(runs, f.org_of)
     assert [g.aicr_version for g in grids] == ["v0.14.0", "v0.13.0"]
@@ -114,9 +138,11 @@ def test_combined_uses_newest_run_whatever_version(f: type) -> None:
 
 
 def test_k8s_lens(f: type) -> None:
-    runs = [f.make_run(f.identity("a"), {ROW: "passed"}, k8s="1.33"),
-            f.make_run(f.identity("b"), {ROW: "passed"}, k8s="1.32"),
-            f.make_run(f.identity("c"), {ROW: "passed"}, k8s="1.33")]
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, k8s="1.33"),
+        f.make_run(f.identity("b"), {ROW: "passed"}, k8s="1.32"),
+        f.make_run(f.identity("c"), {ROW: "passed"}, k8s="1.33"),
+    ]
     assert k8s_minors(runs) == ("1.33", "1.32")
     assert only_row(k8s_lens(runs, "1.33", f.org_of)).consensus is S.CONFIRMED
     assert only_row(k8s_lens(runs, "1.32", f.org_of)).consensus is S.SINGLE
@@ -125,9 +151,11 @@ def test_k8s_lens(f: type) -> None:
 
 def test_series_only_grid_signers_newest_first(f: type) -> None:
     a, idle = f.identity("a"), f.identity("idle")
-    runs = [f.make_run(a, {ROW: "passed"}, when="2026-09-01T00:00:00Z"),
-            f.make_run(a, {ROW: "failed", (CONF, "x"): "passed"}, when="2026-09-02T00:00:00Z"),
-            f.make_run(idle, {ROW: "skipped"})]
+    runs = [
+        f.make_run(a, {ROW: "passed"}, when="2026-09-01T00:00:00Z"),
+        f.make_run(a, {ROW: "failed", (CONF, "x"): "passed"}, when="2026-09-02T00:00:00Z"),
+        f.make_run(idle, {ROW: "skipped"}),
+    ]
     series = build_series("r", runs, version_grids(runs, f.org_of))
     assert list(series.builds) == [a.source_id]
     cols = series.builds[a.source_id]
@@ -156,14 +184,29 @@ def test_series_keys_rows_by_phase_and_name(f: type) -> None:
         (["passed", "failed", "passed"], 100),
         (["passed", "failed", "failed"], 50),
         (["passed", "skipped", "failed"], 0),  # pairs with a not-run side are not counted
-        (["passed", "passed", "failed", "failed", "failed", "failed", "failed", "failed", "failed"], 13),
+        (
+            [
+                "passed",
+                "passed",
+                "failed",
+                "failed",
+                "failed",
+                "failed",
+                "failed",
+                "failed",
+                "failed",
+            ],
+            13,
+        ),
         (["failed"], 0),
     ],
 )
 def test_flake_pct(f: type, history: list[str], pct: int) -> None:
     a = f.identity("a")
-    runs = [f.make_run(a, {ROW: status}, when=f"2026-09-{10 + i:02d}T00:00:00Z")
-            for i, status in enumerate(history)]
+    runs = [
+        f.make_run(a, {ROW: status}, when=f"2026-09-{10 + i:02d}T00:00:00Z")
+        for i, status in enumerate(history)
+    ]
     series = build_series("r", runs, version_grids(runs, f.org_of))
     if not series.builds:
         assert all(s == "skipped" for s in history)

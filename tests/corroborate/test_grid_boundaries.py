@@ -12,50 +12,66 @@ from generator.model import Phase
 ROW = (Phase.DEPLOYMENT, "operator-health")
 
 
-@pytest.mark.parametrize(("results", "state", "counts"), [
-    (["failed"], S.FAILING, (0, 1, 0)),
-    (["failed", "failed"], S.FAILING, (0, 2, 0)),
-    (["passed", "failed"], S.CONTESTED, (1, 1, 0)),
-    (["passed", "passed", "failed"], S.CONTESTED, (2, 1, 0)),
-    (["passed", "skipped"], S.SINGLE, (1, 0, 1)),
-    (["skipped", "skipped"], S.UNTESTED, (0, 0, 2)),
-])
-def test_each_allowlisted_result_is_counted_once(f: type, results: list[str], state: S,
-                                                 counts: tuple[int, int, int]) -> None:
-    runs = [f.make_run(f.identity(f"org{i}"), {ROW: result})  # type: ignore[attr-defined]
-            for i, result in enumerate(results)]
+@pytest.mark.parametrize(
+    ("results", "state", "counts"),
+    [
+        (["failed"], S.FAILING, (0, 1, 0)),
+        (["failed", "failed"], S.FAILING, (0, 2, 0)),
+        (["passed", "failed"], S.CONTESTED, (1, 1, 0)),
+        (["passed", "passed", "failed"], S.CONTESTED, (2, 1, 0)),
+        (["passed", "skipped"], S.SINGLE, (1, 0, 1)),
+        (["skipped", "skipped"], S.UNTESTED, (0, 0, 2)),
+    ],
+)
+def test_each_allowlisted_result_is_counted_once(
+    f: type, results: list[str], state: S, counts: tuple[int, int, int]
+) -> None:
+    runs = [
+        f.make_run(f.identity(f"org{i}"), {ROW: result})  # type: ignore[attr-defined]
+        for i, result in enumerate(results)
+    ]
     row = combined_grid(runs, f.org_of).rows[0]  # type: ignore[attr-defined]
     assert row.consensus is state
     assert (row.counts.passed, row.counts.failed, row.counts.not_run) == counts
     assert row.distinct_orgs == results.count("passed")
 
 
-@pytest.mark.parametrize(("minors", "expected"), [
-    (["1.9", "1.33", "1.10", "2.0"], ("2.0", "1.33", "1.10", "1.9")),
-    (["", "1.32", "1.33"], ("1.33", "1.32", "")),
-    (["1.33", "v1.34"], ("1.33", "v1.34")),
-    (["1.x", "1.2"], ("1.2", "1.x")),
-    (["x.1", "1.2"], ("1.2", "x.1")),
-    (["0.0", "0.1"], ("0.1", "0.0")),
-])
+@pytest.mark.parametrize(
+    ("minors", "expected"),
+    [
+        (["1.9", "1.33", "1.10", "2.0"], ("2.0", "1.33", "1.10", "1.9")),
+        (["", "1.32", "1.33"], ("1.33", "1.32", "")),
+        (["1.33", "v1.34"], ("1.33", "v1.34")),
+        (["1.x", "1.2"], ("1.2", "1.x")),
+        (["x.1", "1.2"], ("1.2", "x.1")),
+        (["0.0", "0.1"], ("0.1", "0.0")),
+    ],
+)
 def test_kubernetes_minors_are_newest_first_by_number_unparsed_last(
-        f: type, minors: list[str], expected: tuple[str, ...]) -> None:
-    runs = [f.make_run(f.identity(f"o{i}"), {ROW: "passed"}, k8s=minor)  # type: ignore[attr-defined]
-            for i, minor in enumerate(minors)]
+    f: type, minors: list[str], expected: tuple[str, ...]
+) -> None:
+    runs = [
+        f.make_run(f.identity(f"o{i}"), {ROW: "passed"}, k8s=minor)  # type: ignore[attr-defined]
+        for i, minor in enumerate(minors)
+    ]
     assert k8s_minors(runs) == expected
     assert k8s_minors(reversed(runs)) == expected
 
 
 def test_a_kubernetes_lens_matches_its_minor_exactly(f: type) -> None:
-    runs = [f.make_run(f.identity("a"), {ROW: "passed"}, k8s="1.33"),  # type: ignore[attr-defined]
-            f.make_run(f.identity("b"), {ROW: "passed"}, k8s="1.3")]  # type: ignore[attr-defined]
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, k8s="1.33"),  # type: ignore[attr-defined]
+        f.make_run(f.identity("b"), {ROW: "passed"}, k8s="1.3"),
+    ]  # type: ignore[attr-defined]
     grid = k8s_lens(runs, "1.3", f.org_of)  # type: ignore[attr-defined]
     assert grid.rows[0].consensus is S.SINGLE
 
 
 def test_the_combined_grid_names_no_version_and_each_version_grid_its_own(f: type) -> None:
-    runs = [f.make_run(f.identity("a"), {ROW: "passed"}, version="v0.13.0"),  # type: ignore[attr-defined]
-            f.make_run(f.identity("b"), {ROW: "passed"}, version="v0.14.0")]  # type: ignore[attr-defined]
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, version="v0.13.0"),  # type: ignore[attr-defined]
+        f.make_run(f.identity("b"), {ROW: "passed"}, version="v0.14.0"),
+    ]  # type: ignore[attr-defined]
     assert combined_grid(runs, f.org_of).aicr_version == ""  # type: ignore[attr-defined]
     grids = version_grids(runs, f.org_of)  # type: ignore[attr-defined]
     assert sorted(g.aicr_version for g in grids) == ["v0.13.0", "v0.14.0"]

@@ -28,9 +28,16 @@ def go_tool() -> str | None:
 def offline_env(work: Path) -> dict[str, str]:
     """The environment of every `go` call: no modules, no proxy, no toolchain download."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GO")}
-    env.update(GO111MODULE="off", GOPATH=str(work / "gopath"), GOCACHE=str(work / "gocache"),
-               GOPROXY="off", GOTOOLCHAIN="local", GOFLAGS="", CGO_ENABLED="0",
-               HOME=str(work))
+    env.update(
+        GO111MODULE="off",
+        GOPATH=str(work / "gopath"),
+        GOCACHE=str(work / "gocache"),
+        GOPROXY="off",
+        GOTOOLCHAIN="local",
+        GOFLAGS="",
+        CGO_ENABLED="0",
+        HOME=str(work),
+    )
     return env
 
 
@@ -41,13 +48,26 @@ class GoMarshal:
         work.mkdir(parents=True, exist_ok=True)
         self.env = offline_env(work)
         self.binary = work / "gojson"
-        built = subprocess.run([go, "build", "-o", str(self.binary), str(SOURCE)], cwd=work,
-                               env=self.env, capture_output=True, text=True, timeout=600,
-                               check=False, stdin=subprocess.DEVNULL)
+        built = subprocess.run(
+            [go, "build", "-o", str(self.binary), str(SOURCE)],
+            cwd=work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
         if built.returncode:
             raise RuntimeError(f"go build of {SOURCE.name} failed:\n{built.stderr}")
-        version = subprocess.run([go, "env", "GOVERSION"], env=self.env, capture_output=True,
-                                 text=True, timeout=60, check=True).stdout.strip()
+        version = subprocess.run(
+            [go, "env", "GOVERSION"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout.strip()
         found = re.match(r"go(\d+)\.(\d+)", version)
         self.version = (int(found[1]), int(found[2])) if found else (0, 0)
         self._proc: subprocess.Popen[bytes] | None = None
@@ -61,8 +81,14 @@ class GoMarshal:
     def batch(self, documents: Iterable[bytes]) -> list[bytes]:
         """Go's bytes for each JSON text of `documents`, from one run of the program."""
         data = b"\n".join(documents) + b"\n"
-        done = subprocess.run([str(self.binary)], input=data, env=self.env,
-                              capture_output=True, timeout=600, check=False)
+        done = subprocess.run(
+            [str(self.binary)],
+            input=data,
+            env=self.env,
+            capture_output=True,
+            timeout=600,
+            check=False,
+        )
         if done.returncode:
             raise RuntimeError(f"gojson failed: {done.stderr.decode(errors='replace')}")
         answers = done.stdout.split(b"\0")
@@ -72,9 +98,13 @@ class GoMarshal:
     def one(self, document: bytes) -> bytes:
         """Go's bytes for one JSON text (on one line), from the session's running program."""
         if self._proc is None:
-            self._proc = subprocess.Popen([str(self.binary)], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          env=self.env)
+            self._proc = subprocess.Popen(
+                [str(self.binary)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+            )
         proc = self._proc
         stdin: IO[bytes] = _pipe(proc.stdin)
         stdout: Any = _pipe(proc.stdout)

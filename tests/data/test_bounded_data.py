@@ -22,7 +22,8 @@ def test_pointer_lists_at_most_the_limit_with_failures_first(f: type) -> None:
 
 
 def test_small_report_is_listed_whole_without_a_count(f: type) -> None:
-    ev = f.make_evidence(ctrf_reports={Phase.CONFORMANCE: f.ctrf(Phase.CONFORMANCE,
-                                                                  ("a", "passed"))})
+    ev = f.make_evidence(
+        ctrf_reports={Phase.CONFORMANCE: f.ctrf(Phase.CONFORMANCE, ("a", "passed"))}
+    )
     doc = evidence_document(ev)
     assert [t["name"] for t in doc["tests"]] == ["a"] and "truncated" not in doc

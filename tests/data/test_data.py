@@ -77,48 +77,102 @@ def validator(name: str) -> jsonschema.Draft202012Validator:
 # --------------------------------------------------------------------------- a board with every state
 
 
-def rich_entries(f: type, recipe_doc: dict[str, Any] | None = None,
-                 conformance: Any = None) -> list[BoardEntry]:
+def rich_entries(
+    f: type, recipe_doc: dict[str, Any] | None = None, conformance: Any = None
+) -> list[BoardEntry]:
     """Two tabs; rows CONFIRMED, SINGLE, CONTESTED, FAILING, UNTESTED; two versions; a reported
     signer; an all-not-run signer; a PARTIAL tab."""
     a, b, c, stranger = (f.identity(o) for o in ("acme", "beta", "gamma", "stranger"))
-    base_recipe = recipe_doc or {"criteria": {"service": "eks", "accelerator": "h100",
-                                              "os": "ubuntu", "intent": "training",
-                                              "platform": "kubeflow"}}
+    base_recipe = recipe_doc or {
+        "criteria": {
+            "service": "eks",
+            "accelerator": "h100",
+            "os": "ubuntu",
+            "intent": "training",
+            "platform": "kubeflow",
+        }
+    }
 
-    def ev(seed: str, when: str, version: str, results: dict[Phase, list[tuple[str, str]]],
-           recipe: dict[str, Any] | None = None, name: str = "h100-eks-ubuntu-training-kubeflow",
-           extra: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]
+    def ev(
+        seed: str,
+        when: str,
+        version: str,
+        results: dict[Phase, list[tuple[str, str]]],
+        recipe: dict[str, Any] | None = None,
+        name: str = "h100-eks-ubuntu-training-kubeflow",
+        extra: dict[str, Any] | None = None,
+    ):  # type: ignore[no-untyped-def]
         reports = {p: f.ctrf(p, *tests) for p, tests in results.items()}
         if conformance is not None and name == "h100-eks-ubuntu-training-kubeflow":
             reports[CONF] = conformance
         pred = {"aicrVersion": version, **(extra or {})}
-        return f.make_evidence(seed=seed, attested_at=when, recipe=recipe or base_recipe,
-                               ctrf_reports=reports, predicate=pred, name=name)
+        return f.make_evidence(
+            seed=seed,
+            attested_at=when,
+            recipe=recipe or base_recipe,
+            ctrf_reports=reports,
+            predicate=pred,
+            name=name,
+        )
 
-    full = {DEP: [("operator-health", "passed"), ("expected-resources", "passed"),
-                  ("gpu-operator-version", "passed"), ("check-nvidia-smi", "failed")],
-            PERF: [("nccl-all-reduce-bw-net", "passed")]}
-    second = {DEP: [("operator-health", "passed"), ("expected-resources", "failed"),
-                    ("check-nvidia-smi", "failed")],
-              PERF: [("nccl-all-reduce-bw-net", "skipped")]}
+    full = {
+        DEP: [
+            ("operator-health", "passed"),
+            ("expected-resources", "passed"),
+            ("gpu-operator-version", "passed"),
+            ("check-nvidia-smi", "failed"),
+        ],
+        PERF: [("nccl-all-reduce-bw-net", "passed")],
+    }
+    second = {
+        DEP: [
+            ("operator-health", "passed"),
+            ("expected-resources", "failed"),
+            ("check-nvidia-smi", "failed"),
+        ],
+        PERF: [("nccl-all-reduce-bw-net", "skipped")],
+    }
     out = []
     triples = [
         (a, True, ev("a1", "2026-09-18T10:00:00Z", "v0.14.2", full)),
         (a, True, ev("a0", "2026-09-01T10:00:00Z", "v0.13.0", second)),
         (b, True, ev("b1", "2026-09-19T02:57:39Z", "v0.14.2", second)),
         (stranger, False, ev("s1", "2026-09-17T00:00:00Z", "v0.14.2", full)),
-        (c, True, ev("c1", "2026-09-16T00:00:00Z", "v0.14.2", {CONF: [("dra-support", "skipped")]})),
-        (a, True, ev("g1", "2026-09-10T00:00:00Z", "v0.14.2",
-                     {DEP: [("operator-health", "passed")], CONF: [("dra-support", "skipped")]},
-                     recipe={"criteria": {"service": "gke", "accelerator": "h100", "os": "cos",
-                                          "intent": "training"}},
-                     name="h100-gke-cos-training-gpustack-bundle-installer",
-                     extra={"profile": {"selection": "gpuStack=bundle-installer"}})),
+        (
+            c,
+            True,
+            ev("c1", "2026-09-16T00:00:00Z", "v0.14.2", {CONF: [("dra-support", "skipped")]}),
+        ),
+        (
+            a,
+            True,
+            ev(
+                "g1",
+                "2026-09-10T00:00:00Z",
+                "v0.14.2",
+                {DEP: [("operator-health", "passed")], CONF: [("dra-support", "skipped")]},
+                recipe={
+                    "criteria": {
+                        "service": "gke",
+                        "accelerator": "h100",
+                        "os": "cos",
+                        "intent": "training",
+                    }
+                },
+                name="h100-gke-cos-training-gpustack-bundle-installer",
+                extra={"profile": {"selection": "gpuStack=bundle-installer"}},
+            ),
+        ),
     ]
     for signer, listed, evidence in triples:
-        out.append(board_entry(f.make_verified(evidence, signer), f.classified(listed),
-                               f.make_pointer(evidence, signer), origin=evidence.recipe_name))
+        out.append(
+            board_entry(
+                f.make_verified(evidence, signer),
+                f.classified(listed),
+                f.make_pointer(evidence, signer),
+                origin=evidence.recipe_name,
+            )
+        )
     return out
 
 
@@ -128,25 +182,47 @@ def rich_board(f: type, **kw: Any) -> Board:
 
 def loc(path: str) -> PointerLocation:
     parts = path.split("/")
-    return PointerLocation(path, parts[1] if len(parts) > 2 else None,
-                           parts[2] if len(parts) > 3 else None)
+    return PointerLocation(
+        path, parts[1] if len(parts) > 2 else None, parts[2] if len(parts) > 3 else None
+    )
 
 
 def rich_records(f: type) -> list[PointerRecord]:
     signer = f.identity("acme")
     ev = f.make_evidence(
-        seed="p1", predicate={"redaction": None},
-        snapshot={"measurements": [{"type": "GPU", "subtypes": [
-            {"subtype": "smi", "data": {"driver": "570.1", "cuda-version": "12.8"}}]}]},
-        recipe={"criteria": {"service": "eks"}, "componentRefs": [{"name": "gpu-operator",
-                                                                   "version": "v25.3.0"}],
-                "validation": {"performance": {"constraints": [
-                    {"name": "nccl-all-reduce-bw-net", "value": ">= 300"}]}}},
+        seed="p1",
+        predicate={"redaction": None},
+        snapshot={
+            "measurements": [
+                {
+                    "type": "GPU",
+                    "subtypes": [
+                        {"subtype": "smi", "data": {"driver": "570.1", "cuda-version": "12.8"}}
+                    ],
+                }
+            ]
+        },
+        recipe={
+            "criteria": {"service": "eks"},
+            "componentRefs": [{"name": "gpu-operator", "version": "v25.3.0"}],
+            "validation": {
+                "performance": {
+                    "constraints": [{"name": "nccl-all-reduce-bw-net", "value": ">= 300"}]
+                }
+            },
+        },
         ctrf_reports={PERF: f.ctrf(PERF, ("nccl-all-reduce-bw-net", "passed"))},
     )
-    steps = (Step(1, "materialize-bundle", StepStatus.PASSED, "ok",
-                  (SubRow("digest", "sha256:x", beyond_aicr=True),)),
-             Step(2, "signature-verify", StepStatus.FAILED, "bad"))
+    steps = (
+        Step(
+            1,
+            "materialize-bundle",
+            StepStatus.PASSED,
+            "ok",
+            (SubRow("digest", "sha256:x", beyond_aicr=True),),
+        ),
+        Step(2, "signature-verify", StepStatus.FAILED, "bad"),
+    )
     verified = f.make_verified(ev, signer)
     pointer = f.make_pointer(ev, signer)
     pending_ev = f.make_evidence(seed="p2")
@@ -154,22 +230,44 @@ def rich_records(f: type) -> list[PointerRecord]:
     transient = FailureCause(FailureClass.TRANSIENT, "registry timed out", "retry", http_status=503)
     base = "evidence/h100-eks-ubuntu-training-kubeflow"
     return [
-        PointerRecord(ParsedPointer(loc(f"{base}/{signer.slug}/sha256-1.yaml"), pointer), verified,
-                      f.classified(), "acme/aicr-evidence",
-                      freshness=FreshnessInfo(Freshness.FRESH, "b" * 64, "b" * 64, "native")),
-        PointerRecord(ParsedPointer(loc(f"{base}/{signer.slug}/sha256-2.yaml"), pointer), verified,
-                      f.classified(), "acme/aicr-evidence", duplicate_of=f"{base}/{signer.slug}/sha256-1.yaml",
-                      freshness=FreshnessInfo(Freshness.STALE, "b" * 64, "c" * 64, "aicr"),
-                      verified_at="2026-09-19T03:00:00Z"),
-        PointerRecord(ParsedPointer(loc("evidence/pending.yaml"), f.make_pointer(pending_ev, None)),
-                      Pending((), pending_ev)),
-        PointerRecord(ParsedPointer(loc(f"{base}/{signer.slug}/sha256-3.yaml"), pointer),
-                      Rejected(steps, cause, signer), f.classified(False)),
-        PointerRecord(ParsedPointer(loc(f"{base}/{signer.slug}/sha256-4.yaml"), pointer),
-                      NoVerdict(steps[:1], transient)),
-        PointerRecord(RejectedPointer(loc("evidence/bad/zz/sha256-5.yaml"), "filename-digest",
-                                      "file name does not match bundle.digest", "rename it",
-                                      recipe="bad")),
+        PointerRecord(
+            ParsedPointer(loc(f"{base}/{signer.slug}/sha256-1.yaml"), pointer),
+            verified,
+            f.classified(),
+            "acme/aicr-evidence",
+            freshness=FreshnessInfo(Freshness.FRESH, "b" * 64, "b" * 64, "native"),
+        ),
+        PointerRecord(
+            ParsedPointer(loc(f"{base}/{signer.slug}/sha256-2.yaml"), pointer),
+            verified,
+            f.classified(),
+            "acme/aicr-evidence",
+            duplicate_of=f"{base}/{signer.slug}/sha256-1.yaml",
+            freshness=FreshnessInfo(Freshness.STALE, "b" * 64, "c" * 64, "aicr"),
+            verified_at="2026-09-19T03:00:00Z",
+        ),
+        PointerRecord(
+            ParsedPointer(loc("evidence/pending.yaml"), f.make_pointer(pending_ev, None)),
+            Pending((), pending_ev),
+        ),
+        PointerRecord(
+            ParsedPointer(loc(f"{base}/{signer.slug}/sha256-3.yaml"), pointer),
+            Rejected(steps, cause, signer),
+            f.classified(False),
+        ),
+        PointerRecord(
+            ParsedPointer(loc(f"{base}/{signer.slug}/sha256-4.yaml"), pointer),
+            NoVerdict(steps[:1], transient),
+        ),
+        PointerRecord(
+            RejectedPointer(
+                loc("evidence/bad/zz/sha256-5.yaml"),
+                "filename-digest",
+                "file name does not match bundle.digest",
+                "rename it",
+                recipe="bad",
+            )
+        ),
         PointerRecord(ParsedPointer(loc(f"{base}/{signer.slug}/sha256-6.yaml"), pointer)),
     ]
 
@@ -193,8 +291,10 @@ def test_index_validates_and_carries_the_contract(f: type) -> None:
     assert doc["meta"]["counts"] == {"recipes": 2, "csps": 2, "sources": len(board.sources)}
     assert doc["meta"]["counts"]["sources"] == 4  # the all-not-run signer is still registered
     tabs = [t for g in doc["groups"] for d in g["dashboards"] for t in d["tabs"]]
-    assert [t["recipe"] for t in tabs] == ["h100-eks-ubuntu-training-kubeflow",
-                                           "h100-gke-cos-training-gpustack-bundle-installer"]
+    assert [t["recipe"] for t in tabs] == [
+        "h100-eks-ubuntu-training-kubeflow",
+        "h100-gke-cos-training-gpustack-bundle-installer",
+    ]
     eks = tabs[0]
     assert [v["aicrVer"] for v in eks["versions"]] == ["v0.14.2", "v0.13.0"]
     assert eks["combined"]["aicrVer"] == ""
@@ -205,8 +305,10 @@ def test_index_validates_and_carries_the_contract(f: type) -> None:
 
 def test_series_validate_and_name_their_files(f: type) -> None:
     docs = series_documents(rich_board(f))
-    assert set(docs) == {"h100-eks-ubuntu-training-kubeflow",
-                         "h100-gke-cos-training-gpustack-bundle-installer"}
+    assert set(docs) == {
+        "h100-eks-ubuntu-training-kubeflow",
+        "h100-gke-cos-training-gpustack-bundle-installer",
+    }
     check = validator("series.schema.json")
     for recipe, doc in docs.items():
         check.validate(doc)
@@ -236,9 +338,16 @@ def test_pointers_validate_with_every_outcome(f: type) -> None:
 
 def build_info() -> dict[str, Any]:
     return build_info_document(
-        build_time="2026-09-19T02:57:39Z", commit="abc1234", source_url=None,
-        verifier="sigstore 4.5.1", trust_name="public-good", trust_production=True,
-        trust_refreshed=None, trusted_registries=["ghcr.io"], preview=False)
+        build_time="2026-09-19T02:57:39Z",
+        commit="abc1234",
+        source_url=None,
+        verifier="sigstore 4.5.1",
+        trust_name="public-good",
+        trust_production=True,
+        trust_refreshed=None,
+        trusted_registries=["ghcr.io"],
+        preview=False,
+    )
 
 
 def test_build_info_validates() -> None:
@@ -249,8 +358,12 @@ def test_build_info_validates() -> None:
     ("schema", "breaker"),
     [
         ("index.schema.json", lambda d: d.update(schema="aicr-corroboration/v2")),
-        ("index.schema.json", lambda d: d["groups"][0]["dashboards"][0]["tabs"][0]["combined"]
-         ["tests"][0].update(consensus="PARTIAL")),
+        (
+            "index.schema.json",
+            lambda d: d["groups"][0]["dashboards"][0]["tabs"][0]["combined"]["tests"][0].update(
+                consensus="PARTIAL"
+            ),
+        ),
         ("index.schema.json", lambda d: d["meta"].update(generatedAt="2026-09-19T02:57:39Z")),
         ("index.schema.json", lambda d: d["sources"].update({"short": {}})),
         ("index.schema.json", lambda d: d.update(unexpected=1)),
@@ -289,7 +402,9 @@ def test_default_build_time(f: type) -> None:
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_write_data_is_deterministic(f: type, tmp_path: Path) -> None:
@@ -298,8 +413,13 @@ def test_write_data_is_deterministic(f: type, tmp_path: Path) -> None:
         entries = rich_entries(f)[::order]
         board = build_board(entries, organisation_of=f.org_of, naming=f.naming)
         out = tmp_path / f"site{i}"
-        written = write_data(out, board=board, records=rich_records(f)[::order],
-                             build_time=default_build_time(board), build_info=build_info())
+        written = write_data(
+            out,
+            board=board,
+            records=rich_records(f)[::order],
+            build_time=default_build_time(board),
+            build_info=build_info(),
+        )
         assert all(p.is_file() for p in written)
         outputs.append(tree_bytes(out))
     assert outputs[0] == outputs[1]

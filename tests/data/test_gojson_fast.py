@@ -37,22 +37,50 @@ def reference(obj: Any) -> str:
             return [swap(v) for v in value]
         return value
 
-    text = re.sub(f'"{mark}([0-9]+)"', lambda m: go_float(floats[int(m[1])]), reference_json(swap(obj)))
+    text = re.sub(
+        f'"{mark}([0-9]+)"', lambda m: go_float(floats[int(m[1])]), reference_json(swap(obj))
+    )
     for raw, escaped in _GO_ESCAPES.items():
         text = text.replace(raw, escaped)
     return text + "\n"
 
 
-TRICKY = st.sampled_from(["}", "]", "{", "[", ",", ":", "},\n    {", '"', "\\", "\n",
-                          "<&>", "\u2028", "é", "", " ", '": {', "],\n  ["])
+TRICKY = st.sampled_from(
+    [
+        "}",
+        "]",
+        "{",
+        "[",
+        ",",
+        ":",
+        "},\n    {",
+        '"',
+        "\\",
+        "\n",
+        "<&>",
+        "\u2028",
+        "é",
+        "",
+        " ",
+        '": {',
+        "],\n  [",
+    ]
+)
 STRINGS = st.one_of(st.text(max_size=8), TRICKY, st.lists(TRICKY, max_size=4).map("".join))
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(),
-                    st.floats(allow_nan=False, allow_infinity=False), STRINGS)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    STRINGS,
+)
 VALUES = st.recursive(
     SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=5),
-                            st.dictionaries(STRINGS, inner, max_size=5),
-                            st.lists(inner, max_size=3).map(tuple)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.dictionaries(STRINGS, inner, max_size=5),
+        st.lists(inner, max_size=3).map(tuple),
+    ),
     max_leaves=40,
 )
 
@@ -71,26 +99,32 @@ class Size(enum.IntEnum):
     BIG = 3
 
 
-@pytest.mark.parametrize("obj", [
-    [{"a": 1}, {"b": [1, 2]}, [3, "}"], {"c": "x]"}],            # a table of rows
-    [{"a": 1}, {}],                                            # an empty row: not a table
-    {"k": [{"a": "}"}, {"a": "],\n      {"}]},                   # brackets inside strings
-    {"e": Colour.RED, "s": Size.BIG, "n": [Colour.RED, Size.BIG]},
-    {"o": OrderedDict([("b", 1), ("a", 2)])},                  # a dict subclass
-    {1: "int key", 2: {3: "nested"}, 4: [{5: None}]},           # non-string keys
-    {"f": 1e300, "g": -0.0, "h": [1.5, 2]},
-    "just a string <>",
-    7,
-])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        [{"a": 1}, {"b": [1, 2]}, [3, "}"], {"c": "x]"}],  # a table of rows
+        [{"a": 1}, {}],  # an empty row: not a table
+        {"k": [{"a": "}"}, {"a": "],\n      {"}]},  # brackets inside strings
+        {"e": Colour.RED, "s": Size.BIG, "n": [Colour.RED, Size.BIG]},
+        {"o": OrderedDict([("b", 1), ("a", 2)])},  # a dict subclass
+        {1: "int key", 2: {3: "nested"}, 4: [{5: None}]},  # non-string keys
+        {"f": 1e300, "g": -0.0, "h": [1.5, 2]},
+        "just a string <>",
+        7,
+    ],
+)
 def test_unusual_inputs_match_reference(obj: Any) -> None:
     assert go_json(obj) == reference(obj)
 
 
-@pytest.mark.parametrize("obj", [
-    [{"x": float("inf")}, {"y": float("nan")}],                # orjson's own path
-    {"x": [float("-inf"), 1e-7], "y": float("nan")},           # a small float: the slow paths
-    {"x": float("nan"), "k": {1: "non-string key"}},           # the reference path
-])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        [{"x": float("inf")}, {"y": float("nan")}],  # orjson's own path
+        {"x": [float("-inf"), 1e-7], "y": float("nan")},  # a small float: the slow paths
+        {"x": float("nan"), "k": {1: "non-string key"}},  # the reference path
+    ],
+)
 def test_non_finite_numbers_are_null_on_every_path(obj: Any) -> None:
     """JSON has no NaN or infinity: every path writes them as null (as JSON.stringify does)
     instead of failing the build."""
@@ -99,14 +133,17 @@ def test_non_finite_numbers_are_null_on_every_path(obj: Any) -> None:
     assert written == json.loads(reference(gojson._finite(obj)))
 
 
-@pytest.mark.parametrize("obj", [
-    {"tiny": 1e-05, "neg": -3.5e-7, "list": [0.00001234, 1e-300]},   # Python's 1e-05 form
-    {"int": 300.0, "z": [-0.0, 0.0, 1e16, 1e20, 1e21], "x": 2.5},     # 300.0, 1e+16 forms
-    {"k": {1: [300.0, 1e-06, 1e+16]}},                              # the same, Python's way
-    {"big": 2 ** 70, "n": [-(2 ** 64)]},                            # beyond 64 bits
-    {"s": "0.00001 in a string", "t": "1e-5"},                      # look-alikes in strings
-    {"when": __import__("datetime").date(2026, 1, 1)},              # refused by both
-])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"tiny": 1e-05, "neg": -3.5e-7, "list": [0.00001234, 1e-300]},  # Python's 1e-05 form
+        {"int": 300.0, "z": [-0.0, 0.0, 1e16, 1e20, 1e21], "x": 2.5},  # 300.0, 1e+16 forms
+        {"k": {1: [300.0, 1e-06, 1e16]}},  # the same, Python's way
+        {"big": 2**70, "n": [-(2**64)]},  # beyond 64 bits
+        {"s": "0.00001 in a string", "t": "1e-5"},  # look-alikes in strings
+        {"when": __import__("datetime").date(2026, 1, 1)},  # refused by both
+    ],
+)
 def test_what_orjson_or_python_write_unlike_go(obj: Any) -> None:
     try:
         expected = reference(obj)
@@ -118,12 +155,13 @@ def test_what_orjson_or_python_write_unlike_go(obj: Any) -> None:
 
 
 def test_deep_and_wide_documents_are_streamed_in_pieces() -> None:
-    doc = {"pointers": [{"path": f"p{n}", "tests": [{"n": n, "s": "<&>"}] * 3} for n in range(50)],
-           "b": {"c": {"d": {"e": [1, {"f": "\u2029"}]}}}}
+    doc = {
+        "pointers": [{"path": f"p{n}", "tests": [{"n": n, "s": "<&>"}] * 3} for n in range(50)],
+        "b": {"c": {"d": {"e": [1, {"f": "\u2029"}]}}},
+    }
     parts = list(gojson._pieces(doc, "", 0))
     assert len(parts) > 50  # the top levels are walked
     assert b"".join(parts) + b"\n" == go_json_bytes(doc) == reference(doc).encode()
-
 
 
 def test_the_streamed_writer_gives_the_same_bytes(tmp_path: Path) -> None:

@@ -33,28 +33,80 @@ UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
 #: Each fixed case's name (its golden file) and document.
 CASES: dict[str, Any] = {
-    "issue-numbers": {"integralFloat": 300.0, "int": 300, "small": 0.00001, "tiny": 1e-7,
-                      "huge": 1e20, "list": [300.0, 0.00001, 1e-7, 1e20]},
+    "issue-numbers": {
+        "integralFloat": 300.0,
+        "int": 300,
+        "small": 0.00001,
+        "tiny": 1e-7,
+        "huge": 1e20,
+        "list": [300.0, 0.00001, 1e-7, 1e20],
+    },
     "float-forms": [
-        0.0, -0.0, 0.1, 0.3, 1 / 3, -2.5, 270.0, 376.4, 123456789.125, 0.0001, 0.000123,
-        1e-5, 1.5e-6, 1e-6, 9.999999999999997e-7, 1e-7, 1.5e-7, -1e-7, 1e-10, 1.5e-10, 1e-100,
-        5e-324, 2.2250738585072014e-308, 1e15, 1e16, 1.5e16, 2.0 ** 53, 2.0 ** 63, 1e20,
-        9.999999999999999e20, 1e21, -1e21, 1.5e21, 1e100, 1.7976931348623157e308,
+        0.0,
+        -0.0,
+        0.1,
+        0.3,
+        1 / 3,
+        -2.5,
+        270.0,
+        376.4,
+        123456789.125,
+        0.0001,
+        0.000123,
+        1e-5,
+        1.5e-6,
+        1e-6,
+        9.999999999999997e-7,
+        1e-7,
+        1.5e-7,
+        -1e-7,
+        1e-10,
+        1.5e-10,
+        1e-100,
+        5e-324,
+        2.2250738585072014e-308,
+        1e15,
+        1e16,
+        1.5e16,
+        2.0**53,
+        2.0**63,
+        1e20,
+        9.999999999999999e20,
+        1e21,
+        -1e21,
+        1.5e21,
+        1e100,
+        1.7976931348623157e308,
     ],
-    "integers": [0, -1, 7, 2 ** 53 + 1, 2 ** 63 - 1, -(2 ** 63), 2 ** 64 - 1, 2 ** 70, -(2 ** 70)],
+    "integers": [0, -1, 7, 2**53 + 1, 2**63 - 1, -(2**63), 2**64 - 1, 2**70, -(2**70)],
     "html-and-unicode": {
-        "<script>": "</script> & <b>", "amp&": "a && b > c < d", "line": "\u2028|\u2029",
-        "é": "raw é, ü, 中文, 🙂", "z": "\x00\x01\x1f\x7f\t\n\r\"\\/", "Z": "", "a": "plain",
+        "<script>": "</script> & <b>",
+        "amp&": "a && b > c < d",
+        "line": "\u2028|\u2029",
+        "é": "raw é, ü, 中文, 🙂",
+        "z": '\x00\x01\x1f\x7f\t\n\r"\\/',
+        "Z": "",
+        "a": "plain",
         "\u2028key": ["<", ">", "&", "\u2029"],
     },
-    "nesting": {"empty": {}, "none": [], "flags": [True, False, None],
-                "table": [{"b": 2.0, "a": "x"}, {"b": 2.5, "a": "y"}],
-                "deep": {"d": {"c": {"b": {"a": [[[-0.0]], [{}], []]}}}}},
-    "bandwidth": {"check": "nccl-all-reduce-bw-net", "measured": 376.4, "floor": 300.0,
-                  "passLine": 270.0, "disagrees": False, "note": None},
+    "nesting": {
+        "empty": {},
+        "none": [],
+        "flags": [True, False, None],
+        "table": [{"b": 2.0, "a": "x"}, {"b": 2.5, "a": "y"}],
+        "deep": {"d": {"c": {"b": {"a": [[[-0.0]], [{}], []]}}}},
+    },
+    "bandwidth": {
+        "check": "nccl-all-reduce-bw-net",
+        "measured": 376.4,
+        "floor": 300.0,
+        "passLine": 270.0,
+        "disagrees": False,
+        "note": None,
+    },
     "top-integral-float": 300.0,
     "top-tiny-float": 1e-7,
-    "top-string": "<a href=\"x\">&</a>",
+    "top-string": '<a href="x">&</a>',
     "top-empty-list": [],
     "top-empty-object": {},
 }
@@ -72,18 +124,35 @@ def _line(doc: Any) -> bytes:
 def test_the_issue_numbers_are_written_as_go_writes_them() -> None:
     assert go_json_bytes([300.0, 0.00001, 1e-7, 1e20, 300, -0.0, 1e21, 1e-07]) == (
         b"[\n  300,\n  0.00001,\n  1e-7,\n  100000000000000000000,\n  300,\n  -0,\n"
-        b"  1e+21,\n  1e-7\n]\n")
+        b"  1e+21,\n  1e-7\n]\n"
+    )
     assert go_json_bytes({"floor": 300.0, "x": 1.5e-10}) == (
-        b'{\n  "floor": 300,\n  "x": 1.5e-10\n}\n')
+        b'{\n  "floor": 300,\n  "x": 1.5e-10\n}\n'
+    )
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (300.0, "300"), (0.00001, "0.00001"), (1e-7, "1e-7"), (1e20, "100000000000000000000"),
-    (1e21, "1e+21"), (1e-6, "0.000001"), (9.999999999999997e-7, "9.999999999999997e-7"),
-    (1.5e-10, "1.5e-10"), (-0.0, "-0"), (0.0, "0"), (5e-324, "5e-324"), (0.1, "0.1"),
-    (1e16, "10000000000000000"), (1.5e300, "1.5e+300"), (-2.5e-8, "-2.5e-8"),
-    (123.456, "123.456"), (0.000123, "0.000123"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (300.0, "300"),
+        (0.00001, "0.00001"),
+        (1e-7, "1e-7"),
+        (1e20, "100000000000000000000"),
+        (1e21, "1e+21"),
+        (1e-6, "0.000001"),
+        (9.999999999999997e-7, "9.999999999999997e-7"),
+        (1.5e-10, "1.5e-10"),
+        (-0.0, "-0"),
+        (0.0, "0"),
+        (5e-324, "5e-324"),
+        (0.1, "0.1"),
+        (1e16, "10000000000000000"),
+        (1.5e300, "1.5e+300"),
+        (-2.5e-8, "-2.5e-8"),
+        (123.456, "123.456"),
+        (0.000123, "0.000123"),
+    ],
+)
 def test_go_float(value: float, text: str) -> None:
     assert go_float(value) == text
 
@@ -132,26 +201,60 @@ def _strings(doc: Any) -> Iterator[str]:
 
 FLOATS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),  # subnormals, -0.0, huge, tiny
-    st.integers(-(2 ** 60), 2 ** 60).map(float),          # integral floats
-    st.sampled_from([1e-6, 9.999999999999997e-7, 1e-7, 1e-5, 1e-4, 1e15, 1e16, 1e20,
-                     9.999999999999999e20, 1e21, 5e-324, -0.0, 300.0]),
+    st.integers(-(2**60), 2**60).map(float),  # integral floats
+    st.sampled_from(
+        [
+            1e-6,
+            9.999999999999997e-7,
+            1e-7,
+            1e-5,
+            1e-4,
+            1e15,
+            1e16,
+            1e20,
+            9.999999999999999e20,
+            1e21,
+            5e-324,
+            -0.0,
+            300.0,
+        ]
+    ),
     st.integers(-324, 308).map(lambda e: float(f"1e{e}")),  # every power of ten
-    st.builds(lambda m, e: m * 10.0 ** e, st.floats(-10, 10, allow_nan=False),
-              st.integers(-30, 30)),
+    st.builds(lambda m, e: m * 10.0**e, st.floats(-10, 10, allow_nan=False), st.integers(-30, 30)),
 )
 TEXT = st.one_of(
     st.text(),
-    st.sampled_from(["<", ">", "&", "\u2028", "\u2029", "\x7f", "\x00", "\x1f", '"', "\\",
-                     "</script>", "a&b", "é", "🙂", "1e-07", "300.0", "\u00e9\u0301"]),
-    st.lists(st.sampled_from(["<", "&", "\u2028", "é", "x", "\t", "300.0", "\n"]),
-             max_size=6).map("".join),
+    st.sampled_from(
+        [
+            "<",
+            ">",
+            "&",
+            "\u2028",
+            "\u2029",
+            "\x7f",
+            "\x00",
+            "\x1f",
+            '"',
+            "\\",
+            "</script>",
+            "a&b",
+            "é",
+            "🙂",
+            "1e-07",
+            "300.0",
+            "\u00e9\u0301",
+        ]
+    ),
+    st.lists(st.sampled_from(["<", "&", "\u2028", "é", "x", "\t", "300.0", "\n"]), max_size=6).map(
+        "".join
+    ),
 )
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(-(2 ** 70), 2 ** 70),
-                    FLOATS, TEXT)
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.integers(-(2**70), 2**70), FLOATS, TEXT
+)
 DOCUMENTS = st.recursive(
     SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=6),
-                            st.dictionaries(TEXT, inner, max_size=6)),
+    lambda inner: st.one_of(st.lists(inner, max_size=6), st.dictionaries(TEXT, inner, max_size=6)),
     max_leaves=30,
 )
 
@@ -168,14 +271,24 @@ def test_every_document_is_written_as_go_writes_it(go: GoMarshal, doc: Any) -> N
 @pytest.mark.go
 @pytest.mark.skipif(not (RECIPES / "bundles").is_dir(), reason="the demo tree is not present")
 def test_the_demo_sites_data_files_are_what_go_writes(
-        go: GoMarshal, tmp_path_factory: pytest.TempPathFactory) -> None:
+    go: GoMarshal, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     from generator.build import BuildOptions, run_build
 
     tmp = tmp_path_factory.mktemp("demo")
-    run_build(BuildOptions(
-        recipes=RECIPES, out=tmp / "site", oci_layouts=(RECIPES / "bundles",),
-        trust_root=RECIPES / "trust" / "trusted_root.json", offline=True, cache=tmp / "cache",
-        data_only=True, quiet=True, jobs=1))
+    run_build(
+        BuildOptions(
+            recipes=RECIPES,
+            out=tmp / "site",
+            oci_layouts=(RECIPES / "bundles",),
+            trust_root=RECIPES / "trust" / "trusted_root.json",
+            offline=True,
+            cache=tmp / "cache",
+            data_only=True,
+            quiet=True,
+            jobs=1,
+        )
+    )
     data = tmp / "site" / "data"
     files = sorted([*data.glob("*.json"), *(data / "series").glob("*.json")])
     assert len(files) > 10 and (data / "index.json") in files

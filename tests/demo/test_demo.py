@@ -142,10 +142,14 @@ def test_refuses_to_overwrite_a_foreign_evidence_tree(tmp_path: Path) -> None:
         (lambda d: d["rejected"][0].update(expect="signature"), "rejected[0].expect"),
         (lambda d: d["rejected"][0].update(tamper="swap"), "rejected[0].tamper"),
         (lambda d: d["rejected"][2].update(certificate="nimbus"), "rejected[2].certificate"),
-        (lambda d: d["checks"]["training"].update(readiness={"x": "pass"}),
-         "checks.training.readiness"),
-        (lambda d: d["signers"]["nimbus"]["allowlist"].update({"class": "vip"}),
-         "signers.nimbus.allowlist.class"),
+        (
+            lambda d: d["checks"]["training"].update(readiness={"x": "pass"}),
+            "checks.training.readiness",
+        ),
+        (
+            lambda d: d["signers"]["nimbus"]["allowlist"].update({"class": "vip"}),
+            "signers.nimbus.allowlist.class",
+        ),
     ],
 )
 def test_scenario_errors_name_the_key(scenario_doc: dict[str, Any], edit: Any, key: str) -> None:
@@ -157,8 +161,9 @@ def test_scenario_errors_name_the_key(scenario_doc: dict[str, Any], edit: Any, k
     assert caught.value.location.key == key
 
 
-def test_legacy_runs_at_two_versions_cannot_both_be_fresh(scenario_doc: dict[str, Any],
-                                                          tmp_path: Path) -> None:
+def test_legacy_runs_at_two_versions_cannot_both_be_fresh(
+    scenario_doc: dict[str, Any], tmp_path: Path
+) -> None:
     doc = json.loads(json.dumps(scenario_doc))
     (v1,) = [r for r in doc["runs"] if r["type"] == "v1"]
     extra = dict(v1)
@@ -185,17 +190,20 @@ def test_the_scenario_covers_what_the_demo_must_show(scenario_doc: dict[str, Any
     assert len(scenario_doc["pending"]) == 1
 
 
-def test_every_pointer_has_an_expectation(expected: dict[str, Any],
-                                          regenerated: tuple[Path, DemoReport]) -> None:
+def test_every_pointer_has_an_expectation(
+    expected: dict[str, Any], regenerated: tuple[Path, DemoReport]
+) -> None:
     paths = [p for p, _ in pointers()]
     assert sorted(expected["pointers"]) == sorted(paths)
     report = regenerated[1]
     kinds = {type(e) for e in report.expectations.values()}
     assert kinds == {ExpectVerified, ExpectRejected, ExpectPending}
-    assert {e.failure_class.value for e in report.expectations.values()
-            if isinstance(e, ExpectRejected)} == {"signature", "integrity"}
-    assert {e.freshness.value for e in report.expectations.values()
-            if isinstance(e, ExpectVerified)} == {"fresh", "stale", "unknown"}
+    assert {
+        e.failure_class.value for e in report.expectations.values() if isinstance(e, ExpectRejected)
+    } == {"signature", "integrity"}
+    assert {
+        e.freshness.value for e in report.expectations.values() if isinstance(e, ExpectVerified)
+    } == {"fresh", "stale", "unknown"}
 
 
 def test_allowlist_lists_exactly_the_listed_signers(scenario_doc: dict[str, Any]) -> None:
@@ -285,8 +293,11 @@ def test_bundles_tell_one_consistent_story(layout: OciLayoutSource) -> None:
             assert re.fullmatch(r"[0-9a-f]{64}", predicate["profile"]["policyDescriptorIdentity"])
             assert path.split("/")[1].endswith("-" + pointer.profile.replace("=", "-").lower())
         snapshot = yaml.safe_load(files["snapshot.yaml"])
-        subtypes = {(m["type"], s["subtype"]): s["data"] for m in snapshot["measurements"]
-                    for s in m["subtypes"]}
+        subtypes = {
+            (m["type"], s["subtype"]): s["data"]
+            for m in snapshot["measurements"]
+            for s in m["subtypes"]
+        }
         assert subtypes[("K8s", "server")]["version"] == "v" + fp["k8sVersion"]["value"]
         full = "redaction" not in predicate
         assert (("GPU", "smi") in subtypes) is full, path
@@ -305,8 +316,9 @@ def _floors(files: dict[str, bytes]) -> dict[str, str]:
     return {c["name"]: c["value"] for c in constraints}
 
 
-def test_nccl_numbers_match_the_scenario(layout: OciLayoutSource, scenario_doc: dict[str, Any],
-                                         expected: dict[str, Any]) -> None:
+def test_nccl_numbers_match_the_scenario(
+    layout: OciLayoutSource, scenario_doc: dict[str, Any], expected: dict[str, Any]
+) -> None:
     stated: dict[tuple[str, str], Any] = {}
     for run in scenario_doc["runs"]:
         for check, value in (run.get("bandwidth") or {}).items():
@@ -353,13 +365,16 @@ def test_the_headline_numbers(layout: OciLayoutSource) -> None:
             for line in test.get("stdout", []):
                 m = NCCL_LINE.match(line)
                 if m:
-                    found.setdefault(f"{m.group(1)}={m.group(2)}", (0.0, _floors(files)[m.group(1)]))
+                    found.setdefault(
+                        f"{m.group(1)}={m.group(2)}", (0.0, _floors(files)[m.group(1)])
+                    )
     assert found["nccl-all-reduce-bw-net=376.40"][1] == ">= 300"
     assert found["nccl-all-reduce-bw-nvls=909.30"][1] == ">= 700"
 
 
-def test_skip_reasons_are_carried_in_full_bundles(layout: OciLayoutSource,
-                                                  scenario_doc: dict[str, Any]) -> None:
+def test_skip_reasons_are_carried_in_full_bundles(
+    layout: OciLayoutSource, scenario_doc: dict[str, Any]
+) -> None:
     reason = scenario_doc["checks"]["training"]["conformance"]["cluster-autoscaling"]
     reason = reason.partition(":")[2].strip()
     messages = set()
@@ -372,8 +387,9 @@ def test_skip_reasons_are_carried_in_full_bundles(layout: OciLayoutSource,
     assert messages == {reason, None}  # None: minimal bundles strip the message
 
 
-def test_overlays_give_the_expected_freshness(expected: dict[str, Any],
-                                              layout: OciLayoutSource) -> None:
+def test_overlays_give_the_expected_freshness(
+    expected: dict[str, Any], layout: OciLayoutSource
+) -> None:
     provider = NativeProvider(RECIPES / "overlays")
     states = set()
     for path, pointer in pointers():
@@ -381,8 +397,9 @@ def test_overlays_give_the_expected_freshness(expected: dict[str, Any],
         if want["freshness"] is None:
             continue
         signed = _predicate(bundle_files(layout, pointer))["recipe"]["digest"]
-        current = provider.current(pointer.recipe, pointer.profile,
-                                   pointer.bundle.predicate_type.canonicalizer)
+        current = provider.current(
+            pointer.recipe, pointer.profile, pointer.bundle.predicate_type.canonicalizer
+        )
         state = "unknown" if current is None else "fresh" if current == signed else "stale"
         assert state == want["freshness"], path
         states.add((state, pointer.bundle.predicate_type))
@@ -398,15 +415,25 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from generator.build import BuildOptions, run_build
 
     tmp = tmp_path_factory.mktemp("build")
-    run_build(BuildOptions(
-        recipes=RECIPES, out=tmp / "site", oci_layouts=(RECIPES / "bundles",),
-        trust_root=RECIPES / "trust" / "trusted_root.json", offline=True, cache=tmp / "cache",
-        data_only=True, quiet=True, jobs=1))
+    run_build(
+        BuildOptions(
+            recipes=RECIPES,
+            out=tmp / "site",
+            oci_layouts=(RECIPES / "bundles",),
+            trust_root=RECIPES / "trust" / "trusted_root.json",
+            offline=True,
+            cache=tmp / "cache",
+            data_only=True,
+            quiet=True,
+            jobs=1,
+        )
+    )
     return tmp / "site" / "data"
 
 
-def test_engine_gives_every_pointer_its_expected_verdict(built: Path,
-                                                         expected: dict[str, Any]) -> None:
+def test_engine_gives_every_pointer_its_expected_verdict(
+    built: Path, expected: dict[str, Any]
+) -> None:
     records = json.loads((built / "pointers.json").read_text(encoding="utf-8"))["pointers"]
     got = {}
     for r in records:
@@ -415,8 +442,9 @@ def test_engine_gives_every_pointer_its_expected_verdict(built: Path,
             "exit": r["verify"]["exit"],
             "class": cause["class"] if cause else None,
             "pending": r["verify"]["pending"],
-            "freshness": r["freshness"]["state"] if r["verify"]["exit"] in (0, 1)
-            and not r["verify"]["pending"] else None,
+            "freshness": r["freshness"]["state"]
+            if r["verify"]["exit"] in (0, 1) and not r["verify"]["pending"]
+            else None,
             "allowlisted": None if r["verify"]["exit"] == 2 else r["signer"]["allowlisted"],
         }
     assert got == expected["pointers"]
@@ -440,8 +468,12 @@ def test_engine_shows_every_state(built: Path) -> None:
 
 def test_engine_reads_the_bandwidth_numbers(built: Path) -> None:
     records = json.loads((built / "pointers.json").read_text(encoding="utf-8"))["pointers"]
-    measured = {(b["check"], b["measured"], b["floor"]) for r in records if r["evidence"]
-                for b in r["evidence"]["bandwidth"]}
+    measured = {
+        (b["check"], b["measured"], b["floor"])
+        for r in records
+        if r["evidence"]
+        for b in r["evidence"]["bandwidth"]
+    }
     assert ("nccl-all-reduce-bw-net", 376.4, 300.0) in measured
     assert ("nccl-all-reduce-bw-nvls", 909.3, 700.0) in measured
     assert any(m is None for _, m, _ in measured)  # minimal bundles carry no number

@@ -41,22 +41,51 @@ class Env:
     locale: str
 
 
-def build(out: Path, *, recipes: Path = RECIPES, cache: Path, env: Env, epoch: int = EPOCH,
-          layout: bool = True, extra: Sequence[str] = ()) -> Path:
+def build(
+    out: Path,
+    *,
+    recipes: Path = RECIPES,
+    cache: Path,
+    env: Env,
+    epoch: int = EPOCH,
+    layout: bool = True,
+    extra: Sequence[str] = (),
+) -> Path:
     """Run one offline build of `recipes` into `out` in a new process; fail with its output."""
-    base = {k: v for k, v in os.environ.items()
-            if k not in {"SOURCE_DATE_EPOCH", "SITE_URL", "PYTHONHASHSEED", "TZ", "LANG",
-                         "LANGUAGE"} and not k.startswith("LC_")}
-    base.update(PYTHONHASHSEED=env.seed, TZ=env.tz, LC_ALL=env.locale,
-                SOURCE_DATE_EPOCH=str(epoch), NO_MKDOCS_2_WARNING="1",
-                DISABLE_MKDOCS_2_WARNING="true")
-    argv = [*cli(), "build", "--recipes", str(recipes), "--out", str(out), "--offline",
-            "--trust-root", str(RECIPES / "trust" / "trusted_root.json"), "--cache", str(cache),
-            "--quiet", *extra]
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SOURCE_DATE_EPOCH", "SITE_URL", "PYTHONHASHSEED", "TZ", "LANG", "LANGUAGE"}
+        and not k.startswith("LC_")
+    }
+    base.update(
+        PYTHONHASHSEED=env.seed,
+        TZ=env.tz,
+        LC_ALL=env.locale,
+        SOURCE_DATE_EPOCH=str(epoch),
+        NO_MKDOCS_2_WARNING="1",
+        DISABLE_MKDOCS_2_WARNING="true",
+    )
+    argv = [
+        *cli(),
+        "build",
+        "--recipes",
+        str(recipes),
+        "--out",
+        str(out),
+        "--offline",
+        "--trust-root",
+        str(RECIPES / "trust" / "trusted_root.json"),
+        "--cache",
+        str(cache),
+        "--quiet",
+        *extra,
+    ]
     if layout:
         argv += ["--oci-layout", str(RECIPES / "bundles")]
-    done = subprocess.run(argv, cwd=REPO, env=base, capture_output=True, text=True,
-                          check=False, timeout=120)
+    done = subprocess.run(
+        argv, cwd=REPO, env=base, capture_output=True, text=True, check=False, timeout=120
+    )
     assert done.returncode == 0, f"build failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     return out
 
@@ -68,8 +97,10 @@ ENV_C = Env(seed="7", tz="Asia/Kolkata", locale="C.UTF-8")
 
 def _require_demo() -> None:
     if not (RECIPES / "evidence").is_dir() or not (RECIPES / "bundles").is_dir():
-        pytest.fail("the demo tree recipes/ (committed in this repo) is absent or incomplete: "
-                    "restore it with git checkout, or regenerate it with `make demo`")
+        pytest.fail(
+            "the demo tree recipes/ (committed in this repo) is absent or incomplete: "
+            "restore it with git checkout, or regenerate it with `make demo`"
+        )
 
 
 @pytest.fixture(scope="session")
@@ -81,11 +112,14 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     made: dict[str, Path] = {}
     recipes: dict[str, Callable[[], Path]] = {
         "a": lambda: build(root / "a", cache=root / "cache-a", env=ENV_A, extra=["--jobs", "1"]),
-        "b": lambda: (made.setdefault("a", recipes["a"]()),
-                      build(root / "b", cache=root / "cache-a", env=ENV_B, layout=False))[1],
+        "b": lambda: (
+            made.setdefault("a", recipes["a"]()),
+            build(root / "b", cache=root / "cache-a", env=ENV_B, layout=False),
+        )[1],
         "c": lambda: build(root / "c", cache=root / "cache-c", env=ENV_C, extra=["--jobs", "4"]),
-        "day9": lambda: build(root / "day9", cache=root / "cache-d", env=ENV_B,
-                              epoch=EPOCH + 9 * 86400),
+        "day9": lambda: build(
+            root / "day9", cache=root / "cache-d", env=ENV_B, epoch=EPOCH + 9 * 86400
+        ),
     }
 
     def get(name: str) -> Path:

@@ -28,22 +28,29 @@ AGE = re.compile(rb"\b(\d+)(?= days?\b)")
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file under `root` by relative POSIX path, with its bytes."""
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def differences(left: dict[str, bytes], right: dict[str, bytes]) -> list[str]:
     """What `diff -r` would report: files only on one side, then files whose bytes differ."""
     only = [f"only in one tree: {name}" for name in sorted(left.keys() ^ right.keys())]
-    changed = [f"differs: {name}" for name in sorted(left.keys() & right.keys())
-               if left[name] != right[name]]
+    changed = [
+        f"differs: {name}"
+        for name in sorted(left.keys() & right.keys())
+        if left[name] != right[name]
+    ]
     return only + changed
 
 
 def first_difference(a: bytes, b: bytes) -> str:
-    index = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
-                 min(len(a), len(b)))
-    return f"at byte {index}: {a[max(0, index - 80):index + 80]!r} vs {b[max(0, index - 80):index + 80]!r}"
+    index = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    return f"at byte {index}: {a[max(0, index - 80) : index + 80]!r} vs {b[max(0, index - 80) : index + 80]!r}"
 
 
 def assert_identical(left_root: Path, right_root: Path) -> None:
@@ -68,7 +75,8 @@ def pointers(root: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_other_seed_zone_locale_jobs_and_a_warm_offline_cache_give_the_same_bytes(
-        builds: Builds) -> None:
+    builds: Builds,
+) -> None:
     assert_identical(builds("a"), builds("b"))
 
 
@@ -112,19 +120,23 @@ def test_source_date_epoch_changes_only_what_depends_on_the_build_time(builds: B
     assert differences(early, late), "moving the clock by 9 days changed nothing"
     advanced = 0
     # The site manifest holds every file's digest: it changes exactly where the files do.
-    manifests = [{f["path"]: f["sha256"] for f in json.loads(t["data/manifest.json"])["files"]}
-                 for t in (early, late)]
+    manifests = [
+        {f["path"]: f["sha256"] for f in json.loads(t["data/manifest.json"])["files"]}
+        for t in (early, late)
+    ]
     assert manifests[0].keys() == manifests[1].keys()
-    assert {n for n in manifests[0] if manifests[0][n] != manifests[1][n]} == \
-        {n for n in manifests[0] if early[n] != late[n]}
+    assert {n for n in manifests[0] if manifests[0][n] != manifests[1][n]} == {
+        n for n in manifests[0] if early[n] != late[n]
+    }
     for name in early:
         if name == "data/manifest.json":
             continue
         a, b = _readable(name, early[name]), _readable(name, late[name])
         assert _stamp(EPOCH)[0] not in b, f"{name} shows the other build's time"
         left, right = _normalise(a, EPOCH), _normalise(b, EPOCH + 9 * 86400)
-        assert left == right, (f"{name} differs in more than the build time: "
-                               f"{first_difference(left, right)}")
+        assert left == right, (
+            f"{name} differs in more than the build time: {first_difference(left, right)}"
+        )
         # An age either advanced with the clock or is fixed text (an example on the about page).
         steps = [int(y) - int(x) for x, y in zip(AGE.findall(a), AGE.findall(b), strict=True)]
         assert set(steps) <= {0, 9}, f"{name}: ages moved by {sorted(set(steps))} days, not 9"
@@ -175,8 +187,11 @@ def test_a_dropped_pointer_leaves_the_output(builds: Builds, tmp_path: Path) -> 
     assert set(after) <= set(before)
     digest = dropped.name.removesuffix(".yaml").removeprefix("sha256-")
     assert digest.encode() in tree(builds("a"))["data/pointers.json"]
-    assert all(digest.encode() not in data for name, data in tree(site).items()
-               if name.endswith((".json", ".html")) and not name.startswith("search/"))
+    assert all(
+        digest.encode() not in data
+        for name, data in tree(site).items()
+        if name.endswith((".json", ".html")) and not name.startswith("search/")
+    )
     assert differences(tree(builds("a")), tree(site))
 
 

@@ -37,8 +37,12 @@ from generator.testing.bundles import (
 )
 
 GITHUB = "https://token.actions.githubusercontent.com"
-ALICE = SignerIdentity(GITHUB, "https://github.com/acme/evidence/.github/workflows/e.yaml@refs/heads/main")
-BOB = SignerIdentity(GITHUB, "https://github.com/other/evidence/.github/workflows/e.yaml@refs/heads/main")
+ALICE = SignerIdentity(
+    GITHUB, "https://github.com/acme/evidence/.github/workflows/e.yaml@refs/heads/main"
+)
+BOB = SignerIdentity(
+    GITHUB, "https://github.com/other/evidence/.github/workflows/e.yaml@refs/heads/main"
+)
 REPOSITORY = "ghcr.io/acme/aicr-evidence"
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -64,18 +68,35 @@ class EvidenceTree:
     def layout(self) -> Path:
         return self.recipes / "bundles"
 
-    def sign(self, accelerator: str = "h100", *, signer: SignerIdentity | None = ALICE,
-             attested_at: str = "2026-09-01T12:00:00Z", logged_at: str | None = None,
-             passed: bool = True, tag: str | None = None, rekor_v2: bool = False) -> BuiltBundle:
+    def sign(
+        self,
+        accelerator: str = "h100",
+        *,
+        signer: SignerIdentity | None = ALICE,
+        attested_at: str = "2026-09-01T12:00:00Z",
+        logged_at: str | None = None,
+        passed: bool = True,
+        tag: str | None = None,
+        rekor_v2: bool = False,
+    ) -> BuiltBundle:
         """A signed bundle for `<accelerator>-eks-ubuntu-training` claiming `attested_at`,
         signed (and logged) at `logged_at` (default: the claimed time)."""
         recipe = make_recipe(accelerator=accelerator, nccl_floors={})
-        test = TestSpec("check-nvidia-smi", "passed" if passed else "failed",
-                        message=None if passed else "nvidia-smi found no GPU")
-        spec = BundleSpec(recipe=recipe, predicate_type=PredicateType.V1, signer=signer,
-                          attested_at=when(attested_at), repository=REPOSITORY,
-                          tag=tag or f"{accelerator}-{attested_at[:10]}-{len(self.bundles)}",
-                          tests={Phase.DEPLOYMENT: [test]}, rekor_v2=rekor_v2)
+        test = TestSpec(
+            "check-nvidia-smi",
+            "passed" if passed else "failed",
+            message=None if passed else "nvidia-smi found no GPU",
+        )
+        spec = BundleSpec(
+            recipe=recipe,
+            predicate_type=PredicateType.V1,
+            signer=signer,
+            attested_at=when(attested_at),
+            repository=REPOSITORY,
+            tag=tag or f"{accelerator}-{attested_at[:10]}-{len(self.bundles)}",
+            tests={Phase.DEPLOYMENT: [test]},
+            rekor_v2=rekor_v2,
+        )
         built = build_bundle(spec, self.authority if signer is not None else None)
         if logged_at is not None and signer is not None:
             built = self._signed_at(built, when(logged_at))
@@ -85,17 +106,30 @@ class EvidenceTree:
     def _signed_at(self, built: BuiltBundle, moment: datetime) -> BuiltBundle:
         """`built` with its statement signed again at `moment` (the claim is unchanged)."""
         assert built.statement is not None and built.pointer.signer is not None
-        sig = self.authority.sign_dsse(built.statement, signer=built.pointer.signer,
-                                       signed_at=moment, rekor_v2=built.spec.rekor_v2)
+        sig = self.authority.sign_dsse(
+            built.statement,
+            signer=built.pointer.signer,
+            signed_at=moment,
+            rekor_v2=built.spec.rekor_v2,
+        )
         entry = json.loads(sig)["verificationMaterial"]["tlogEntries"][0]
         return dataclasses.replace(
-            built, sigstore_bundle=sig,
-            referrer_manifest=referrer_manifest(sig, built.manifest,
-                                                built.spec.predicate_type.value),
-            pointer=dataclasses.replace(built.pointer, rekor_log_index=int(entry["logIndex"])))
+            built,
+            sigstore_bundle=sig,
+            referrer_manifest=referrer_manifest(
+                sig, built.manifest, built.spec.predicate_type.value
+            ),
+            pointer=dataclasses.replace(built.pointer, rekor_log_index=int(entry["logIndex"])),
+        )
 
-    def point(self, built: BuiltBundle, path: str | None = None, *,
-              recipe: str | None = None, signer: bool = True) -> str:
+    def point(
+        self,
+        built: BuiltBundle,
+        path: str | None = None,
+        *,
+        recipe: str | None = None,
+        signer: bool = True,
+    ) -> str:
         """Write a pointer file for `built` (at its own path unless `path`); `recipe` makes the
         pointer claim another recipe; `signer=False` writes a flat pending copy."""
         fields = built.pointer
@@ -119,8 +153,11 @@ class EvidenceTree:
         evidence.mkdir(parents=True, exist_ok=True)
         lines = ["schemaVersion: 1.0.0", "firstParty: []", "community:"]
         for n, signer in enumerate(signers):
-            lines += [f"  - label: signer-{n}", f"    issuer: {signer.issuer}",
-                      f"    source: {signer.slug}"]
+            lines += [
+                f"  - label: signer-{n}",
+                f"    issuer: {signer.issuer}",
+                f"    source: {signer.slug}",
+            ]
         lines.append("partner: []")
         (evidence / "allowlist.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
         for path, text in self.pointers.items():
@@ -136,13 +173,22 @@ class EvidenceTree:
         trust.write_bytes(self.authority.trusted_root_json(valid_from=START))
         return self.recipes
 
-    def options(self, name: str = "build", *, jobs: int = 1, epoch: int | None = None,
-                **extra: Any) -> BuildOptions:
-        return BuildOptions(recipes=self.recipes, out=self.root / name / "site",
-                            trust_root=self.recipes / "trust" / "trusted_root.json",
-                            oci_layouts=(self.layout,), offline=True,
-                            cache=self.root / name / "cache", jobs=jobs, quiet=True,
-                            source_date_epoch=epoch, reevaluate=True, **extra)
+    def options(
+        self, name: str = "build", *, jobs: int = 1, epoch: int | None = None, **extra: Any
+    ) -> BuildOptions:
+        return BuildOptions(
+            recipes=self.recipes,
+            out=self.root / name / "site",
+            trust_root=self.recipes / "trust" / "trusted_root.json",
+            oci_layouts=(self.layout,),
+            offline=True,
+            cache=self.root / name / "cache",
+            jobs=jobs,
+            quiet=True,
+            source_date_epoch=epoch,
+            reevaluate=True,
+            **extra,
+        )
 
 
 @pytest.fixture(scope="session")

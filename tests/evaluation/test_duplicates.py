@@ -9,18 +9,23 @@ from generator.build import evaluate
 from tests.evaluation.conftest import ALICE, EvidenceTree, by_path, failure_class
 
 
-@pytest.mark.parametrize("foreign_recipe", ["b200", "x100"],
-                         ids=["foreign-folder-sorts-first", "foreign-folder-sorts-last"])
+@pytest.mark.parametrize(
+    "foreign_recipe",
+    ["b200", "x100"],
+    ids=["foreign-folder-sorts-first", "foreign-folder-sorts-last"],
+)
 def test_a_pointer_naming_another_recipes_bundle_is_rejected_on_its_own(
-        evidence_tree: EvidenceTree, foreign_recipe: str) -> None:
+    evidence_tree: EvidenceTree, foreign_recipe: str
+) -> None:
     """A pointer in recipe B's folder naming recipe A's bundle fails on its own (the bundle is
     not B's) whichever pointer the scan saw first; A stays verified and counted once."""
     honest = evidence_tree.sign("h100")
     decoy = evidence_tree.sign(foreign_recipe)  # only so that recipe B exists in the tree
     honest_path, decoy_path = evidence_tree.add(honest, decoy)
     foreign_name = decoy.recipe_name
-    foreign_path = (f"evidence/{foreign_name}/{ALICE.slug}/"
-                    f"sha256-{honest.digest.removeprefix('sha256:')}.yaml")
+    foreign_path = (
+        f"evidence/{foreign_name}/{ALICE.slug}/sha256-{honest.digest.removeprefix('sha256:')}.yaml"
+    )
     evidence_tree.point(honest, foreign_path, recipe=foreign_name)
     evidence_tree.write()
 
@@ -40,12 +45,14 @@ def test_a_pointer_naming_another_recipes_bundle_is_rejected_on_its_own(
     assert pointers[decoy_path]["verify"]["exit"] == 0
     counted = [r.bundle_digest for r in evaluation.board.runs]
     assert sorted(counted) == sorted([honest.digest, decoy.digest])
-    assert {str(r.recipe) for r in evaluation.board.runs if r.bundle_digest == honest.digest} \
-        == {honest.recipe_name}
+    assert {str(r.recipe) for r in evaluation.board.runs if r.bundle_digest == honest.digest} == {
+        honest.recipe_name
+    }
 
 
 def test_an_honest_duplicate_is_verified_on_its_own_and_counted_once(
-        evidence_tree: EvidenceTree) -> None:
+    evidence_tree: EvidenceTree,
+) -> None:
     """A flat pending copy next to the signed pointer of the same bundle is verified itself
     (against the certificate's identity, as it claims no signer) and the bundle is one run."""
     built = evidence_tree.sign("h100")
@@ -60,8 +67,11 @@ def test_an_honest_duplicate_is_verified_on_its_own_and_counted_once(
     assert flat["duplicateOf"] == signed_path
     assert flat["verify"]["exit"] == 0
     step2 = flat["verify"]["steps"][1]
-    assert {"key": "pointer signer", "value": "none claimed; certificate identity reported",
-            "beyondAicr": False} in step2["subRows"]  # its own verification, not the other's
+    assert {
+        "key": "pointer signer",
+        "value": "none claimed; certificate identity reported",
+        "beyondAicr": False,
+    } in step2["subRows"]  # its own verification, not the other's
     assert pointers[signed_path]["verify"]["exit"] == 0
     assert [r.bundle_digest for r in evaluation.board.runs] == [built.digest]
     tab = evaluation.documents["index"]["groups"][0]["dashboards"][0]["tabs"][0]
@@ -69,8 +79,9 @@ def test_an_honest_duplicate_is_verified_on_its_own_and_counted_once(
     assert row["counts"] == {"pass": 1, "fail": 0, "notRun": 0}
 
 
-def test_a_duplicate_that_passes_counts_when_the_first_fails(evidence_tree: EvidenceTree,
-                                                             ) -> None:
+def test_a_duplicate_that_passes_counts_when_the_first_fails(
+    evidence_tree: EvidenceTree,
+) -> None:
     """The scan's first pointer of a bundle fails on its own (it claims another signer); the
     repeating pointer passes: the bundle still counts, once, through the one that passed."""
     from dataclasses import replace
@@ -81,10 +92,15 @@ def test_a_duplicate_that_passes_counts_when_the_first_fails(evidence_tree: Evid
     built = evidence_tree.sign("h100")
     honest_path = evidence_tree.point(built)
     # a claimed signer whose folder the scan meets before ALICE's
-    liar = next(s for s in (SignerIdentity(ALICE.issuer, f"https://github.com/liar/{n}")
-                            for n in range(64)) if s.slug < ALICE.slug)
-    lying_path = (f"evidence/{built.recipe_name}/{liar.slug}/"
-                  f"sha256-{built.digest.removeprefix('sha256:')}.yaml")
+    liar = next(
+        s
+        for s in (SignerIdentity(ALICE.issuer, f"https://github.com/liar/{n}") for n in range(64))
+        if s.slug < ALICE.slug
+    )
+    lying_path = (
+        f"evidence/{built.recipe_name}/{liar.slug}/"
+        f"sha256-{built.digest.removeprefix('sha256:')}.yaml"
+    )
     evidence_tree.pointers[lying_path] = render_pointer(replace(built.pointer, signer=liar))
     evidence_tree.write(signers=(ALICE, liar))
 

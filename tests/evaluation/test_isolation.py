@@ -55,8 +55,7 @@ def _tree(evidence_tree: EvidenceTree, count: int) -> list[str]:
     return paths
 
 
-def _with_faulty_source(monkeypatch: pytest.MonkeyPatch, digest: str,
-                        error: BaseException) -> None:
+def _with_faulty_source(monkeypatch: pytest.MonkeyPatch, digest: str, error: BaseException) -> None:
     real_engine = build._engine
 
     def engine(*args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
@@ -76,8 +75,11 @@ ERRORS: list[Callable[[], BaseException]] = [
 @pytest.mark.parametrize("jobs", [1, 2], ids=["in-process", "two-workers"])
 @pytest.mark.parametrize("make_error", ERRORS, ids=["runtime", "recursion", "memory"])
 def test_a_fetch_fault_is_one_pointers_internal_record(
-        evidence_tree: EvidenceTree, monkeypatch: pytest.MonkeyPatch, jobs: int,
-        make_error: Callable[[], BaseException]) -> None:
+    evidence_tree: EvidenceTree,
+    monkeypatch: pytest.MonkeyPatch,
+    jobs: int,
+    make_error: Callable[[], BaseException],
+) -> None:
     """The bundle source raises for one pointer (inside a worker chunk of several when
     `jobs` is 2): that pointer is exit 3, class `internal`, naming the exception; every other
     pointer is verified and the build succeeds."""
@@ -90,8 +92,10 @@ def test_a_fetch_fault_is_one_pointers_internal_record(
     options = evidence_tree.options(jobs=jobs, data_only=True)
     summary = run_build(options)  # raises on a build failure
 
-    pointers = {p["path"]: p for p in json.loads(
-        (options.out / "data" / "pointers.json").read_bytes())["pointers"]}
+    pointers = {
+        p["path"]: p
+        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+    }
     failed = pointers[victim]["verify"]
     assert failed["exit"] == 3
     cause = failed["failureCause"]
@@ -105,7 +109,8 @@ def test_a_fetch_fault_is_one_pointers_internal_record(
 
 @pytest.mark.parametrize("jobs", [1, 2], ids=["in-process", "two-workers"])
 def test_an_assessment_fault_is_one_pointers_internal_record(
-        evidence_tree: EvidenceTree, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    evidence_tree: EvidenceTree, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
     """Assessing one verified pointer raises (its freshness provider fails): that pointer
     is exit 3 `internal`; the others are verified and counted."""
     paths = _tree(evidence_tree, 16)
@@ -117,19 +122,23 @@ def test_an_assessment_fault_is_one_pointers_internal_record(
     options = evidence_tree.options(jobs=jobs, data_only=True)
     summary = run_build(options)
 
-    pointers = {p["path"]: p for p in json.loads(
-        (options.out / "data" / "pointers.json").read_bytes())["pointers"]}
+    pointers = {
+        p["path"]: p
+        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+    }
     cause = pointers[victim]["verify"]["failureCause"]
     assert pointers[victim]["verify"]["exit"] == 3
     assert cause["class"] == "internal"
     assert "assessment" in cause["detail"] and "RecursionError: too deep" in cause["detail"]
-    assert [p["verify"]["exit"] for path, p in pointers.items() if path != victim] == \
-        [0] * (len(paths) - 1)
+    assert [p["verify"]["exit"] for path, p in pointers.items() if path != victim] == [0] * (
+        len(paths) - 1
+    )
     assert summary.verified == len(paths) - 1
 
 
-def test_a_lost_worker_chunk_marks_only_its_pointers(evidence_tree: EvidenceTree,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_lost_worker_chunk_marks_only_its_pointers(
+    evidence_tree: EvidenceTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A chunk that cannot come back from its worker at all (here: its result cannot be sent
     back) makes its own pointers `internal`, not the build fail."""
     paths = _tree(evidence_tree, 16)
@@ -150,16 +159,22 @@ def test_a_lost_worker_chunk_marks_only_its_pointers(evidence_tree: EvidenceTree
     options = evidence_tree.options(jobs=2, data_only=True)
     run_build(options)
 
-    pointers = {p["path"]: p for p in json.loads(
-        (options.out / "data" / "pointers.json").read_bytes())["pointers"]}
-    internal = sorted(path for path, p in pointers.items()
-                      if (p["verify"]["failureCause"] or {}).get("class") == "internal")
+    pointers = {
+        p["path"]: p
+        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+    }
+    internal = sorted(
+        path
+        for path, p in pointers.items()
+        if (p["verify"]["failureCause"] or {}).get("class") == "internal"
+    )
     assert victim in internal and len(internal) <= 2  # the chunk holds two pointers
     assert all(p["verify"]["exit"] == 0 for path, p in pointers.items() if path not in internal)
 
 
 def test_a_bundle_refs_fault_is_one_entrys_internal_record(
-        evidence_tree: EvidenceTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    evidence_tree: EvidenceTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A `--bundle-refs` entry whose fetch raises is that entry's `internal` record; the next
     entry and the pointers are verified."""
     import re
@@ -171,17 +186,28 @@ def test_a_bundle_refs_fault_is_one_entrys_internal_record(
     second = evidence_tree.sign("gb200", attested_at="2026-09-04T12:00:00Z")
     evidence_tree.write()
     refs = evidence_tree.root / "refs.json"
-    refs.write_text(json.dumps([
-        {"ref": b.pinned_ref, "issuer": ALICE.issuer,
-         "identityPattern": "^" + re.escape(ALICE.identity) + "$"} for b in (first, second)]),
-        encoding="utf-8")
+    refs.write_text(
+        json.dumps(
+            [
+                {
+                    "ref": b.pinned_ref,
+                    "issuer": ALICE.issuer,
+                    "identityPattern": "^" + re.escape(ALICE.identity) + "$",
+                }
+                for b in (first, second)
+            ]
+        ),
+        encoding="utf-8",
+    )
     _with_faulty_source(monkeypatch, str(first.digest), RuntimeError("refs source broke"))
 
     options = evidence_tree.options(data_only=True, bundle_refs=refs)
     run_build(options)
 
-    pointers = {p["path"]: p for p in json.loads(
-        (options.out / "data" / "pointers.json").read_bytes())["pointers"]}
+    pointers = {
+        p["path"]: p
+        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+    }
     broken = pointers[f"bundle-refs/0-{first.digest.replace(':', '-')}"]["verify"]
     assert broken["exit"] == 3 and broken["failureCause"]["class"] == "internal"
     assert "RuntimeError: refs source broke" in broken["failureCause"]["detail"]

@@ -26,11 +26,13 @@ def _epoch(text: str) -> int:
 
 
 def test_a_postdated_pass_is_rejected_and_the_later_failure_is_latest(
-        evidence_tree: EvidenceTree) -> None:
+    evidence_tree: EvidenceTree,
+) -> None:
     """A pass claiming 2099 but logged in September is rejected with class `time`; the
     signer's latest run is the honest failure logged after it; nothing is dated 2099."""
-    postdated = evidence_tree.sign(attested_at="2099-01-01T00:00:00Z",
-                                   logged_at="2026-09-01T12:00:00Z", passed=True)
+    postdated = evidence_tree.sign(
+        attested_at="2099-01-01T00:00:00Z", logged_at="2026-09-01T12:00:00Z", passed=True
+    )
     failure = evidence_tree.sign(attested_at="2026-09-05T12:00:00Z", passed=False)
     postdated_path, failure_path = evidence_tree.add(postdated, failure)
     evidence_tree.write()
@@ -59,11 +61,13 @@ def test_a_postdated_pass_is_rejected_and_the_later_failure_is_latest(
 
 
 def test_a_backdated_claim_is_accepted_flagged_and_ordered_by_the_log(
-        evidence_tree: EvidenceTree) -> None:
+    evidence_tree: EvidenceTree,
+) -> None:
     """A pass claiming a week before its log time is verified but flagged (attestedAtSkew,
     the card's clock warning); by the log it is newer than a failure claimed after it."""
-    backdated = evidence_tree.sign(attested_at="2026-08-25T12:00:00Z",
-                                   logged_at="2026-09-01T12:00:00Z", passed=True)
+    backdated = evidence_tree.sign(
+        attested_at="2026-08-25T12:00:00Z", logged_at="2026-09-01T12:00:00Z", passed=True
+    )
     earlier = evidence_tree.sign(attested_at="2026-08-28T12:00:00Z", passed=False)
     backdated_path, earlier_path = evidence_tree.add(backdated, earlier)
     evidence_tree.write()
@@ -87,8 +91,9 @@ def test_a_backdated_claim_is_accepted_flagged_and_ordered_by_the_log(
     from generator.site.pages import SiteModel
 
     documents = evaluation.documents
-    model = SiteModel(documents["index"], documents["series"], documents["pointers"],
-                      documents["build_info"])
+    model = SiteModel(
+        documents["index"], documents["series"], documents["pointers"], documents["build_info"]
+    )
     card = str(pointer_card(model, "recipes/x.md", flagged))
     assert 'data-attested-skew="-604801"' in card
     assert "7.0 days before the verified transparency-log time" in card
@@ -112,8 +117,10 @@ def test_a_claim_after_the_fixed_build_time_is_rejected(evidence_tree: EvidenceT
 
     pointers = by_path(evaluation.documents)
     assert failure_class(pointers[late_path]) == "time"
-    assert "after the build time 2026-09-05T00:00:00Z" in \
-        pointers[late_path]["verify"]["failureCause"]["detail"]
+    assert (
+        "after the build time 2026-09-05T00:00:00Z"
+        in pointers[late_path]["verify"]["failureCause"]["detail"]
+    )
     assert pointers[early_path]["verify"]["exit"] == 0
     assert evaluation.build_time == "2026-09-05T00:00:00Z"
 
@@ -121,8 +128,9 @@ def test_a_claim_after_the_fixed_build_time_is_rejected(evidence_tree: EvidenceT
 def test_the_judgement_holds_for_cached_verdicts(evidence_tree: EvidenceTree) -> None:
     """A second build answered from the verdict cache judges the same (the cache keeps the raw
     verification and the log time; the time check runs after it)."""
-    postdated = evidence_tree.sign(attested_at="2099-01-01T00:00:00Z",
-                                   logged_at="2026-09-01T12:00:00Z")
+    postdated = evidence_tree.sign(
+        attested_at="2099-01-01T00:00:00Z", logged_at="2026-09-01T12:00:00Z"
+    )
     honest = evidence_tree.sign(attested_at="2026-09-02T12:00:00Z")
     evidence_tree.add(postdated, honest)
     evidence_tree.write()
@@ -132,20 +140,23 @@ def test_the_judgement_holds_for_cached_verdicts(evidence_tree: EvidenceTree) ->
     second = evaluate(options)
 
     assert second.documents == first.documents
-    assert [failure_class(p) for p in second.documents["pointers"]["pointers"]] == \
-        [failure_class(p) for p in first.documents["pointers"]["pointers"]]
-    assert sorted(filter(None, map(failure_class, second.documents["pointers"]["pointers"]))) \
-        == ["time"]
+    assert [failure_class(p) for p in second.documents["pointers"]["pointers"]] == [
+        failure_class(p) for p in first.documents["pointers"]["pointers"]
+    ]
+    assert sorted(filter(None, map(failure_class, second.documents["pointers"]["pointers"]))) == [
+        "time"
+    ]
 
 
 @pytest.mark.parametrize("rekor_v2", [False, True], ids=["integrated-time", "rfc3161"])
-def test_the_verified_time_is_what_sigstore_verified(evidence_tree: EvidenceTree,
-                                                     authority: TestAuthority,
-                                                     rekor_v2: bool) -> None:
+def test_the_verified_time_is_what_sigstore_verified(
+    evidence_tree: EvidenceTree, authority: TestAuthority, rekor_v2: bool
+) -> None:
     """The evidence carries the log's integrated time (Rekor v1) or the signed timestamp
     (Rekor v2), whatever attestedAt claims; it survives the verdict cache's round trip."""
-    built = evidence_tree.sign(attested_at="2099-01-01T00:00:00Z",
-                               logged_at="2026-09-01T12:00:00Z", rekor_v2=rekor_v2)
+    built = evidence_tree.sign(
+        attested_at="2099-01-01T00:00:00Z", logged_at="2026-09-01T12:00:00Z", rekor_v2=rekor_v2
+    )
     evidence_tree.add(built)
     recipes = evidence_tree.write()
     from generator.bundle.layout import OciLayoutSource
@@ -156,8 +167,12 @@ def test_the_verified_time_is_what_sigstore_verified(evidence_tree: EvidenceTree
     path = next(iter(evidence_tree.pointers))
     pointer = parse_pointer((recipes / path).read_bytes(), file=path)
     parts = path.split("/")
-    verdict = verify_pointer(pointer, PointerLocation(path, parts[1], parts[2]),
-                             OciLayoutSource(evidence_tree.layout, Limits()), trust)
+    verdict = verify_pointer(
+        pointer,
+        PointerLocation(path, parts[1], parts[2]),
+        OciLayoutSource(evidence_tree.layout, Limits()),
+        trust,
+    )
     assert isinstance(verdict, Verified)
     assert verdict.evidence.logged_at == "2026-09-01T12:00:01Z"
     assert verdict.evidence.attested_at == "2099-01-01T00:00:00Z"
@@ -190,8 +205,11 @@ def test_the_tolerance_is_a_day_either_way(evidence_tree: EvidenceTree) -> None:
     def claiming(offset: int) -> Verified:
         moment = datetime.fromtimestamp(_epoch(logged) + offset, UTC)
         text = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-        evidence = replace(base.evidence, predicate={**base.evidence.predicate,
-                                                     "attestedAt": text}, logged_at=logged)
+        evidence = replace(
+            base.evidence,
+            predicate={**base.evidence.predicate, "attestedAt": text},
+            logged_at=logged,
+        )
         return replace(base, evidence=evidence)
 
     from generator.verify.times import TOLERANCE_SECONDS, flagged_skew, judge_time
@@ -209,7 +227,8 @@ def test_the_tolerance_is_a_day_either_way(evidence_tree: EvidenceTree) -> None:
 
 def test_data_contract_documents_the_new_class() -> None:
     contract = (Path(__file__).resolve().parents[2] / "docs" / "data-contract.md").read_text(
-        encoding="utf-8")
+        encoding="utf-8"
+    )
     assert '"time"' in contract and '"internal"' in contract and "attestedAtSkew" in contract
 
 
@@ -217,8 +236,7 @@ def test_verify_of_one_pointer_judges_the_claim_too(evidence_tree: EvidenceTree)
     """`evidence-dashboard verify` of a postdated pointer answers invalid, class `time`."""
     from generator.build import verify_one
 
-    built = evidence_tree.sign(attested_at="2099-01-01T00:00:00Z",
-                               logged_at="2026-09-01T12:00:00Z")
+    built = evidence_tree.sign(attested_at="2099-01-01T00:00:00Z", logged_at="2026-09-01T12:00:00Z")
     (path,) = evidence_tree.add(built)
     recipes = evidence_tree.write()
 

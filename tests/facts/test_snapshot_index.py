@@ -12,22 +12,46 @@ SNAPSHOTS: list[Any] = [
     None,
     {},
     {"measurements": "not a list"},
-    {"measurements": [
-        "junk",
-        {"type": "K8s", "subtypes": [{"subtype": "server", "data": {"version": "v1"}}]},
-        # a second K8s measurement: its node subtype counts, its server subtype does not
-        {"type": "K8s", "subtypes": [{"subtype": "node", "data": {"kernel-version": "6"}},
-                                     {"subtype": "server", "data": {"version": "v2"}}]},
-        {"type": "GPU", "subtypes": "no list"},
-        {"type": "GPU", "subtypes": [{"subtype": "smi", "data": ["not", "a", "map"]},
-                                     {"subtype": "smi", "data": {"gpu.model": "later"}}]},
-        {"type": ["unhashable"], "subtypes": [{"subtype": "hardware", "data": {"x": 1}}]},
-        {"type": "OS", "subtypes": [{"subtype": {"odd": "name"}}, "junk",
-                                    {"subtype": "release", "data": {"ID": "ubuntu"}}]},
-    ]},
+    {
+        "measurements": [
+            "junk",
+            {"type": "K8s", "subtypes": [{"subtype": "server", "data": {"version": "v1"}}]},
+            # a second K8s measurement: its node subtype counts, its server subtype does not
+            {
+                "type": "K8s",
+                "subtypes": [
+                    {"subtype": "node", "data": {"kernel-version": "6"}},
+                    {"subtype": "server", "data": {"version": "v2"}},
+                ],
+            },
+            {"type": "GPU", "subtypes": "no list"},
+            {
+                "type": "GPU",
+                "subtypes": [
+                    {"subtype": "smi", "data": ["not", "a", "map"]},
+                    {"subtype": "smi", "data": {"gpu.model": "later"}},
+                ],
+            },
+            {"type": ["unhashable"], "subtypes": [{"subtype": "hardware", "data": {"x": 1}}]},
+            {
+                "type": "OS",
+                "subtypes": [
+                    {"subtype": {"odd": "name"}},
+                    "junk",
+                    {"subtype": "release", "data": {"ID": "ubuntu"}},
+                ],
+            },
+        ]
+    },
 ]
-QUERIES = [("K8s", "server"), ("K8s", "node"), ("GPU", "smi"), ("GPU", "hardware"),
-           ("OS", "release"), ("NodeTopology", "label")]
+QUERIES = [
+    ("K8s", "server"),
+    ("K8s", "node"),
+    ("GPU", "smi"),
+    ("GPU", "hardware"),
+    ("OS", "release"),
+    ("NodeTopology", "label"),
+]
 
 
 @pytest.mark.parametrize("snapshot", SNAPSHOTS)
@@ -35,7 +59,8 @@ def test_index_matches_snapshot_data(snapshot: Any) -> None:
     index = _snapshot_index(snapshot)
     for mtype, subtype in QUERIES:
         assert dict(index.get((mtype, subtype), {})) == dict(
-            snapshot_data(snapshot, mtype, subtype)), (mtype, subtype)
+            snapshot_data(snapshot, mtype, subtype)
+        ), (mtype, subtype)
 
 
 def test_first_match_wins_even_when_its_data_is_not_a_map() -> None:

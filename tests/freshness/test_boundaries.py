@@ -24,8 +24,7 @@ class _Provider:
     answer: str | None
     asked: list[tuple[str, str | None, Canonicalizer]] = field(default_factory=list)
 
-    def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer
-                ) -> str | None:
+    def current(self, recipe: str, profile: str | None, canonicalizer: Canonicalizer) -> str | None:
         self.asked.append((recipe, profile, canonicalizer))
         return self.answer
 
@@ -34,7 +33,7 @@ class _Provider:
 def test_digests_differing_in_one_hex_digit_are_stale(position: int) -> None:
     """A shared prefix of any length, even 63 digits, is not the same recipe."""
     flipped = "f" if SIGNED[position] != "f" else "e"
-    current = SIGNED[:position] + flipped + SIGNED[position + 1:]
+    current = SIGNED[:position] + flipped + SIGNED[position + 1 :]
     result = compare(SIGNED, PredicateType.V3, "r", None, [_Provider("p", current)])
     assert result == FreshnessResult(Freshness.STALE, SIGNED, current, "p")
 
@@ -81,7 +80,8 @@ def test_when_every_provider_declines_the_state_is_unknown(count: int) -> None:
 
 def test_an_empty_signed_digest_is_never_fresh() -> None:
     assert compare("", PredicateType.V3, "r", None, []) == FreshnessResult(
-        Freshness.UNKNOWN, None, None, None)
+        Freshness.UNKNOWN, None, None, None
+    )
 
 
 @pytest.mark.parametrize("ptype", list(PredicateType))
@@ -97,12 +97,21 @@ def test_describe_names_both_digests_when_stale() -> None:
     assert FreshnessResult(Freshness.FRESH, "a" * 64, "a" * 64, "p").describe() == "fresh"
 
 
-@pytest.mark.parametrize("value, ok", [
-    ("a" * 64, True), ("a" * 63, False), ("a" * 65, False), ("A" * 64, False),
-    ("g" + "a" * 63, False), (" " + "a" * 63, False), (64, False),
-])
-def test_the_digest_map_takes_only_64_lowercase_hex(tmp_path: Path, value: object,
-                                                    ok: bool) -> None:
+@pytest.mark.parametrize(
+    "value, ok",
+    [
+        ("a" * 64, True),
+        ("a" * 63, False),
+        ("a" * 65, False),
+        ("A" * 64, False),
+        ("g" + "a" * 63, False),
+        (" " + "a" * 63, False),
+        (64, False),
+    ],
+)
+def test_the_digest_map_takes_only_64_lowercase_hex(
+    tmp_path: Path, value: object, ok: bool
+) -> None:
     table = tmp_path / "digests.json"
     table.write_text(json.dumps({"r": {"v3": value}}))
     if ok:
@@ -123,8 +132,9 @@ def test_the_digest_map_refuses_an_unknown_canonicalizer(tmp_path: Path) -> None
         DigestsFileProvider.load(table)
 
 
-@pytest.mark.parametrize("listed", ["H100-eks.yaml", "h100-eks.YAML", "h100-eks.yaml.bak",
-                                    "h100-ek.yaml"])
+@pytest.mark.parametrize(
+    "listed", ["H100-eks.yaml", "h100-eks.YAML", "h100-eks.yaml.bak", "h100-ek.yaml"]
+)
 def test_an_overlay_is_found_only_under_its_exact_name(tmp_path: Path, listed: str) -> None:
     """A pointer's recipe name must not pick up another recipe's overlay by letter case."""
     (tmp_path / listed).write_text("kind: RecipeResult\n")

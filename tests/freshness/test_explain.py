@@ -26,9 +26,23 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not i
 
 
 def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e",
-                           "-c", "commit.gpgsign=false", *args],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e",
+            "-c",
+            "commit.gpgsign=false",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.strip()
 
 
@@ -68,15 +82,22 @@ def test_diff_is_capped(tmp_path: Path) -> None:
     assert len(why.diff) == 3 and why.truncated
 
 
-@pytest.mark.parametrize(("files", "profile", "expect"), [
-    (["r-gpustack-oci-managed.yaml", "r.yaml"], "gpuStack=oci-managed",
-     "r-gpustack-oci-managed.yaml"),
-    (["r.yaml"], "gpuStack=oci-managed", "r.yaml"),
-    (["r.yaml"], None, None),
-    ([], None, None),
-])
-def test_overlay_file_prefers_the_profiled_name(tmp_path: Path, files: list[str],
-                                                profile: str | None, expect: str | None) -> None:
+@pytest.mark.parametrize(
+    ("files", "profile", "expect"),
+    [
+        (
+            ["r-gpustack-oci-managed.yaml", "r.yaml"],
+            "gpuStack=oci-managed",
+            "r-gpustack-oci-managed.yaml",
+        ),
+        (["r.yaml"], "gpuStack=oci-managed", "r.yaml"),
+        (["r.yaml"], None, None),
+        ([], None, None),
+    ],
+)
+def test_overlay_file_prefers_the_profiled_name(
+    tmp_path: Path, files: list[str], profile: str | None, expect: str | None
+) -> None:
     for name in files:
         (tmp_path / name).write_bytes(SIGNED)
     recipe = "r-gpustack-oci-managed"
@@ -106,8 +127,9 @@ def test_commits_since_the_attested_commit_touch_the_overlay(tmp_path: Path) -> 
 @pytest.mark.parametrize("commit", ["0" * 40, "not-a-sha", ""])
 def test_commit_outside_history_gives_none(tmp_path: Path, commit: str) -> None:
     recipes, _ = _repo(tmp_path)
-    why = StaleExplainer.for_recipes(recipes).explain(NAME, None, SIGNED, Canonicalizer.V3,
-                                                     commit or None)
+    why = StaleExplainer.for_recipes(recipes).explain(
+        NAME, None, SIGNED, Canonicalizer.V3, commit or None
+    )
     assert why.commits is None and why.diff
 
 
@@ -139,11 +161,23 @@ def test_explanation_in_pointers_json_matches_the_schema(commits: tuple[str, ...
     why = FreshnessExplanation(diff=("--- signed", "+++ current", "-a", "+b"), commits=commits)
     record = PointerRecord(
         RejectedPointer(PointerLocation("evidence/r/s/sha256-1.yaml", "r", "s"), "x", "m", "h"),
-        freshness=FreshnessInfo(Freshness.STALE, "a" * 64, "b" * 64, "native", why))
-    doc = pointers_document([record, PointerRecord(RejectedPointer(
-        PointerLocation("evidence/r/s/sha256-2.yaml", "r", "s"), "x", "m", "h"))])
+        freshness=FreshnessInfo(Freshness.STALE, "a" * 64, "b" * 64, "native", why),
+    )
+    doc = pointers_document(
+        [
+            record,
+            PointerRecord(
+                RejectedPointer(
+                    PointerLocation("evidence/r/s/sha256-2.yaml", "r", "s"), "x", "m", "h"
+                )
+            ),
+        ]
+    )
     jsonschema.Draft202012Validator(json.loads(schema_text("pointers.schema.json"))).validate(doc)
     first, second = (p["freshness"] for p in doc["pointers"])
-    assert first["explanation"] == {"diff": list(why.diff), "truncated": False,
-                                    "commits": None if commits is None else list(commits)}
+    assert first["explanation"] == {
+        "diff": list(why.diff),
+        "truncated": False,
+        "commits": None if commits is None else list(commits),
+    }
     assert second["explanation"] is None

@@ -93,8 +93,9 @@ def test_digests_file_beats_native(tmp_path: Path) -> None:
     providers = [DigestsFileProvider.load(table), NativeProvider(overlays)]
     v3 = compare(signed, PredicateType.V3, NAME, None, providers)
     assert (v3.state, v3.provider) == (Freshness.FRESH, "digests-file")
-    legacy = compare(recipe_digest(RECIPE, Canonicalizer.LEGACY), PredicateType.V1, NAME, None,
-                     providers)
+    legacy = compare(
+        recipe_digest(RECIPE, Canonicalizer.LEGACY), PredicateType.V1, NAME, None, providers
+    )
     assert (legacy.state, legacy.current) == (Freshness.STALE, "c" * 64)
 
 
@@ -112,7 +113,7 @@ def test_digests_file_yaml_and_errors(tmp_path: Path) -> None:
 def _fake_aicr(tmp_path: Path, digest: str, log: Path) -> Path:
     script = tmp_path / "bin" / "aicr"
     script.parent.mkdir()
-    script.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\necho {digest}\n")
+    script.write_text(f'#!/bin/sh\necho "$@" >> {log}\necho {digest}\n')
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return script
 
@@ -122,16 +123,22 @@ def test_aicr_provider_strips_the_profile_suffix_and_passes_the_profile(tmp_path
     log = tmp_path / "calls.txt"
     aicr = _fake_aicr(tmp_path, "e" * 64, log)
     recipe = "gb200-gke-cos-training-gpustack-bundle-installer"
-    result = compare("e" * 64, PredicateType.V3, recipe, "gpuStack=bundle-installer",
-                     [AicrProvider(aicr, overlays)])
+    result = compare(
+        "e" * 64,
+        PredicateType.V3,
+        recipe,
+        "gpuStack=bundle-installer",
+        [AicrProvider(aicr, overlays)],
+    )
     assert (result.state, result.provider) == (Freshness.FRESH, "aicr")
     call = log.read_text()
     assert "evidence digest -r" in call and "gb200-gke-cos-training.yaml" in call
     assert "--profile gpuStack=bundle-installer" in call
 
 
-def test_aicr_provider_on_path_and_wrong_suffix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                ) -> None:
+def test_aicr_provider_on_path_and_wrong_suffix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     overlays = _overlays(tmp_path, name="h100-eks-training")
     aicr = _fake_aicr(tmp_path, "f" * 64, tmp_path / "log")
     monkeypatch.setenv("PATH", f"{aicr.parent}{os.pathsep}{os.environ['PATH']}")
@@ -159,10 +166,19 @@ def test_git_commits_since(tmp_path: Path) -> None:
     import subprocess
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True,
-                              capture_output=True, text=True,
-                              env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
-                                   "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}).stdout
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={
+                **os.environ,
+                "GIT_AUTHOR_NAME": "t",
+                "GIT_AUTHOR_EMAIL": "t@e",
+                "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@e",
+            },
+        ).stdout
 
     git("init", "-q")
     (tmp_path / "r.yaml").write_text("a: 1\n")

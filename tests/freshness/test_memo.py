@@ -45,7 +45,8 @@ def test_an_edited_memo_is_a_counted_miss(tmp_path: Path) -> None:
     memo_file.write_bytes(tag + b"\n" + json.dumps(doc).encode())
     reset_failures()
     answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
-        NAME, None, Canonicalizer.V3)
+        NAME, None, Canonicalizer.V3
+    )
     assert answer == str(recipe_digest(CURRENT, Canonicalizer.V3))
     assert failures() == {"freshness memo memo.json"}
 
@@ -67,8 +68,9 @@ def _no_canonicalising(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(freshness, "canonical_diff", refuse)
 
 
-def test_a_later_build_reuses_digests_and_diffs(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_later_build_reuses_digests_and_diffs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     overlays = _overlays(tmp_path)
     memo_file = tmp_path / "cache" / "memo.json"
     memo = ContentMemo(memo_file)
@@ -81,8 +83,7 @@ def test_a_later_build_reuses_digests_and_diffs(tmp_path: Path,
     _no_canonicalising(monkeypatch)
     later = ContentMemo(memo_file)
     assert NativeProvider(overlays, memo=later).current(NAME, None, Canonicalizer.V3) == digest
-    again = StaleExplainer(overlays, memo=later).explain(NAME, None, SIGNED, Canonicalizer.V3,
-                                                         None)
+    again = StaleExplainer(overlays, memo=later).explain(NAME, None, SIGNED, Canonicalizer.V3, None)
     assert again == why
 
 
@@ -94,7 +95,8 @@ def test_changed_overlay_is_computed_again(tmp_path: Path) -> None:
     memo.save()
     (overlays / f"{NAME}.yaml").write_bytes(SIGNED)
     answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
-        NAME, None, Canonicalizer.V3)
+        NAME, None, Canonicalizer.V3
+    )
     assert answer == str(recipe_digest(SIGNED, Canonicalizer.V3))
 
 
@@ -104,7 +106,8 @@ def test_unusable_memo_files_are_ignored(tmp_path: Path, content: bytes) -> None
     memo_file = tmp_path / "memo.json"
     memo_file.write_bytes(content)
     answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
-        NAME, None, Canonicalizer.V3)
+        NAME, None, Canonicalizer.V3
+    )
     assert answer == str(recipe_digest(CURRENT, Canonicalizer.V3))
 
 
@@ -116,11 +119,13 @@ def test_a_memo_from_other_code_is_ignored(tmp_path: Path) -> None:
     memo.save()
     doc = _read(memo_file)
     doc["entries"] = dict.fromkeys(doc["entries"], "f" * 64)  # wrong answers ...
-    doc["fingerprint"] = "0" * 64                              # ... from other code
-    memo_file.write_bytes(CacheAuth.from_environment().seal(
-        Purpose.FRESHNESS, json.dumps(doc).encode()))  # sealed: only the fingerprint is off
+    doc["fingerprint"] = "0" * 64  # ... from other code
+    memo_file.write_bytes(
+        CacheAuth.from_environment().seal(Purpose.FRESHNESS, json.dumps(doc).encode())
+    )  # sealed: only the fingerprint is off
     answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
-        NAME, None, Canonicalizer.V3)
+        NAME, None, Canonicalizer.V3
+    )
     assert answer == str(recipe_digest(CURRENT, Canonicalizer.V3))
 
 
@@ -130,8 +135,10 @@ def test_not_a_recipe_result_is_remembered_as_no_answer(tmp_path: Path) -> None:
     memo = ContentMemo(memo_file)
     assert NativeProvider(overlays, memo=memo).current(NAME, None, Canonicalizer.V3) is None
     memo.save()
-    assert NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
-        NAME, None, Canonicalizer.V3) is None
+    assert (
+        NativeProvider(overlays, memo=ContentMemo(memo_file)).current(NAME, None, Canonicalizer.V3)
+        is None
+    )
 
 
 @pytest.mark.parametrize("name", [f"{NAME}.yaml", "other.yaml", "link.yaml", "sub.yaml"])
@@ -146,8 +153,9 @@ def test_listing_answers_like_listed_overlay(tmp_path: Path, name: str) -> None:
 
 
 @needs_git
-def test_history_is_asked_once_per_commit_and_overlay(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_history_is_asked_once_per_commit_and_overlay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     recipes, first = _repo(tmp_path)
     calls: list[list[str]] = []
     real = subprocess.run
@@ -167,9 +175,9 @@ def test_history_is_asked_once_per_commit_and_overlay(tmp_path: Path,
     assert len(calls) == 3  # an unknown commit: one `git cat-file`, no `git log`
 
 
-def test_answers_a_worker_copy_used_are_saved_by_the_build(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch
-                                                            ) -> None:
+def test_answers_a_worker_copy_used_are_saved_by_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A forked verification worker asks its own copy of the memo; `drain` sends back what it
     used or added and `adopt` takes it in, so the build's `save` keeps every answer."""
     overlays = _overlays(tmp_path)
@@ -179,10 +187,10 @@ def test_answers_a_worker_copy_used_are_saved_by_the_build(tmp_path: Path,
     first.save()
     remembered = _read(memo_file)["entries"]
 
-    build = ContentMemo(memo_file)   # the build's memo ...
+    build = ContentMemo(memo_file)  # the build's memo ...
     worker = ContentMemo(memo_file)  # ... and a worker's copy of it
     assert worker.drain() == {}
-    NativeProvider(overlays, memo=worker).current(NAME, None, Canonicalizer.V3)   # a used answer
+    NativeProvider(overlays, memo=worker).current(NAME, None, Canonicalizer.V3)  # a used answer
     StaleExplainer(overlays, memo=worker).explain(NAME, None, SIGNED, Canonicalizer.V3, None)
     sent = worker.drain()
     assert set(remembered) < set(sent) and worker.drain() == {}
@@ -193,7 +201,8 @@ def test_answers_a_worker_copy_used_are_saved_by_the_build(tmp_path: Path,
 
     _no_canonicalising(monkeypatch)  # the diff is remembered now
     StaleExplainer(overlays, memo=ContentMemo(memo_file)).explain(
-        NAME, None, SIGNED, Canonicalizer.V3, None)
+        NAME, None, SIGNED, Canonicalizer.V3, None
+    )
 
 
 def test_adopting_only_remembered_answers_writes_nothing(tmp_path: Path) -> None:
@@ -214,7 +223,8 @@ def test_adopting_only_remembered_answers_writes_nothing(tmp_path: Path) -> None
 
 
 def test_an_overlay_the_canonicalizer_refuses_has_no_current_digest(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """YAML the loader takes but the canonicalizer refuses reads `unknown`, not a crash."""
     from generator.recipe.canonical import CanonicalizationError
 
@@ -229,7 +239,8 @@ def test_an_overlay_the_canonicalizer_refuses_has_no_current_digest(
 
 
 def test_the_current_overlay_is_canonicalised_once_for_digest_and_diffs(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import generator.recipe.canonical as canonical
 
     freshness._current_canonical.cache_clear()
@@ -248,8 +259,7 @@ def test_the_current_overlay_is_canonicalised_once_for_digest_and_diffs(
     seen.clear()
     explainer = StaleExplainer(overlays)
     explainer.explain(NAME, None, SIGNED, Canonicalizer.V3, None)
-    explainer.explain(NAME, None, SIGNED + b"\n# another signed recipe\n", Canonicalizer.V3,
-                      None)
+    explainer.explain(NAME, None, SIGNED + b"\n# another signed recipe\n", Canonicalizer.V3, None)
     assert seen.count(CURRENT) == 0  # the overlay's canonical form was remembered
-    assert len(seen) == 2             # each signed recipe was canonicalised
+    assert len(seen) == 2  # each signed recipe was canonicalised
     freshness._current_canonical.cache_clear()

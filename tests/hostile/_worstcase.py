@@ -23,8 +23,11 @@ PARTNER_ISSUER = "https://token.actions.githubusercontent.com"
 
 def partner(branch: str) -> SignerIdentity:
     """An identity the demo allowlist's partner pattern admits (one per branch)."""
-    return SignerIdentity(PARTNER_ISSUER, "https://github.com/gpulab-partner/evidence/.github/"
-                                          f"workflows/publish.yaml@refs/heads/{branch}")
+    return SignerIdentity(
+        PARTNER_ISSUER,
+        "https://github.com/gpulab-partner/evidence/.github/"
+        f"workflows/publish.yaml@refs/heads/{branch}",
+    )
 
 
 def throwaway(n: int) -> SignerIdentity:
@@ -53,12 +56,21 @@ def add_worst_case(box: Sandbox, authority: TestAuthority, case: WorstCase) -> l
     recipe = make_recipe(accelerator=ACCELERATOR, nccl_floors={})
     paths: list[str] = []
 
-    def add(signer: SignerIdentity, names: list[str], version: int, statuses: dict[str, str],
-            at_offset: int) -> None:
-        spec = hostile_spec(ACCELERATOR, signer=signer, recipe=recipe,
-                            aicr_version=f"v0.{14 + version}.0",
-                            attested_at=ATTESTED + timedelta(minutes=at_offset),
-                            tests={Phase.CONFORMANCE: [TestSpec("seed")]})
+    def add(
+        signer: SignerIdentity,
+        names: list[str],
+        version: int,
+        statuses: dict[str, str],
+        at_offset: int,
+    ) -> None:
+        spec = hostile_spec(
+            ACCELERATOR,
+            signer=signer,
+            recipe=recipe,
+            aicr_version=f"v0.{14 + version}.0",
+            attested_at=ATTESTED + timedelta(minutes=at_offset),
+            tests={Phase.CONFORMANCE: [TestSpec("seed")]},
+        )
         built = build_bundle(spec, authority)
         ctrf = compact_ctrf("conformance", names)
         if statuses:
@@ -67,8 +79,11 @@ def add_worst_case(box: Sandbox, authority: TestAuthority, case: WorstCase) -> l
 
     names = [f"check-{i:05d}" for i in range(case.tests)]
     for s in range(case.allowlisted):
-        fails = (dict.fromkeys(names[case.failing_every - 1::case.failing_every], "failed")
-                 if case.failing_every and s == 1 else {})
+        fails = (
+            dict.fromkeys(names[case.failing_every - 1 :: case.failing_every], "failed")
+            if case.failing_every and s == 1
+            else {}
+        )
         for v in range(case.versions):
             add(partner(f"branch-{s}"), names, v, fails, v * 10 + s)
     for u in range(case.unlisted):

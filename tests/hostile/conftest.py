@@ -48,8 +48,19 @@ DEMO = ROOT / "recipes"
 DEMO_PARTS = ("evidence", "bundles", "overlays", "trust", "demo")
 CLI = Path(sys.executable).parent / "evidence-dashboard"
 #: Folders other developers edit while this suite runs; new files there are not ours.
-SOURCE_FOLDERS = ("generator", "tests", "site_templates", "docs", "scripts", ".git", ".venv",
-                  ".mypy_cache", ".ruff_cache", "evidence_dashboard.egg-info", "build")
+SOURCE_FOLDERS = (
+    "generator",
+    "tests",
+    "site_templates",
+    "docs",
+    "scripts",
+    ".git",
+    ".venv",
+    ".mypy_cache",
+    ".ruff_cache",
+    "evidence_dashboard.egg-info",
+    "build",
+)
 ATTESTED = datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC)
 HOSTILE_SIGNER = SignerIdentity("https://github.com/login/oauth", "hostile@example.net")
 
@@ -57,9 +68,12 @@ HOSTILE_SIGNER = SignerIdentity("https://github.com/login/oauth", "hostile@examp
 def demo_authority() -> TestAuthority:
     """The demo signing authority, rebuilt from its scenario (same keys as recipes/trust/)."""
     plan = parse_scenario((DEMO / "demo" / "scenario.yaml").read_bytes(), file="scenario.yaml")
-    authority = TestAuthority(plan.seed, name="evidence-dashboard demo",
-                              epoch=plan.authority_valid_from,
-                              shard_offset=200_000_000 + stable_int(plan.seed, "shard") % 10_000_000)
+    authority = TestAuthority(
+        plan.seed,
+        name="evidence-dashboard demo",
+        epoch=plan.authority_valid_from,
+        shard_offset=200_000_000 + stable_int(plan.seed, "shard") % 10_000_000,
+    )
     authority.add_filler_entries(3)
     return authority
 
@@ -72,8 +86,9 @@ def demo_repository() -> str:
 # --------------------------------------------------------------------------- bundles
 
 
-def hostile_spec(accelerator: str, *, signer: SignerIdentity = HOSTILE_SIGNER,
-                 **fields: Any) -> BundleSpec:
+def hostile_spec(
+    accelerator: str, *, signer: SignerIdentity = HOSTILE_SIGNER, **fields: Any
+) -> BundleSpec:
     """A small signed-bundle spec for a new recipe `<accelerator>-eks-ubuntu-training`."""
     recipe = fields.pop("recipe", None) or make_recipe(accelerator=accelerator, nccl_floors={})
     fields.setdefault("attested_at", ATTESTED)
@@ -89,8 +104,9 @@ def tar_of(members: Sequence[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
     return out.getvalue()
 
 
-def member(name: str, data: bytes = b"", *, kind: bytes = tarfile.REGTYPE,
-           link: str = "") -> tuple[tarfile.TarInfo, bytes | None]:
+def member(
+    name: str, data: bytes = b"", *, kind: bytes = tarfile.REGTYPE, link: str = ""
+) -> tuple[tarfile.TarInfo, bytes | None]:
     info = tarfile.TarInfo(name)
     info.type = kind
     info.linkname = link
@@ -106,25 +122,36 @@ def files_members(built: BuiltBundle) -> list[tuple[tarfile.TarInfo, bytes | Non
     return [member(path, data) for path, data in sorted(built.files.items())]
 
 
-def repack(built: BuiltBundle, layer: bytes, authority: TestAuthority, *,
-           tar_digest: str | None = None) -> BuiltBundle:
+def repack(
+    built: BuiltBundle, layer: bytes, authority: TestAuthority, *, tar_digest: str | None = None
+) -> BuiltBundle:
     """`built` with its layer replaced by `layer` (any bytes), its manifest and pointer updated
     and the statement re-signed over the new manifest: only the layer's content is hostile."""
-    manifest = oci_manifest(layer, tar_digest or "sha256:" + "0" * 64,  # type: ignore[arg-type]
-                            aicr_version=built.spec.aicr_version, recipe_name=built.recipe_name)
+    manifest = oci_manifest(
+        layer,
+        tar_digest or "sha256:" + "0" * 64,  # type: ignore[arg-type]
+        aicr_version=built.spec.aicr_version,
+        recipe_name=built.recipe_name,
+    )
     digest = "sha256:" + hashlib.sha256(manifest).hexdigest()
     ptype = built.spec.predicate_type.value
     signer = built.pointer.signer
     assert signer is not None
-    statement = statement_bytes(built.oci_ref, digest.removeprefix("sha256:"), ptype,
-                                dict(built.predicate))
+    statement = statement_bytes(
+        built.oci_ref, digest.removeprefix("sha256:"), ptype, dict(built.predicate)
+    )
     sig = authority.sign_dsse(statement, signer=signer, signed_at=built.spec.attested_at)
     index = int(json.loads(sig)["verificationMaterial"]["tlogEntries"][0]["logIndex"])
     return dataclasses.replace(
-        built, layer=layer, manifest=manifest, digest=digest,  # type: ignore[arg-type]
-        statement=statement, sigstore_bundle=sig,
+        built,
+        layer=layer,
+        manifest=manifest,
+        digest=digest,  # type: ignore[arg-type]
+        statement=statement,
+        sigstore_bundle=sig,
         referrer_manifest=referrer_manifest(sig, manifest, ptype),
-        pointer=dataclasses.replace(built.pointer, digest=digest, rekor_log_index=index))
+        pointer=dataclasses.replace(built.pointer, digest=digest, rekor_log_index=index),
+    )
 
 
 def gzip_fast(data: bytes) -> bytes:
@@ -140,8 +167,9 @@ def tree_snapshot(root: Path, *, skip: Sequence[Path] = ()) -> dict[str, tuple[s
     found: dict[str, tuple[str, int]] = {}
     for folder, dirs, files in os.walk(root, followlinks=False):
         here = Path(folder)
-        dirs[:] = [d for d in dirs if (here / d).resolve() not in skipped
-                   or (here / d).is_symlink()]
+        dirs[:] = [
+            d for d in dirs if (here / d).resolve() not in skipped or (here / d).is_symlink()
+        ]
         for name in [*dirs, *files]:
             path = here / name
             info = path.lstat()
@@ -190,28 +218,53 @@ class Sandbox:
         return self.root / "tmp"
 
     def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("SOURCE_DATE_EPOCH", "SITE_URL", "XDG_CONFIG_HOME", "XDG_DATA_HOME")}
-        env.update(HOME=str(self.home), XDG_CACHE_HOME=str(self.home / ".cache"),
-                   TMPDIR=str(self.tmp), PYTHONDONTWRITEBYTECODE="1",
-                   # the cache key comes from the environment, as in CI: HOME stays empty
-                   EVIDENCE_DASHBOARD_CACHE_KEY=TEST_CACHE_KEY)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("SOURCE_DATE_EPOCH", "SITE_URL", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+        }
+        env.update(
+            HOME=str(self.home),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            TMPDIR=str(self.tmp),
+            PYTHONDONTWRITEBYTECODE="1",
+            # the cache key comes from the environment, as in CI: HOME stays empty
+            EVIDENCE_DASHBOARD_CACHE_KEY=TEST_CACHE_KEY,
+        )
         return env
 
     def build_args(self, *extra: str, offline: bool = True) -> list[str]:
-        args = [str(CLI), "build", "--recipes", str(self.recipes),
-                "--trust-root", str(self.recipes / "trust" / "trusted_root.json"),
-                "--cache", str(self.cache), "--out", str(self.out), "--quiet",
-                "--format", "json"]
+        args = [
+            str(CLI),
+            "build",
+            "--recipes",
+            str(self.recipes),
+            "--trust-root",
+            str(self.recipes / "trust" / "trusted_root.json"),
+            "--cache",
+            str(self.cache),
+            "--out",
+            str(self.out),
+            "--quiet",
+            "--format",
+            "json",
+        ]
         if offline:
             args += ["--offline", "--oci-layout", str(self.layout)]
         return [*args, *extra]
 
-    def run(self, *extra: str, offline: bool = True,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.build_args(*extra, offline=offline), cwd=self.root,
-                              env=self.env(), capture_output=True, text=True, timeout=timeout,
-                              check=False)
+    def run(
+        self, *extra: str, offline: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.build_args(*extra, offline=offline),
+            cwd=self.root,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     def add_pointer(self, relative: str, data: bytes | str) -> Path:
         path = self.recipes / relative
@@ -261,9 +314,12 @@ def recipe_states(index: Mapping[str, Any]) -> dict[str, Any]:
             for tab in dashboard["tabs"]:
                 combined = tab["combined"]
                 states[tab["recipe"]] = (
-                    tab["rollup"], tuple(sorted(combined["phaseRollup"].items())),
-                    tuple(sorted((t["phase"], t["name"], t["consensus"])
-                                 for t in combined["tests"])))
+                    tab["rollup"],
+                    tuple(sorted(combined["phaseRollup"].items())),
+                    tuple(
+                        sorted((t["phase"], t["name"], t["consensus"]) for t in combined["tests"])
+                    ),
+                )
     return states
 
 
@@ -285,9 +341,15 @@ def demo_states(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from generator.build import BuildOptions, evaluate
 
     tmp = tmp_path_factory.mktemp("demo-baseline")
-    options = BuildOptions(recipes=DEMO, out=tmp / "site", trust_root=DEMO / "trust" /
-                           "trusted_root.json", oci_layouts=(DEMO / "bundles",), offline=True,
-                           cache=tmp / "cache", quiet=True)
+    options = BuildOptions(
+        recipes=DEMO,
+        out=tmp / "site",
+        trust_root=DEMO / "trust" / "trusted_root.json",
+        oci_layouts=(DEMO / "bundles",),
+        offline=True,
+        cache=tmp / "cache",
+        quiet=True,
+    )
     states = recipe_states(evaluate(options).documents["index"])
     assert len(states) >= 5, "the demo tree should have several recipes"
     return states
@@ -303,8 +365,9 @@ def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
     yield new_sandbox(tmp_path)
 
 
-def assert_demo_unchanged(box: Sandbox, demo_states: Mapping[str, Any],
-                          affected: Sequence[str] = ()) -> None:
+def assert_demo_unchanged(
+    box: Sandbox, demo_states: Mapping[str, Any], affected: Sequence[str] = ()
+) -> None:
     """Every demo recipe is still in index.json with the state it has in the untouched tree."""
     states = recipe_states(box.data("index.json"))
     for recipe, state in demo_states.items():
@@ -314,8 +377,14 @@ def assert_demo_unchanged(box: Sandbox, demo_states: Mapping[str, Any],
         assert states[recipe] == state, f"demo recipe {recipe} changed state"
 
 
-def assert_rejected(record: Mapping[str, Any], *, exit_code: int = 2, klass: str | None = None,
-                    rule: str | None = None, words: Sequence[str] = ()) -> str:
+def assert_rejected(
+    record: Mapping[str, Any],
+    *,
+    exit_code: int = 2,
+    klass: str | None = None,
+    rule: str | None = None,
+    words: Sequence[str] = (),
+) -> str:
     """The pointer record is a rejection with this class/rule and a message naming `words`."""
     verify = record["verify"]
     assert verify["exit"] == exit_code, verify
@@ -344,24 +413,45 @@ def with_ctrf(built: BuiltBundle, phase: str, ctrf: bytes, authority: TestAuthor
     predicate["phases"][phase]["ctrfDigest"] = "sha256:" + hashlib.sha256(ctrf).hexdigest()
     predicate["manifest"] = {
         "digest": "sha256:" + hashlib.sha256(files["manifest.json"]).hexdigest(),
-        "fileCount": len(json.loads(files["manifest.json"])["files"])}
+        "fileCount": len(json.loads(files["manifest.json"])["files"]),
+    }
     files["statement.intoto.json"] = statement_bytes(
-        f"recipe:{built.recipe_name}", built.recipe_digest, built.spec.predicate_type.value,
-        predicate)
+        f"recipe:{built.recipe_name}",
+        built.recipe_digest,
+        built.spec.predicate_type.value,
+        predicate,
+    )
     tar = layer_tar(files)
     updated = dataclasses.replace(built, files=files, predicate=predicate)
-    return repack(updated, gzip_deterministic(tar), authority,
-                  tar_digest="sha256:" + hashlib.sha256(tar).hexdigest())
+    return repack(
+        updated,
+        gzip_deterministic(tar),
+        authority,
+        tar_digest="sha256:" + hashlib.sha256(tar).hexdigest(),
+    )
 
 
 def compact_ctrf(phase: str, names: Sequence[str], status: str = "passed") -> bytes:
     """A minimal CTRF report in compact JSON (many tests in few bytes)."""
     tests = [{"name": n, "status": status, "duration": 1, "suite": [phase]} for n in names]
-    report = {"reportFormat": "CTRF", "specVersion": "0.0.1", "timestamp": "2026-11-01T12:00:00Z",
-              "generatedBy": "aicr",
-              "results": {"tool": {"name": "aicr", "version": "v0.14.2"},
-                          "summary": {"tests": len(tests), "passed": len(tests), "failed": 0,
-                                      "skipped": 0, "pending": 0, "other": 0,
-                                      "start": 0, "stop": 1},
-                          "tests": tests}}
+    report = {
+        "reportFormat": "CTRF",
+        "specVersion": "0.0.1",
+        "timestamp": "2026-11-01T12:00:00Z",
+        "generatedBy": "aicr",
+        "results": {
+            "tool": {"name": "aicr", "version": "v0.14.2"},
+            "summary": {
+                "tests": len(tests),
+                "passed": len(tests),
+                "failed": 0,
+                "skipped": 0,
+                "pending": 0,
+                "other": 0,
+                "start": 0,
+                "stop": 1,
+            },
+            "tests": tests,
+        },
+    }
     return json.dumps(report, separators=(",", ":")).encode()

@@ -23,8 +23,10 @@ SLOW_FOR_PYTHON = [PREFIX + s for s in (r"(a+)+$", r"(a|a)*$", r"(a*)*b$", r"(.*
 
 def _allowlist(pattern: str) -> bytes:
     quoted = pattern.replace("'", "''")
-    return (f"schemaVersion: 1.0.0\nfirstParty: []\ncommunity: []\npartner:\n"
-            f"  - label: p\n    issuer: {ISSUER}\n    identityPattern: '{quoted}'\n").encode()
+    return (
+        f"schemaVersion: 1.0.0\nfirstParty: []\ncommunity: []\npartner:\n"
+        f"  - label: p\n    issuer: {ISSUER}\n    identityPattern: '{quoted}'\n"
+    ).encode()
 
 
 @pytest.mark.parametrize("pattern", SLOW_FOR_PYTHON)
@@ -42,8 +44,9 @@ def test_catastrophic_pattern_matches_in_bounded_time(pattern: str) -> None:
         assert allowlist.classify(SignerIdentity(ISSUER, WORKFLOW + "aaa")).allowlisted
 
 
-@pytest.mark.parametrize("pattern", [PREFIX + s for s in (r"(a+)\1$", r"(?=a)a$", r"(?!b)a$",
-                                                         r"(?<=a)b$")])
+@pytest.mark.parametrize(
+    "pattern", [PREFIX + s for s in (r"(a+)\1$", r"(?=a)a$", r"(?!b)a$", r"(?<=a)b$")]
+)
 def test_patterns_re2_cannot_run_are_refused(pattern: str) -> None:
     with pytest.raises(AllowlistError) as caught:
         parse_allowlist(_allowlist(pattern), file="allowlist.yaml")

@@ -21,9 +21,14 @@ from tests.hostile.conftest import DEMO, Sandbox, assert_demo_unchanged, new_san
 
 pytestmark = pytest.mark.slow
 
-CASE = WorstCase(tests=LIMITS.rows_per_grid + 600, allowlisted=2,
-                 unlisted=LIMITS.unlisted_signers + 2, unlisted_tests=30,
-                 versions=LIMITS.versions_per_recipe + 2, failing_every=1000)
+CASE = WorstCase(
+    tests=LIMITS.rows_per_grid + 600,
+    allowlisted=2,
+    unlisted=LIMITS.unlisted_signers + 2,
+    unlisted_tests=30,
+    versions=LIMITS.versions_per_recipe + 2,
+    failing_every=1000,
+)
 
 
 @dataclass(frozen=True)
@@ -51,8 +56,9 @@ def built(tmp_path_factory: pytest.TempPathFactory, authority: TestAuthority) ->
     return Built(box, box.run(timeout=600), paths)
 
 
-def test_build_succeeds_and_demo_recipes_keep_their_state(built: Built,
-                                                          demo_states: dict[str, Any]) -> None:
+def test_build_succeeds_and_demo_recipes_keep_their_state(
+    built: Built, demo_states: dict[str, Any]
+) -> None:
     assert built.result.returncode == 0, built.result.stdout + built.result.stderr
     assert "warnings" not in json.loads(built.result.stdout)
     assert_demo_unchanged(built.box, demo_states)
@@ -60,8 +66,13 @@ def test_build_succeeds_and_demo_recipes_keep_their_state(built: Built,
 
 def test_recipe_counts_what_it_leaves_out(built: Built) -> None:
     tab = built.tab()
-    assert tab["omitted"] == {"unlistedSigners": 2, "unlistedRuns": 2, "versions": 2,
-                              "historyRuns": 2 * 2, "historyRows": tab["omitted"]["historyRows"]}
+    assert tab["omitted"] == {
+        "unlistedSigners": 2,
+        "unlistedRuns": 2,
+        "versions": 2,
+        "historyRuns": 2 * 2,
+        "historyRows": tab["omitted"]["historyRows"],
+    }
     assert tab["omitted"]["historyRows"] > 0
     assert len(tab["versions"]) == LIMITS.versions_per_recipe
     grids = [tab["combined"], *tab["versions"]]
@@ -76,8 +87,9 @@ def test_hidden_rows_never_hide_failures_nor_change_states(built: Built) -> None
     combined = built.tab()["combined"]
     assert built.tab()["rollup"] == "CONTESTED"
     contested = {t["name"] for t in combined["tests"] if t["consensus"] == "CONTESTED"}
-    expected = {f"check-{i:05d}" for i in range(CASE.failing_every - 1, CASE.tests,
-                                                 CASE.failing_every)}
+    expected = {
+        f"check-{i:05d}" for i in range(CASE.failing_every - 1, CASE.tests, CASE.failing_every)
+    }
     assert contested == expected
     assert "CONTESTED" not in combined["omitted"]["byState"]
 
@@ -124,17 +136,24 @@ def test_series_keeps_the_newest_runs_per_signer(built: Built) -> None:
     assert series["omitted"]["builds"] == 4
 
 
-def test_site_budget_warning_reaches_summary_and_build_info(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_site_budget_warning_reaches_summary_and_build_info(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A real build of the demo tree with a budget it exceeds: the build succeeds and warns."""
     from generator import outputsize
     from generator.build import BuildOptions, run_build
     from generator.limits import OutputLimits
 
     monkeypatch.setattr(outputsize, "LIMITS", OutputLimits(site_bytes=1 << 20, page_bytes=1000))
-    options = BuildOptions(recipes=DEMO, out=tmp_path / "site", trust_root=DEMO / "trust" /
-                           "trusted_root.json", oci_layouts=(DEMO / "bundles",), offline=True,
-                           cache=tmp_path / "cache", quiet=True)
+    options = BuildOptions(
+        recipes=DEMO,
+        out=tmp_path / "site",
+        trust_root=DEMO / "trust" / "trusted_root.json",
+        oci_layouts=(DEMO / "bundles",),
+        offline=True,
+        cache=tmp_path / "cache",
+        quiet=True,
+    )
     summary = run_build(options)
     assert summary.warnings and "budget" in summary.warnings[0]
     assert any(w.startswith("page ") for w in summary.warnings)
@@ -150,9 +169,15 @@ def test_site_budget_warning_reaches_summary_and_build_info(tmp_path: Path,
 def test_normal_build_has_no_size_warning(tmp_path: Path) -> None:
     from generator.build import BuildOptions, run_build
 
-    options = BuildOptions(recipes=DEMO, out=tmp_path / "site", trust_root=DEMO / "trust" /
-                           "trusted_root.json", oci_layouts=(DEMO / "bundles",), offline=True,
-                           cache=tmp_path / "cache", quiet=True)
+    options = BuildOptions(
+        recipes=DEMO,
+        out=tmp_path / "site",
+        trust_root=DEMO / "trust" / "trusted_root.json",
+        oci_layouts=(DEMO / "bundles",),
+        offline=True,
+        cache=tmp_path / "cache",
+        quiet=True,
+    )
     summary = run_build(options)
     assert summary.warnings == () and "warnings" not in summary.as_dict()
     info = json.loads((tmp_path / "site" / "data" / "build-info.json").read_text())
@@ -185,9 +210,21 @@ def test_build_info_with_a_size_warning_matches_its_schema(tmp_path: Path) -> No
     (site / "data").mkdir(parents=True)
     (site / "index.html").write_bytes(b"x" * 2000)
     info = site / "data" / "build-info.json"
-    info.write_text(go_json(build_info_document(
-        build_time="", commit=None, source_url=None, verifier="v", trust_name="t",
-        trust_production=False, trust_refreshed=None, trusted_registries=None, preview=False)))
+    info.write_text(
+        go_json(
+            build_info_document(
+                build_time="",
+                commit=None,
+                source_url=None,
+                verifier="v",
+                trust_name="t",
+                trust_production=False,
+                trust_refreshed=None,
+                trusted_registries=None,
+                preview=False,
+            )
+        )
+    )
     size = outputsize.measure(site, OutputLimits(site_bytes=1000, page_bytes=100))
     assert size.largest_page == ("index.html", 2000)
     outputsize.record(info, size)

@@ -72,8 +72,9 @@ def registry() -> Iterator[ScriptedRegistry]:
     state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
     import threading
 
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02},
-                              daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     try:
         yield state
@@ -86,16 +87,18 @@ def registry() -> Iterator[ScriptedRegistry]:
 def _fetch_failure(registry: ScriptedRegistry) -> BundleFetchError:
     sample = make_sample()
     registry.add(REPO, sample)
-    client = RegistryClient(mirrors={"ghcr.io": registry.base_url}, credentials={},
-                            read_timeout=5.0)
+    client = RegistryClient(
+        mirrors={"ghcr.io": registry.base_url}, credentials={}, read_timeout=5.0
+    )
     with pytest.raises(BundleFetchError) as caught:
         client.fetch(sample.ref())
     return caught.value
 
 
 @pytest.mark.parametrize("depth", [65, DEEP])
-def test_a_deep_referrers_response_is_a_registry_refusal(registry: ScriptedRegistry,
-                                                         depth: int) -> None:
+def test_a_deep_referrers_response_is_a_registry_refusal(
+    registry: ScriptedRegistry, depth: int
+) -> None:
     registry.referrers_body = deep_object(depth)
     error = _fetch_failure(registry)
     assert error.failure_class is FailureClass.REGISTRY
@@ -105,18 +108,21 @@ def test_a_deep_referrers_response_is_a_registry_refusal(registry: ScriptedRegis
 
 def test_a_referrers_response_64_deep_is_read(registry: ScriptedRegistry) -> None:
     # 64 levels in all: the index object, its manifests list, and 62 more inside an annotation
-    registry.referrers_body = (b'{"schemaVersion": 2, "manifests": [], "annotations": {"x": '
-                               + deep_json(61) + b"}}")
+    registry.referrers_body = (
+        b'{"schemaVersion": 2, "manifests": [], "annotations": {"x": ' + deep_json(61) + b"}}"
+    )
     sample = make_sample()
     registry.add(REPO, sample)
-    got = RegistryClient(mirrors={"ghcr.io": registry.base_url}, credentials={},
-                         read_timeout=5.0).fetch(sample.ref())
+    got = RegistryClient(
+        mirrors={"ghcr.io": registry.base_url}, credentials={}, read_timeout=5.0
+    ).fetch(sample.ref())
     assert got.digest == sample.digest and not got.signatures
 
 
 @pytest.mark.parametrize("depth", [65, DEEP])
-def test_a_deep_token_response_is_a_registry_refusal(registry: ScriptedRegistry,
-                                                     depth: int) -> None:
+def test_a_deep_token_response_is_a_registry_refusal(
+    registry: ScriptedRegistry, depth: int
+) -> None:
     registry.auth = "bearer"
     registry.token_body = b'{"token": ' + deep_json(depth - 1) + b"}"
     error = _fetch_failure(registry)
@@ -139,8 +145,7 @@ def _layout_with_two_bundles(root: Path) -> tuple[Any, Any]:
 
 
 @pytest.mark.parametrize("depth", [65, DEEP])
-def test_a_deep_manifest_in_a_layout_refuses_that_bundle_only(tmp_path: Path,
-                                                              depth: int) -> None:
+def test_a_deep_manifest_in_a_layout_refuses_that_bundle_only(tmp_path: Path, depth: int) -> None:
     good, _ = _layout_with_two_bundles(tmp_path)
     writer = LayoutWriter(tmp_path)
     deep = deep_object(depth)
@@ -149,12 +154,18 @@ def test_a_deep_manifest_in_a_layout_refuses_that_bundle_only(tmp_path: Path,
     writer.close()
     source = OciLayoutSource(tmp_path)  # indexing skips what it cannot read
     assert source.fetch(good.ref()).digest == good.digest
-    assert [s.referrer_digest for s in source.fetch(good.ref()).signatures] == \
-        [good.signatures[0].digest]
+    assert [s.referrer_digest for s in source.fetch(good.ref()).signatures] == [
+        good.signatures[0].digest
+    ]
     for bad in (digest, nested):
         with pytest.raises(BundleFetchError) as caught:
-            source.fetch(BundleRef(oci="ghcr.io/nvidia/aicr-evidence:deep", digest=bad,
-                                   predicate_type=PredicateType.V3))
+            source.fetch(
+                BundleRef(
+                    oci="ghcr.io/nvidia/aicr-evidence:deep",
+                    digest=bad,
+                    predicate_type=PredicateType.V3,
+                )
+            )
         assert caught.value.failure_class is FailureClass.INTEGRITY
         assert "bundle manifest exceeds a parse limit" in caught.value.message
         assert "nested more than 64 deep" in caught.value.message
@@ -175,8 +186,12 @@ def test_a_layout_index_listing_more_than_one_document_may_hold_is_read(tmp_path
 
     good, _ = _layout_with_two_bundles(tmp_path)
     index = json.loads((tmp_path / "index.json").read_bytes())
-    filler = {"mediaType": MANIFEST_TYPE, "size": 1, "artifactType": "application/x-other",
-              "annotations": {"org.example.padding": "p" * 40}}
+    filler = {
+        "mediaType": MANIFEST_TYPE,
+        "size": 1,
+        "artifactType": "application/x-other",
+        "annotations": {"org.example.padding": "p" * 40},
+    }
     extra = PARSE_LIMITS.container_items + 10
     index["manifests"] += [dict(filler, digest=f"sha256:{i:064x}") for i in range(extra)]
     data = json.dumps(index).encode()
@@ -189,14 +204,16 @@ def test_a_layout_index_listing_more_than_one_document_may_hold_is_read(tmp_path
 # --------------------------------------------------------------------------- option files
 
 
-@pytest.mark.parametrize(("name", "data"), [
-    ("refs.json", deep_json(DEEP)),
-    ("refs.json", deep_json(65)),
-    ("refs.yaml", b"[" * DEEP + b"]" * DEEP + b"\n"),
-    ("refs.yaml", b"- " * 65 + b"x\n"),
-])
-def test_a_deep_bundle_refs_file_is_an_input_error(tmp_path: Path, name: str,
-                                                   data: bytes) -> None:
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("refs.json", deep_json(DEEP)),
+        ("refs.json", deep_json(65)),
+        ("refs.yaml", b"[" * DEEP + b"]" * DEEP + b"\n"),
+        ("refs.yaml", b"- " * 65 + b"x\n"),
+    ],
+)
+def test_a_deep_bundle_refs_file_is_an_input_error(tmp_path: Path, name: str, data: bytes) -> None:
     from generator.bundlerefs import load_bundle_refs
 
     path = tmp_path / name
@@ -208,11 +225,14 @@ def test_a_deep_bundle_refs_file_is_an_input_error(tmp_path: Path, name: str,
     assert "nested more than 64 deep" in text or "nesting too deep" in text
 
 
-@pytest.mark.parametrize(("name", "data"), [
-    ("digests.json", b'{"r": ' + deep_json(DEEP) + b"}"),
-    ("digests.json", b'{"r": ' + deep_json(64) + b"}"),
-    ("digests.yaml", b"r: " + b"[" * DEEP + b"]" * DEEP + b"\n"),
-])
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("digests.json", b'{"r": ' + deep_json(DEEP) + b"}"),
+        ("digests.json", b'{"r": ' + deep_json(64) + b"}"),
+        ("digests.yaml", b"r: " + b"[" * DEEP + b"]" * DEEP + b"\n"),
+    ],
+)
 def test_a_deep_digests_file_is_an_input_error(tmp_path: Path, name: str, data: bytes) -> None:
     from generator.freshness import DigestsFileProvider
 
@@ -243,11 +263,15 @@ def _bomb() -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-@pytest.mark.parametrize("data", [
-    b"signers:\n  - " + b"[" * 65 + b"]" * 65 + b"\n",
-    b"signers: " + b"[" * DEEP + b"]" * DEEP + b"\n",
-    _bomb(),
-], ids=["65-deep", "10000-deep", "alias-bomb"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"signers:\n  - " + b"[" * 65 + b"]" * 65 + b"\n",
+        b"signers: " + b"[" * DEEP + b"]" * DEEP + b"\n",
+        _bomb(),
+    ],
+    ids=["65-deep", "10000-deep", "alias-bomb"],
+)
 def test_a_hostile_allowlist_is_refused_with_its_reason(tmp_path: Path, data: bytes) -> None:
     from generator.tree import load_allowlist
 
@@ -257,17 +281,23 @@ def test_a_hostile_allowlist_is_refused_with_its_reason(tmp_path: Path, data: by
         load_allowlist(path, display="evidence/allowlist.yaml")
     assert caught.value.location is not None
     assert caught.value.location.file == "evidence/allowlist.yaml"
-    assert caught.value.message in ("nesting too deep", "document expands to too many nodes",
-                                    "too many aliases")
+    assert caught.value.message in (
+        "nesting too deep",
+        "document expands to too many nodes",
+        "too many aliases",
+    )
 
 
-@pytest.mark.parametrize("data", [
-    b"kind: RecipeResult\nspec: " + b"[" * DEEP + b"]" * DEEP + b"\n",
-    b"kind: RecipeResult\nspec: " + b"{a: " * 65 + b"1" + b"}" * 65 + b"\n",
-    b"kind: RecipeResult\n" + _bomb(),
-], ids=["10000-deep", "65-deep", "alias-bomb"])
-def test_a_hostile_overlay_has_no_current_digest_and_no_error(tmp_path: Path,
-                                                              data: bytes) -> None:
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"kind: RecipeResult\nspec: " + b"[" * DEEP + b"]" * DEEP + b"\n",
+        b"kind: RecipeResult\nspec: " + b"{a: " * 65 + b"1" + b"}" * 65 + b"\n",
+        b"kind: RecipeResult\n" + _bomb(),
+    ],
+    ids=["10000-deep", "65-deep", "alias-bomb"],
+)
+def test_a_hostile_overlay_has_no_current_digest_and_no_error(tmp_path: Path, data: bytes) -> None:
     from generator.freshness import NativeProvider
     from generator.model import Canonicalizer
     from generator.report.run import load_overlays

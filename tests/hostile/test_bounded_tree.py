@@ -61,17 +61,20 @@ def deep_object(depth: int) -> bytes:
 
 def ctrf_with_extra(extra: bytes) -> bytes:
     """A valid CTRF report whose one test's `extra` is `extra` (4 levels above it)."""
-    return (b'{"reportFormat": "CTRF", "specVersion": "0.0.1", "results": {"tool": {"name": '
-            b'"aicr"}, "summary": {"tests": 1, "passed": 1, "failed": 0}, "tests": [{"name": '
-            b'"seed", "status": "passed", "duration": 1, "extra": ' + extra + b"}]}}")
+    return (
+        b'{"reportFormat": "CTRF", "specVersion": "0.0.1", "results": {"tool": {"name": '
+        b'"aicr"}, "summary": {"tests": 1, "passed": 1, "failed": 0}, "tests": [{"name": '
+        b'"seed", "status": "passed", "duration": 1, "extra": ' + extra + b"}]}}"
+    )
 
 
 def _sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def with_files(built: BuiltBundle, changes: Mapping[str, bytes],
-               authority: TestAuthority) -> BuiltBundle:
+def with_files(
+    built: BuiltBundle, changes: Mapping[str, bytes], authority: TestAuthority
+) -> BuiltBundle:
     """`built` with files replaced and everything that names them (manifest.json, the
     predicate's digests, the signature) made consistent: only the replaced content is hostile."""
     files = {k: v for k, v in built.files.items() if k != "statement.intoto.json"}
@@ -84,42 +87,49 @@ def with_files(built: BuiltBundle, changes: Mapping[str, bytes],
     predicate["bom"]["digest"] = _sha(files["bom.cdx.json"])
     predicate["manifest"] = {"digest": _sha(files["manifest.json"]), "fileCount": len(files) - 1}
     files["statement.intoto.json"] = statement_bytes(
-        f"recipe:{built.recipe_name}", built.recipe_digest, built.spec.predicate_type.value,
-        predicate)
+        f"recipe:{built.recipe_name}",
+        built.recipe_digest,
+        built.spec.predicate_type.value,
+        predicate,
+    )
     tar = layer_tar(files)
     updated = dataclasses.replace(built, files=files, predicate=predicate)
     return repack(updated, gzip_deterministic(tar), authority, tar_digest=_sha(tar))
 
 
-def with_deep_predicate(built: BuiltBundle, depth: int,
-                        authority: TestAuthority) -> BuiltBundle:
+def with_deep_predicate(built: BuiltBundle, depth: int, authority: TestAuthority) -> BuiltBundle:
     """`built` whose signed in-toto statement carries a predicate field nested `depth` deep
     (spliced into the bytes: no JSON encoder writes 10,000 levels)."""
     assert built.statement is not None and built.pointer.signer is not None
     marker = b'"predicate":{'
     assert marker in built.statement
-    payload = built.statement.replace(marker, marker + b'"deep":' + deep_json(depth - 2) + b",",
-                                      1)
-    sig = authority.sign_dsse(payload, signer=built.pointer.signer,
-                              signed_at=built.spec.attested_at)
+    payload = built.statement.replace(marker, marker + b'"deep":' + deep_json(depth - 2) + b",", 1)
+    sig = authority.sign_dsse(
+        payload, signer=built.pointer.signer, signed_at=built.spec.attested_at
+    )
     index = int(json.loads(sig)["verificationMaterial"]["tlogEntries"][0]["logIndex"])
     return dataclasses.replace(
-        built, statement=payload, sigstore_bundle=sig,
+        built,
+        statement=payload,
+        sigstore_bundle=sig,
         referrer_manifest=referrer_manifest(sig, built.manifest, built.spec.predicate_type.value),
-        pointer=dataclasses.replace(built.pointer, rekor_log_index=index))
+        pointer=dataclasses.replace(built.pointer, rekor_log_index=index),
+    )
 
 
 def with_sigstore_bundle(built: BuiltBundle, body: bytes) -> BuiltBundle:
     """`built` whose signature referrer layer (the Sigstore bundle) is `body`."""
     return dataclasses.replace(
-        built, sigstore_bundle=body,
-        referrer_manifest=referrer_manifest(body, built.manifest,
-                                            built.spec.predicate_type.value))
+        built,
+        sigstore_bundle=body,
+        referrer_manifest=referrer_manifest(body, built.manifest, built.spec.predicate_type.value),
+    )
 
 
 def _honest(authority: TestAuthority, name: str) -> BuiltBundle:
-    return build_bundle(hostile_spec(name, tests={Phase.CONFORMANCE: [TestSpec("seed")]}),
-                        authority)
+    return build_bundle(
+        hostile_spec(name, tests={Phase.CONFORMANCE: [TestSpec("seed")]}), authority
+    )
 
 
 def _bomb() -> bytes:
@@ -138,37 +148,74 @@ def _bundles(box: Sandbox, authority: TestAuthority) -> tuple[dict[str, str], di
     made: dict[str, tuple[BuiltBundle, str, tuple[str, ...]]] = {}
     for depth in (65, DEEP):
         tag = f"d{depth}"
-        made[f"ctrf-{depth}"] = (with_files(
-            _honest(authority, f"c{tag}"), {"ctrf/conformance.json": ctrf_with_extra(
-                deep_json(depth - 4))}, authority), "integrity",
-            ("ctrf/conformance.json", *LIMIT_WORDS))
-        made[f"manifest-json-{depth}"] = (with_files(
-            _honest(authority, f"m{tag}"), {"manifest.json": deep_object(depth)}, authority),
-            "integrity", ("manifest.json", *LIMIT_WORDS))
-        made[f"bom-{depth}"] = (with_files(
-            _honest(authority, f"b{tag}"), {"bom.cdx.json": deep_object(depth)}, authority),
-            "integrity", ("bom.cdx.json", *LIMIT_WORDS))
-        made[f"statement-{depth}"] = (with_deep_predicate(
-            _honest(authority, f"s{tag}"), depth, authority), "signature",
-            ("DSSE payload", *LIMIT_WORDS))
-        made[f"sigstore-bundle-{depth}"] = (with_sigstore_bundle(
-            _honest(authority, f"g{tag}"), deep_object(depth)), "signature",
-            ("sigstore bundle", *LIMIT_WORDS))
-    made["recipe-yaml-65"] = (with_files(
-        _honest(authority, "ry65"), {"recipe.yaml": b"kind: RecipeResult\nspec: "
-                                     + b"[" * 65 + b"]" * 65 + b"\n"}, authority),
-        "integrity", ("recipe.yaml", "nesting too deep"))
-    made["recipe-yaml-10000"] = (with_files(
-        _honest(authority, "ryd"), {"recipe.yaml": b"kind: RecipeResult\nspec: "
-                                    + b"[" * DEEP + b"]" * DEEP + b"\n"}, authority),
-        "integrity", ("recipe.yaml", "nesting too deep"))
-    made["recipe-yaml-bomb"] = (with_files(
-        _honest(authority, "ryb"), {"recipe.yaml": b"kind: RecipeResult\n" + _bomb()},
-        authority), "integrity", ("recipe.yaml", "too many"))
+        made[f"ctrf-{depth}"] = (
+            with_files(
+                _honest(authority, f"c{tag}"),
+                {"ctrf/conformance.json": ctrf_with_extra(deep_json(depth - 4))},
+                authority,
+            ),
+            "integrity",
+            ("ctrf/conformance.json", *LIMIT_WORDS),
+        )
+        made[f"manifest-json-{depth}"] = (
+            with_files(
+                _honest(authority, f"m{tag}"), {"manifest.json": deep_object(depth)}, authority
+            ),
+            "integrity",
+            ("manifest.json", *LIMIT_WORDS),
+        )
+        made[f"bom-{depth}"] = (
+            with_files(
+                _honest(authority, f"b{tag}"), {"bom.cdx.json": deep_object(depth)}, authority
+            ),
+            "integrity",
+            ("bom.cdx.json", *LIMIT_WORDS),
+        )
+        made[f"statement-{depth}"] = (
+            with_deep_predicate(_honest(authority, f"s{tag}"), depth, authority),
+            "signature",
+            ("DSSE payload", *LIMIT_WORDS),
+        )
+        made[f"sigstore-bundle-{depth}"] = (
+            with_sigstore_bundle(_honest(authority, f"g{tag}"), deep_object(depth)),
+            "signature",
+            ("sigstore bundle", *LIMIT_WORDS),
+        )
+    made["recipe-yaml-65"] = (
+        with_files(
+            _honest(authority, "ry65"),
+            {"recipe.yaml": b"kind: RecipeResult\nspec: " + b"[" * 65 + b"]" * 65 + b"\n"},
+            authority,
+        ),
+        "integrity",
+        ("recipe.yaml", "nesting too deep"),
+    )
+    made["recipe-yaml-10000"] = (
+        with_files(
+            _honest(authority, "ryd"),
+            {"recipe.yaml": b"kind: RecipeResult\nspec: " + b"[" * DEEP + b"]" * DEEP + b"\n"},
+            authority,
+        ),
+        "integrity",
+        ("recipe.yaml", "nesting too deep"),
+    )
+    made["recipe-yaml-bomb"] = (
+        with_files(
+            _honest(authority, "ryb"), {"recipe.yaml": b"kind: RecipeResult\n" + _bomb()}, authority
+        ),
+        "integrity",
+        ("recipe.yaml", "too many"),
+    )
     # exactly 64 levels in all: accepted, the bundle verifies
-    made["ctrf-64"] = (with_files(
-        _honest(authority, "c64"), {"ctrf/conformance.json": ctrf_with_extra(deep_json(60))},
-        authority), "", ())
+    made["ctrf-64"] = (
+        with_files(
+            _honest(authority, "c64"),
+            {"ctrf/conformance.json": ctrf_with_extra(deep_json(60))},
+            authority,
+        ),
+        "",
+        (),
+    )
     paths: dict[str, str] = {}
     expected: dict[str, Case] = {}
     for case, (built, klass, words) in made.items():
@@ -180,12 +227,19 @@ def _bundles(box: Sandbox, authority: TestAuthority) -> tuple[dict[str, str], di
         digest = writer.add_manifest(deep_object(depth), MANIFEST_TYPE, ref_name=f"deep-{depth}")
         writer.add_manifest(deep_object(depth) + b"\n", INDEX_TYPE)
         honest = _honest(authority, f"o{depth}")
-        named = dataclasses.replace(honest, digest=digest,
-                                    pointer=dataclasses.replace(honest.pointer, digest=digest))
-        paths[f"oci-manifest-{depth}"] = box.add_pointer(
-            named.pointer_path, named.pointer_yaml).relative_to(box.recipes).as_posix()
-        expected[f"oci-manifest-{depth}"] = (f"oci-manifest-{depth}", "integrity",
-                                             ("bundle manifest", *LIMIT_WORDS))
+        named = dataclasses.replace(
+            honest, digest=digest, pointer=dataclasses.replace(honest.pointer, digest=digest)
+        )
+        paths[f"oci-manifest-{depth}"] = (
+            box.add_pointer(named.pointer_path, named.pointer_yaml)
+            .relative_to(box.recipes)
+            .as_posix()
+        )
+        expected[f"oci-manifest-{depth}"] = (
+            f"oci-manifest-{depth}",
+            "integrity",
+            ("bundle manifest", *LIMIT_WORDS),
+        )
     writer.close()
     return paths, expected
 
@@ -193,15 +247,18 @@ def _bundles(box: Sandbox, authority: TestAuthority) -> tuple[dict[str, str], di
 POINTER_CASES = {
     "pointer-65": (b"recipe: " + b"[" * 65 + b"]" * 65 + b"\n", ("nesting too deep",)),
     "pointer-10000": (b"recipe: " + b"[" * DEEP + b"]" * DEEP + b"\n", ("nesting too deep",)),
-    "pointer-block-65": (("\n".join(" " * (2 * i) + "a:" for i in range(65)) + " 1\n").encode(),
-                         ("nesting too deep",)),
+    "pointer-block-65": (
+        ("\n".join(" " * (2 * i) + "a:" for i in range(65)) + " 1\n").encode(),
+        ("nesting too deep",),
+    ),
     "pointer-bomb": (_bomb(), ("too many",)),
 }
 
 
 class Built:
-    def __init__(self, box: Sandbox, result: Any, paths: dict[str, str],
-                 expected: dict[str, Case]) -> None:
+    def __init__(
+        self, box: Sandbox, result: Any, paths: dict[str, str], expected: dict[str, Case]
+    ) -> None:
         self.box, self.result, self.paths, self.expected = box, result, paths, expected
 
 
@@ -219,7 +276,8 @@ def built(tmp_path_factory: pytest.TempPathFactory, authority: TestAuthority) ->
 
 
 def test_the_build_finishes_and_the_good_recipes_keep_their_state(
-        built: Built, demo_states: dict[str, Any]) -> None:
+    built: Built, demo_states: dict[str, Any]
+) -> None:
     assert built.result.returncode == 0, built.result.stdout + built.result.stderr
     assert json.loads(built.result.stdout)["exit"] == 0
     assert "RecursionError" not in built.result.stderr
@@ -231,15 +289,23 @@ def test_the_build_finishes_and_the_good_recipes_keep_their_state(
         assert path in pointers, f"{path} is not reported in pointers.json"
 
 
-CASES = [*(f"{kind}-{depth}" for depth in (65, DEEP)
-           for kind in ("ctrf", "manifest-json", "bom", "statement", "sigstore-bundle",
-                        "oci-manifest")),
-         "recipe-yaml-65", "recipe-yaml-10000", "recipe-yaml-bomb", *POINTER_CASES]
+CASES = [
+    *(
+        f"{kind}-{depth}"
+        for depth in (65, DEEP)
+        for kind in ("ctrf", "manifest-json", "bom", "statement", "sigstore-bundle", "oci-manifest")
+    ),
+    "recipe-yaml-65",
+    "recipe-yaml-10000",
+    "recipe-yaml-bomb",
+    *POINTER_CASES,
+]
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_each_hostile_document_is_its_pointers_rejection_with_the_reason(built: Built,
-                                                                         case: str) -> None:
+def test_each_hostile_document_is_its_pointers_rejection_with_the_reason(
+    built: Built, case: str
+) -> None:
     _name, klass, words = built.expected[case]
     record = built.box.pointers()[built.paths[case]]
     detail = assert_rejected(record, klass=klass, words=words)

@@ -25,8 +25,10 @@ TESTS = {Phase.DEPLOYMENT: [TestSpec("gpu-operator-healthy")]}
 def _allow(recipes: Path) -> None:
     path = recipes / "evidence" / "allowlist.yaml"
     text = path.read_text(encoding="utf-8")
-    extra = "".join(f"  - label: {s.identity}\n    issuer: {s.issuer}\n    source: {s.slug}\n"
-                    for s in (ALICE, BOB))
+    extra = "".join(
+        f"  - label: {s.identity}\n    issuer: {s.issuer}\n    source: {s.slug}\n"
+        for s in (ALICE, BOB)
+    )
     path.write_text(text.replace("community:\n", "community:\n" + extra, 1), encoding="utf-8")
 
 
@@ -37,14 +39,25 @@ def _state(tmp: Path, authority: TestAuthority, options: SigningOptions | None) 
     _allow(box.recipes)
     recipe = None
     for hour, signer in enumerate((ALICE, BOB)):
-        spec = hostile_spec("idt", signer=signer, tests=TESTS, signing=options,
-                            attested_at=ATTESTED + timedelta(hours=hour))
+        spec = hostile_spec(
+            "idt",
+            signer=signer,
+            tests=TESTS,
+            signing=options,
+            attested_at=ATTESTED + timedelta(hours=hour),
+        )
         built = build_bundle(spec, authority)
         recipe = built.recipe_name
         box.add_bundle(built)
-    options_ = BuildOptions(recipes=box.recipes, out=box.out,
-                            trust_root=box.recipes / "trust" / "trusted_root.json",
-                            oci_layouts=(box.layout,), offline=True, cache=box.cache, quiet=True)
+    options_ = BuildOptions(
+        recipes=box.recipes,
+        out=box.out,
+        trust_root=box.recipes / "trust" / "trusted_root.json",
+        oci_layouts=(box.layout,),
+        offline=True,
+        cache=box.cache,
+        quiet=True,
+    )
     evaluation = evaluate(options_)
     pointers = evaluation.documents["pointers"]["pointers"]
     states = recipe_states(evaluation.documents["index"])
@@ -60,7 +73,8 @@ def test_two_single_san_signers_confirm(tmp_path: Path, authority: TestAuthority
 def test_one_multi_san_key_does_not_confirm(tmp_path: Path, authority: TestAuthority) -> None:
     shape = LeafShape(sans=(ALICE.identity, BOB.identity))
     (rollup, _phases, tests), pointers = _state(
-        tmp_path, authority, SigningOptions(leaf=shape, key_label="one-key-two-sans"))
+        tmp_path, authority, SigningOptions(leaf=shape, key_label="one-key-two-sans")
+    )
     assert rollup != "CONFIRMED", rollup
     assert "CONFIRMED" not in {t[2] for t in tests}
     ours = [p for p in pointers if "/idt-" in p["path"] or p["path"].startswith("evidence/idt")]
@@ -68,5 +82,3 @@ def test_one_multi_san_key_does_not_confirm(tmp_path: Path, authority: TestAutho
     for pointer in ours:
         text = str(pointer)
         assert "signature" in text and "email:alice@example.com" in text, text
-
-

@@ -25,13 +25,21 @@ pytestmark = pytest.mark.slow
 
 def site_digest(out: Path) -> dict[str, str]:
     """{relative path: sha256} of every file of a site."""
-    return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(out.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
 
 
 def assert_complete(out: Path) -> None:
-    for name in ("index.html", "rejected/index.html", "data/index.json", "data/pointers.json",
-                 "data/build-info.json"):
+    for name in (
+        "index.html",
+        "rejected/index.html",
+        "data/index.json",
+        "data/pointers.json",
+        "data/build-info.json",
+    ):
         assert (out / name).is_file(), f"{name} missing from {out.name}"
 
 
@@ -65,9 +73,14 @@ def _kill_when(box: Sandbox, ready: str, timeout: float = 60) -> bool:
 
     `--reevaluate` makes the build do all its work (an unchanged tree would otherwise be
     answered from the evaluation memo in a blink)."""
-    proc = subprocess.Popen(box.build_args("--reevaluate"), cwd=box.root, env=box.env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        box.build_args("--reevaluate"),
+        cwd=box.root,
+        env=box.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline and proc.poll() is None:
@@ -86,8 +99,9 @@ def _kill_when(box: Sandbox, ready: str, timeout: float = 60) -> bool:
 
 
 @pytest.mark.parametrize("ready", ["staging", "site"])
-def test_killed_build_leaves_the_previous_site(good: tuple[Sandbox, dict[str, str]],
-                                               ready: str) -> None:
+def test_killed_build_leaves_the_previous_site(
+    good: tuple[Sandbox, dict[str, str]], ready: str
+) -> None:
     box, before = good
     killed = any(_kill_when(box, ready) for _ in range(5))
     if not killed:
@@ -99,8 +113,7 @@ def test_killed_build_leaves_the_previous_site(good: tuple[Sandbox, dict[str, st
     assert not list(box.root.glob(f".{box.out.name}.staging-*"))  # nothing outside the work
 
 
-def test_next_build_recovers_from_every_swap_state(good: tuple[Sandbox, dict[str, str]]
-                                                   ) -> None:
+def test_next_build_recovers_from_every_swap_state(good: tuple[Sandbox, dict[str, str]]) -> None:
     box, before = good
     out, old = box.out, old_path(box.out)
     # killed between "out -> out.old" and "staging -> out": out is missing
@@ -132,19 +145,22 @@ def test_next_build_recovers_from_every_swap_state(good: tuple[Sandbox, dict[str
 
 ALLOWLIST_FAULTS = {
     "backreference": "schemaVersion: 1.0.0\nfirstParty: []\ncommunity: []\npartner:\n"
-                     "  - label: x\n    issuer: https://github.com/login/oauth\n"
-                     "    identityPattern: '^(a+)\\1$'\n",
+    "  - label: x\n    issuer: https://github.com/login/oauth\n"
+    "    identityPattern: '^(a+)\\1$'\n",
     "duplicate-key": "schemaVersion: 1.0.0\nschemaVersion: 1.0.0\nfirstParty: []\n",
     "oversize": "# " + "x" * (1024 * 1024 + 1) + "\n",
     "yaml-bomb": "schemaVersion: 1.0.0\na: &a [x,x,x,x,x,x,x,x,x,x]\n"
-                 + "".join(f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n"
-                           for p, n in zip("abcdefg", "bcdefgh", strict=True)),
+    + "".join(
+        f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n"
+        for p, n in zip("abcdefg", "bcdefgh", strict=True)
+    ),
 }
 
 
 @pytest.mark.parametrize("fault", sorted(ALLOWLIST_FAULTS))
 def test_unusable_allowlist_fails_and_keeps_the_last_good_site(
-        good: tuple[Sandbox, dict[str, str]], fault: str) -> None:
+    good: tuple[Sandbox, dict[str, str]], fault: str
+) -> None:
     box, _before = good
     allowlist = box.evidence / "allowlist.yaml"
     original = allowlist.read_bytes()
@@ -162,8 +178,7 @@ def test_unusable_allowlist_fails_and_keeps_the_last_good_site(
     assert not _staging(box) or all(s.name.startswith(".evidence-build-") for s in _staging(box))
 
 
-def test_failed_site_build_keeps_the_last_good_site(good: tuple[Sandbox, dict[str, str]]
-                                                    ) -> None:
+def test_failed_site_build_keeps_the_last_good_site(good: tuple[Sandbox, dict[str, str]]) -> None:
     box, _before = good
     current = site_digest(box.out)
     earlier = {s for s in _staging(box) if s.exists()}  # left by builds killed before this one

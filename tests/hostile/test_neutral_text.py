@@ -26,9 +26,33 @@ from tests.hostile.conftest import Sandbox, hostile_spec, new_sandbox
 
 RLO = "\u202e"
 #: Each character that must never reach a page raw, and its visible escape.
-CONTROLS = ("\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
-            "\u2069", "\u200e", "\u200f", "\u061c", "\x00", "\x01", "\x07", "\x08", "\x0b",
-            "\x0c", "\x0d", "\x1b", "\x1f", "\x7f", "\x80", "\x85", "\x9f")
+CONTROLS = (
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+    "\x00",
+    "\x01",
+    "\x07",
+    "\x08",
+    "\x0b",
+    "\x0c",
+    "\x0d",
+    "\x1b",
+    "\x1f",
+    "\x7f",
+    "\x80",
+    "\x85",
+    "\x9f",
+)
 RAW = re.compile("[" + "".join(CONTROLS) + "]")
 BIDI = "gpu\u202eLIAF\u202c ok \u2066iso\u2069 \u200emark\u200f \u061carab"
 CTRL = "nul\x00 bell\x07 esc\x1b[31m del\x7f c1\x85\x9f cr\x0d"
@@ -38,18 +62,34 @@ CLAIMED = "claimed\u202e@evil.example\x1b"
 
 
 def _bundle(authority: TestAuthority) -> Any:
-    tests = [TestSpec(f"check-{i}{s}", "failed" if i % 2 else "passed",
-                      stdout=(f"out {s}",), message=f"failed: {s}")
-             for i, s in enumerate((BIDI, CTRL))]
-    recipe = make_recipe(accelerator="x200", nccl_floors={},
-                         components=((f"comp{BIDI}", "v1"), ("plain", f"v2{BIDI}")))
+    tests = [
+        TestSpec(
+            f"check-{i}{s}",
+            "failed" if i % 2 else "passed",
+            stdout=(f"out {s}",),
+            message=f"failed: {s}",
+        )
+        for i, s in enumerate((BIDI, CTRL))
+    ]
+    recipe = make_recipe(
+        accelerator="x200",
+        nccl_floors={},
+        components=((f"comp{BIDI}", "v1"), ("plain", f"v2{BIDI}")),
+    )
     fingerprint = default_fingerprint(recipe)
     fingerprint["region"] = {"value": f"us{BIDI}{CTRL}", "source": f"src{RLO}"}
-    spec = hostile_spec("x200", signer=SIGNER, recipe=recipe, full=True,
-                        attested_at=datetime(2026, 11, 1, 12, tzinfo=UTC),
-                        aicr_version=f"v0.14.2{RLO}x", aicr_commit=f"\x1b{RLO}abcdef0123",
-                        validator_images=(f"ghcr.io/x/y:{RLO}t\x00",), fingerprint=fingerprint,
-                        tests={Phase.CONFORMANCE: tests, Phase.DEPLOYMENT: tests[:1]})
+    spec = hostile_spec(
+        "x200",
+        signer=SIGNER,
+        recipe=recipe,
+        full=True,
+        attested_at=datetime(2026, 11, 1, 12, tzinfo=UTC),
+        aicr_version=f"v0.14.2{RLO}x",
+        aicr_commit=f"\x1b{RLO}abcdef0123",
+        validator_images=(f"ghcr.io/x/y:{RLO}t\x00",),
+        fingerprint=fingerprint,
+        tests={Phase.CONFORMANCE: tests, Phase.DEPLOYMENT: tests[:1]},
+    )
     return build_bundle(spec, authority)
 
 
@@ -67,8 +107,9 @@ class Site:
 
 
 @pytest.fixture(scope="module")
-def neutral_site(tmp_path_factory: pytest.TempPathFactory, authority: TestAuthority
-                 ) -> Iterator[Site]:
+def neutral_site(
+    tmp_path_factory: pytest.TempPathFactory, authority: TestAuthority
+) -> Iterator[Site]:
     from tests.site.conftest import serve
 
     box = new_sandbox(tmp_path_factory.mktemp("neutral"))
@@ -77,16 +118,20 @@ def neutral_site(tmp_path_factory: pytest.TempPathFactory, authority: TestAuthor
     text = allowlist.read_text(encoding="utf-8").replace(
         "community:\n",
         f"community:\n  - label: {_yaml_dq(LABEL)}\n    issuer: {SIGNER.issuer}\n"
-        f"    source: {SIGNER.slug}\n", 1)
+        f"    source: {SIGNER.slug}\n",
+        1,
+    )
     allowlist.write_text(text, encoding="utf-8")
     # a hand-written pointer that claims an identity full of controls (rejected, still shown)
-    claimed = ("schemaVersion: 1.0.0\nrecipe: x200-eks-ubuntu-training\nattestations:\n"
-               "  - attestedAt: 2026-11-01T13:00:00Z\n    bundle:\n"
-               "      oci: ghcr.io/acme/aicr-evidence:none\n"
-               f"      digest: sha256:{'ce' * 32}\n"
-               "      predicateType: https://aicr.run/recipe-evidence/v1\n"
-               f"    signer:\n      identity: {_yaml_dq(CLAIMED)}\n"
-               f"      issuer: {SIGNER.issuer}\n      rekorLogIndex: 1\n")
+    claimed = (
+        "schemaVersion: 1.0.0\nrecipe: x200-eks-ubuntu-training\nattestations:\n"
+        "  - attestedAt: 2026-11-01T13:00:00Z\n    bundle:\n"
+        "      oci: ghcr.io/acme/aicr-evidence:none\n"
+        f"      digest: sha256:{'ce' * 32}\n"
+        "      predicateType: https://aicr.run/recipe-evidence/v1\n"
+        f"    signer:\n      identity: {_yaml_dq(CLAIMED)}\n"
+        f"      issuer: {SIGNER.issuer}\n      rekorLogIndex: 1\n"
+    )
     folder = SignerIdentity(SIGNER.issuer, CLAIMED).slug
     paths.append(f"evidence/x200-eks-ubuntu-training/{folder}/sha256-{'ce' * 32}.yaml")
     box.add_pointer(paths[-1], claimed)
@@ -141,8 +186,9 @@ def test_search_index_carries_no_raw_control(neutral_site: Site) -> None:
 
 
 @pytest.mark.browser
-def test_chromium_shows_visible_escapes_and_no_raw_control(neutral_site: Site,
-                                                           browser: Any) -> None:
+def test_chromium_shows_visible_escapes_and_no_raw_control(
+    neutral_site: Site, browser: Any
+) -> None:
     context = browser.new_context()
     try:
         page = context.new_page()
@@ -150,8 +196,7 @@ def test_chromium_shows_visible_escapes_and_no_raw_control(neutral_site: Site,
         for path in _pages(neutral_site):
             page.goto(neutral_site.base + path)
             page.wait_for_load_state("load")
-            page.evaluate("() => document.querySelectorAll('details')"
-                          ".forEach(d => d.open = true)")
+            page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
             inner = page.evaluate("() => document.body.innerHTML")
             found = sorted({f"U+{ord(c):04X}" for c in RAW.findall(inner)})
             assert found == [], (path, found)

@@ -34,9 +34,11 @@ class FakeRegistry:
     def __init__(self, layout: Path, *, reset: set[str], wrong: set[str], delay: float) -> None:
         self.blobs = layout / "blobs" / "sha256"
         index = json.loads((layout / "index.json").read_text(encoding="utf-8"))
-        self.tags = {m["annotations"]["org.opencontainers.image.ref.name"]: m["digest"]
-                     for m in index["manifests"]
-                     if "org.opencontainers.image.ref.name" in m.get("annotations", {})}
+        self.tags = {
+            m["annotations"]["org.opencontainers.image.ref.name"]: m["digest"]
+            for m in index["manifests"]
+            if "org.opencontainers.image.ref.name" in m.get("annotations", {})
+        }
         self.reset, self.wrong, self.delay = reset, wrong, delay
         self.requests = 0
         self.concurrent = 0
@@ -72,8 +74,9 @@ class FakeRegistry:
                 digest = ref if ref.startswith("sha256:") else registry.tags.get(ref, "")
                 hexd = digest.removeprefix("sha256:")
                 if digest in registry.reset:
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                               struct.pack("ii", 1, 0))
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
                     self.connection.close()
                     return None
                 if digest in registry.wrong and kind == "blobs":
@@ -87,8 +90,7 @@ class FakeRegistry:
                     media = json.loads(data).get("mediaType", media)
                 return self._send(200, data, media)
 
-            def _send(self, status: int, body: bytes,
-                      media: str = "application/json") -> None:
+            def _send(self, status: int, body: bytes, media: str = "application/json") -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", media)
                 self.send_header("Content-Length", str(len(body)))
@@ -104,8 +106,9 @@ def _pointer_digest(box: Sandbox, recipe: str) -> str:
 
 
 def _layer_of(box: Sandbox, manifest_digest: str) -> str:
-    manifest = json.loads((box.layout / "blobs" / "sha256" /
-                           manifest_digest.removeprefix("sha256:")).read_bytes())
+    manifest = json.loads(
+        (box.layout / "blobs" / "sha256" / manifest_digest.removeprefix("sha256:")).read_bytes()
+    )
     return str(manifest["layers"][0]["digest"])
 
 
@@ -120,15 +123,17 @@ def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox, 
     mirror = f"ghcr.io=http://127.0.0.1:{server.server_address[1]}"
     jobs = str(4 * (os.cpu_count() or 1) + 8)
     try:
-        result = box.run("--registry-mirror", mirror, "--jobs", jobs, "--data-only",
-                         offline=False, timeout=300)
+        result = box.run(
+            "--registry-mirror", mirror, "--jobs", jobs, "--data-only", offline=False, timeout=300
+        )
         yield box, result, registry
     finally:
         server.shutdown()
 
 
-def test_build_finishes_under_faults_and_load(faulty: tuple[Sandbox, Any, Any],
-                                              demo_states: dict[str, Any]) -> None:
+def test_build_finishes_under_faults_and_load(
+    faulty: tuple[Sandbox, Any, Any], demo_states: dict[str, Any]
+) -> None:
     box, result, registry = faulty
     assert result.returncode == 0, result.stdout + result.stderr
     assert registry.requests > 20
@@ -136,10 +141,10 @@ def test_build_finishes_under_faults_and_load(faulty: tuple[Sandbox, Any, Any],
     assert box.stray_files() == []
 
 
-@pytest.mark.parametrize(("recipe", "words"), [(RESET, ("connection",)),
-                                                (WRONG_BLOB, ("digest",))])
-def test_faulty_bundle_has_no_verdict(faulty: tuple[Sandbox, Any, Any], recipe: str,
-                                      words: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(("recipe", "words"), [(RESET, ("connection",)), (WRONG_BLOB, ("digest",))])
+def test_faulty_bundle_has_no_verdict(
+    faulty: tuple[Sandbox, Any, Any], recipe: str, words: tuple[str, ...]
+) -> None:
     box, _result, _registry = faulty
     records = [p for p in box.pointers().values() if p["recipe"] == recipe]
     assert records

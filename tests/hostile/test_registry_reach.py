@@ -27,8 +27,15 @@ from generator.bundle.transport import PRIVATE_ADDRESS_REASON
 from tests.hostile.conftest import Sandbox
 
 pytestmark = pytest.mark.slow
-RAW_TEXT = ("Connection refused", "Errno", "WRONG_VERSION_NUMBER", "Connection reset",
-            "Max retries", "HTTPConnectionPool", "HTTPSConnectionPool")
+RAW_TEXT = (
+    "Connection refused",
+    "Errno",
+    "WRONG_VERSION_NUMBER",
+    "Connection reset",
+    "Max retries",
+    "HTTPConnectionPool",
+    "HTTPSConnectionPool",
+)
 
 
 class Listener:
@@ -99,8 +106,11 @@ def closed_port() -> int:
 def point_at(box: Sandbox, registry: str, seed: str) -> str:
     """Add a copy of a demo pointer whose bundle is on `registry` under a digest no layout
     holds (so the build has to ask that registry); returns the pointer's path."""
-    source = next(p for p in sorted(box.evidence.glob("*/*/sha256-*.yaml"))
-                  if "oci: ghcr.io/" in p.read_text(encoding="utf-8"))
+    source = next(
+        p
+        for p in sorted(box.evidence.glob("*/*/sha256-*.yaml"))
+        if "oci: ghcr.io/" in p.read_text(encoding="utf-8")
+    )
     digest = hashlib.sha256(seed.encode()).hexdigest()
     old = source.name.removeprefix("sha256-").removesuffix(".yaml")
     text = source.read_text(encoding="utf-8").replace(old, digest)
@@ -117,12 +127,14 @@ def record_of(box: Sandbox, path: str) -> dict[str, Any]:
 
 
 def online_run(box: Sandbox, *extra: str) -> Any:
-    return box.run("--oci-layout", str(box.layout), "--data-only", *extra, offline=False,
-                   timeout=300)
+    return box.run(
+        "--oci-layout", str(box.layout), "--data-only", *extra, offline=False, timeout=300
+    )
 
 
-def test_private_registries_are_refused_before_connecting(sandbox: Sandbox,
-                                                          listener: Listener) -> None:
+def test_private_registries_are_refused_before_connecting(
+    sandbox: Sandbox, listener: Listener
+) -> None:
     live = point_at(sandbox, f"127.0.0.1:{listener.port}", "live")
     dead = point_at(sandbox, f"127.0.0.1:{closed_port()}", "dead")
     result = online_run(sandbox)
@@ -141,12 +153,18 @@ def test_private_registries_are_refused_before_connecting(sandbox: Sandbox,
 
 
 def test_an_allowed_private_registry_is_fetched_and_its_failure_worded(
-        sandbox: Sandbox, listener: Listener) -> None:
+    sandbox: Sandbox, listener: Listener
+) -> None:
     live = point_at(sandbox, f"127.0.0.1:{listener.port}", "live")
     dead_port = closed_port()
     dead = point_at(sandbox, f"127.0.0.1:{dead_port}", "dead")
-    result = online_run(sandbox, "--allow-private-registry", f"127.0.0.1:{listener.port}",
-                        "--allow-private-registry", f"127.0.0.1:{dead_port}")
+    result = online_run(
+        sandbox,
+        "--allow-private-registry",
+        f"127.0.0.1:{listener.port}",
+        "--allow-private-registry",
+        f"127.0.0.1:{dead_port}",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert listener.connections >= 1, "the allowed registry was connected to"
     live_cause = record_of(sandbox, live)["verify"]["failureCause"]
@@ -177,29 +195,43 @@ class _Recorder(BaseHTTPRequestHandler):
         self.wfile.write(b"{}")
 
 
-def test_a_docker_login_is_not_sent_without_registry_auth(sandbox: Sandbox,
-                                                          tmp_path: Path) -> None:
+def test_a_docker_login_is_not_sent_without_registry_auth(sandbox: Sandbox, tmp_path: Path) -> None:
     handler = type("Recorder", (_Recorder,), {"seen": []})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02},
-                     daemon=True).start()
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    ).start()
     host = f"127.0.0.1:{server.server_address[1]}"
     point_at(sandbox, "ghcr.io", "logged-in")
     docker = sandbox.inputs / "docker"
     docker.mkdir()
     token = base64.b64encode(b"user:secret").decode()
-    (docker / "config.json").write_text(json.dumps(
-        {"auths": {h: {"auth": token} for h in (host, f"http://{host}", "ghcr.io")}}),
-        encoding="utf-8")
+    (docker / "config.json").write_text(
+        json.dumps({"auths": {h: {"auth": token} for h in (host, f"http://{host}", "ghcr.io")}}),
+        encoding="utf-8",
+    )
     env = {**sandbox.env(), "DOCKER_CONFIG": str(docker)}
     import subprocess
 
-    args = sandbox.build_args("--oci-layout", str(sandbox.layout), "--data-only",
-                              "--registry-mirror", f"ghcr.io=http://{host}", offline=False)
+    args = sandbox.build_args(
+        "--oci-layout",
+        str(sandbox.layout),
+        "--data-only",
+        "--registry-mirror",
+        f"ghcr.io=http://{host}",
+        offline=False,
+    )
     try:
-        result = subprocess.run(args, cwd=sandbox.root, env=env, capture_output=True,
-                                text=True, timeout=300, check=False)
+        result = subprocess.run(
+            args,
+            cwd=sandbox.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -212,8 +244,13 @@ def test_fetch_timeout_ends_a_trickling_registry_without_a_verdict(sandbox: Sand
     drip = Listener(drip=True)
     try:
         path = point_at(sandbox, "ghcr.io", "slow")
-        result = online_run(sandbox, "--registry-mirror", f"ghcr.io=http://127.0.0.1:{drip.port}",
-                            "--fetch-timeout", "1")
+        result = online_run(
+            sandbox,
+            "--registry-mirror",
+            f"ghcr.io=http://127.0.0.1:{drip.port}",
+            "--fetch-timeout",
+            "1",
+        )
     finally:
         drip.close()
     assert result.returncode == 0, result.stdout + result.stderr

@@ -30,16 +30,18 @@ from tests.hostile.conftest import (
 
 PAYLOADS = (
     "<script>alert('s1')</script>",
-    '"><img src=x onerror=alert(\'s2\')>',
+    "\"><img src=x onerror=alert('s2')>",
     "| x | [click](javascript:alert('s3')) ![i](javascript:alert('s4'))",
     "javascript:alert('s5')",
     "<a href=\"javascript:alert('s6')\">link</a>",
     "{{ 7*7 }} {% raw %} <svg onload=alert('s7')>",
 )
-EMAIL_XSS = SignerIdentity("https://github.com/login/oauth",
-                           "\"><img src=x onerror=alert('id1')>@evil.example")
-URI_XSS = SignerIdentity("https://token.actions.githubusercontent.com",
-                         "javascript://evil.example/%0aalert('id2')")
+EMAIL_XSS = SignerIdentity(
+    "https://github.com/login/oauth", "\"><img src=x onerror=alert('id1')>@evil.example"
+)
+URI_XSS = SignerIdentity(
+    "https://token.actions.githubusercontent.com", "javascript://evil.example/%0aalert('id2')"
+)
 LABEL_XSS = "<script>alert('label')</script>|[l](javascript:alert('label2'))"
 INJECTED = """() => {
   const bad = [];
@@ -58,20 +60,37 @@ INJECTED = """() => {
 
 
 def _xss_bundles(authority: TestAuthority) -> list[Any]:
-    tests = [TestSpec(name, "failed" if i % 2 else "passed", stdout=(name, f"line | {name}"),
-                      message=f"failed: {name}") for i, name in enumerate(PAYLOADS)]
-    recipe = make_recipe(accelerator="x100", nccl_floors={},
-                         components=((PAYLOADS[0], PAYLOADS[1]), ("ok-component", PAYLOADS[2])))
+    tests = [
+        TestSpec(
+            name,
+            "failed" if i % 2 else "passed",
+            stdout=(name, f"line | {name}"),
+            message=f"failed: {name}",
+        )
+        for i, name in enumerate(PAYLOADS)
+    ]
+    recipe = make_recipe(
+        accelerator="x100",
+        nccl_floors={},
+        components=((PAYLOADS[0], PAYLOADS[1]), ("ok-component", PAYLOADS[2])),
+    )
     out = []
     for hour, signer in enumerate((EMAIL_XSS, URI_XSS)):
         # distinct attestedAt, so the two bundles have distinct digests (no duplicate pointer)
-        spec = hostile_spec("x100", signer=signer, recipe=recipe, full=True,
-                            attested_at=datetime(2026, 11, 1, 12 + hour, tzinfo=UTC),
-                            aicr_version="v0.14.2<script>alert('ver')</script>",
-                            aicr_commit="\"><img src=x onerror=alert('commit')>",
-                            validator_images=("javascript:alert('img')",
-                                              "ghcr.io/x/y:<script>alert('img2')</script>"),
-                            tests={Phase.CONFORMANCE: tests, Phase.DEPLOYMENT: tests[:2]})
+        spec = hostile_spec(
+            "x100",
+            signer=signer,
+            recipe=recipe,
+            full=True,
+            attested_at=datetime(2026, 11, 1, 12 + hour, tzinfo=UTC),
+            aicr_version="v0.14.2<script>alert('ver')</script>",
+            aicr_commit="\"><img src=x onerror=alert('commit')>",
+            validator_images=(
+                "javascript:alert('img')",
+                "ghcr.io/x/y:<script>alert('img2')</script>",
+            ),
+            tests={Phase.CONFORMANCE: tests, Phase.DEPLOYMENT: tests[:2]},
+        )
         out.append(build_bundle(spec, authority))
     return out
 
@@ -85,8 +104,7 @@ class Site:
 
 
 @pytest.fixture(scope="module")
-def xss_site(tmp_path_factory: pytest.TempPathFactory, authority: TestAuthority
-             ) -> Iterator[Site]:
+def xss_site(tmp_path_factory: pytest.TempPathFactory, authority: TestAuthority) -> Iterator[Site]:
     from tests.site.conftest import serve
 
     box = new_sandbox(tmp_path_factory.mktemp("xss"))
@@ -97,16 +115,20 @@ def xss_site(tmp_path_factory: pytest.TempPathFactory, authority: TestAuthority
         "community:\n"
         f"  - label: '{LABEL_XSS.replace(chr(39), chr(39) * 2)}'\n"
         f"    issuer: {EMAIL_XSS.issuer}\n"
-        f"    source: {EMAIL_XSS.slug}\n", 1)
+        f"    source: {EMAIL_XSS.slug}\n",
+        1,
+    )
     allowlist.write_text(text, encoding="utf-8")
     # a hand-written pointer whose OCI reference is a javascript: URL
-    bad = ("schemaVersion: 1.0.0\nrecipe: x100-eks-ubuntu-training\nattestations:\n"
-           "  - attestedAt: 2026-11-01T12:00:00Z\n    bundle:\n"
-           "      oci: \"javascript:alert('oci')//ghcr.io/x:y\"\n"
-           f"      digest: sha256:{'cd' * 32}\n"
-           "      predicateType: https://aicr.run/recipe-evidence/v1\n"
-           f"    signer:\n      identity: '{EMAIL_XSS.identity.replace(chr(39), chr(39) * 2)}'\n"
-           f"      issuer: {EMAIL_XSS.issuer}\n      rekorLogIndex: 1\n")
+    bad = (
+        "schemaVersion: 1.0.0\nrecipe: x100-eks-ubuntu-training\nattestations:\n"
+        "  - attestedAt: 2026-11-01T12:00:00Z\n    bundle:\n"
+        "      oci: \"javascript:alert('oci')//ghcr.io/x:y\"\n"
+        f"      digest: sha256:{'cd' * 32}\n"
+        "      predicateType: https://aicr.run/recipe-evidence/v1\n"
+        f"    signer:\n      identity: '{EMAIL_XSS.identity.replace(chr(39), chr(39) * 2)}'\n"
+        f"      issuer: {EMAIL_XSS.issuer}\n      rekorLogIndex: 1\n"
+    )
     paths.append(f"evidence/x100-eks-ubuntu-training/{EMAIL_XSS.slug}/sha256-{'cd' * 32}.yaml")
     box.add_pointer(paths[-1], bad)
     result = box.run(timeout=300)
@@ -117,8 +139,9 @@ def xss_site(tmp_path_factory: pytest.TempPathFactory, authority: TestAuthority
         server.shutdown()
 
 
-def test_xss_build_succeeds_and_reports_every_item(xss_site: Site,
-                                                   demo_states: dict[str, Any]) -> None:
+def test_xss_build_succeeds_and_reports_every_item(
+    xss_site: Site, demo_states: dict[str, Any]
+) -> None:
     assert xss_site.result.returncode == 0, xss_site.result.stdout + xss_site.result.stderr
     assert_demo_unchanged(xss_site.box, demo_states)
     pointers = xss_site.box.pointers()
@@ -141,8 +164,13 @@ def _pages(site: Site) -> list[str]:
 def test_static_html_carries_no_raw_payload(xss_site: Site) -> None:
     for page in _pages(xss_site):
         text = (xss_site.box.out / page / "index.html").read_text(encoding="utf-8")
-        for needle in ("<script>alert", "<img src=x", "<svg onload", 'href="javascript:',
-                       "<a href=\"javascript"):
+        for needle in (
+            "<script>alert",
+            "<img src=x",
+            "<svg onload",
+            'href="javascript:',
+            '<a href="javascript',
+        ):
             assert needle not in text, (page, needle)
 
 
@@ -152,6 +180,7 @@ def test_no_script_runs_in_chromium(xss_site: Site, browser: Any) -> None:
     try:
         page = context.new_page()
         dialogs: list[str] = []
+
         def on_dialog(dialog: Any) -> None:
             dialogs.append(dialog.message)
             dialog.dismiss()
@@ -162,8 +191,7 @@ def test_no_script_runs_in_chromium(xss_site: Site, browser: Any) -> None:
             page.goto(xss_site.base + path)
             page.wait_for_load_state("load")
             # open every <details> so lazily shown content is in the DOM and rendered
-            page.evaluate("() => document.querySelectorAll('details')"
-                          ".forEach(d => d.open = true)")
+            page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
             page.wait_for_timeout(50)
             injected = page.evaluate(INJECTED)
             assert injected == [], (path, injected)

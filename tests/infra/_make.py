@@ -34,9 +34,16 @@ def clean_env(**extra: str) -> dict[str, str]:
 def run_make(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """`make --no-print-directory ARGS` in `cwd`, never reading stdin, output captured."""
     assert MAKE is not None, "GNU make is not installed"
-    return subprocess.run([MAKE, "--no-print-directory", *args], cwd=cwd, env=clean_env(**env),
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
-                          check=False)
+    return subprocess.run(
+        [MAKE, "--no-print-directory", *args],
+        cwd=cwd,
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
 
 
 def flat(output: str) -> str:

@@ -21,8 +21,9 @@ BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="needs bash")
 
 
-def run_ci(tmp_path: Path, lint_rc: int = 0, test_rc: int = 0,
-           mutation_rc: int = 0) -> tuple[int, str, list[str]]:
+def run_ci(
+    tmp_path: Path, lint_rc: int = 0, test_rc: int = 0, mutation_rc: int = 0
+) -> tuple[int, str, list[str]]:
     """Run a copy of .ci/run from an unrelated folder; return exit code, output, make calls."""
     repo = tmp_path / "clone"
     (repo / ".ci").mkdir(parents=True)
@@ -31,19 +32,32 @@ def run_ci(tmp_path: Path, lint_rc: int = 0, test_rc: int = 0,
     fakes.mkdir()
     log = tmp_path / "make.log"
     make = fakes / "make"
-    make.write_text(f'#!{BASH}\necho "$PWD $*" >> "{log}"\n'
-                    f'case "$1" in lint) exit {lint_rc};; test) exit {test_rc};; '
-                    f'mutation-ci) exit {mutation_rc};; esac\n',
-                    encoding="utf-8")
+    make.write_text(
+        f'#!{BASH}\necho "$PWD $*" >> "{log}"\n'
+        f'case "$1" in lint) exit {lint_rc};; test) exit {test_rc};; '
+        f"mutation-ci) exit {mutation_rc};; esac\n",
+        encoding="utf-8",
+    )
     make.chmod(make.stat().st_mode | stat.S_IXUSR)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "PATH": f"{fakes}{os.pathsep}{os.environ.get('PATH', '')}", "CI": "true"}
-    done = subprocess.run([str(BASH), str(repo / ".ci" / "run")], cwd=elsewhere, env=env,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
-                          check=False)
+    done = subprocess.run(
+        [str(BASH), str(repo / ".ci" / "run")],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
     calls = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
-    return done.returncode, done.stdout + done.stderr, [c.replace(str(repo), "<repo>") for c in calls]
+    return (
+        done.returncode,
+        done.stdout + done.stderr,
+        [c.replace(str(repo), "<repo>") for c in calls],
+    )
 
 
 def test_shebang_and_strict_mode() -> None:
@@ -60,8 +74,9 @@ def test_runs_lint_then_test_from_the_repo_root(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("lint_rc", "test_rc"), [(2, 0), (0, 2), (2, 2), (0, 1)])
-def test_any_failing_step_fails_ci_and_both_steps_still_run(tmp_path: Path, lint_rc: int,
-                                                            test_rc: int) -> None:
+def test_any_failing_step_fails_ci_and_both_steps_still_run(
+    tmp_path: Path, lint_rc: int, test_rc: int
+) -> None:
     code, output, calls = run_ci(tmp_path, lint_rc, test_rc)
     assert code != 0
     assert calls == ["<repo> lint", "<repo> test", "<repo> mutation-ci"]
@@ -98,15 +113,32 @@ def test_the_environment_cannot_relax_the_run(tmp_path: Path) -> None:
     seen = tmp_path / "env.log"
     make = fakes / "make"
     names = " ".join(RELAXING)
-    make.write_text(f'#!{BASH}\nfor n in {names}; do [ -n "${{!n+set}}" ] && echo "$n" >> "{seen}"; done\n'
-                    "exit 0\n", encoding="utf-8")
+    make.write_text(
+        f'#!{BASH}\nfor n in {names}; do [ -n "${{!n+set}}" ] && echo "$n" >> "{seen}"; done\n'
+        "exit 0\n",
+        encoding="utf-8",
+    )
     make.chmod(make.stat().st_mode | stat.S_IXUSR)
-    env = {**os.environ, "PATH": f"{fakes}{os.pathsep}{os.environ.get('PATH', '')}", "CI": "true",
-           "UPDATE_GOLDEN": "1", "PYTEST_ADDOPTS": "-k nothing", "PYTEST_ARGS": "--deselect x",
-           "COV_MIN": "0", "SKIP_SYSTEM_DEPS": "1"}
-    done = subprocess.run([str(BASH), str(repo / ".ci" / "run")], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
-                          check=False)
+    env = {
+        **os.environ,
+        "PATH": f"{fakes}{os.pathsep}{os.environ.get('PATH', '')}",
+        "CI": "true",
+        "UPDATE_GOLDEN": "1",
+        "PYTEST_ADDOPTS": "-k nothing",
+        "PYTEST_ARGS": "--deselect x",
+        "COV_MIN": "0",
+        "SKIP_SYSTEM_DEPS": "1",
+    }
+    done = subprocess.run(
+        [str(BASH), str(repo / ".ci" / "run")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert not seen.exists(), seen.read_text(encoding="utf-8")
     for name in RELAXING:
@@ -123,16 +155,27 @@ def test_the_environment_cannot_turn_ci_off(tmp_path: Path, ci: str | None) -> N
     fakes.mkdir()
     seen = tmp_path / "ci.log"
     make = fakes / "make"
-    make.write_text(f'#!{BASH}\necho "$1 CI=${{CI-<unset>}}" >> "{seen}"\nexit 0\n',
-                    encoding="utf-8")
+    make.write_text(
+        f'#!{BASH}\necho "$1 CI=${{CI-<unset>}}" >> "{seen}"\nexit 0\n', encoding="utf-8"
+    )
     make.chmod(make.stat().st_mode | stat.S_IXUSR)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env["PATH"] = f"{fakes}{os.pathsep}{os.environ.get('PATH', '')}"
     if ci is not None:
         env["CI"] = ci
-    done = subprocess.run([str(BASH), str(repo / ".ci" / "run")], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
-                          check=False)
+    done = subprocess.run(
+        [str(BASH), str(repo / ".ci" / "run")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert seen.read_text(encoding="utf-8").splitlines() == ["lint CI=true", "test CI=true",
-                                                             "mutation-ci CI=true"]
+    assert seen.read_text(encoding="utf-8").splitlines() == [
+        "lint CI=true",
+        "test CI=true",
+        "mutation-ci CI=true",
+    ]

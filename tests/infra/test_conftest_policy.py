@@ -25,22 +25,25 @@ BLACKHOLE = ("192.0.2.1", 9)  # TEST-NET-1: the guard must refuse before any pac
 # --------------------------------------------------------------------------- offline guard
 
 
-@pytest.mark.parametrize(("address", "local"), [
-    (("127.0.0.1", 80), True),
-    (("127.8.9.10", 80), True),
-    (("::1", 80, 0, 0), True),
-    (("localhost", 80), True),
-    (("", 80), True),
-    (("0.0.0.0", 80), True),
-    ("/run/some.sock", True),
-    (b"\0abstract", True),
-    (("192.0.2.1", 80), False),
-    (("10.0.0.1", 80), False),
-    (("2001:db8::1", 80, 0, 0), False),
-    (("example.com", 443), False),
-    (("localhost.example.com", 443), False),
-    ((), False),
-])
+@pytest.mark.parametrize(
+    ("address", "local"),
+    [
+        (("127.0.0.1", 80), True),
+        (("127.8.9.10", 80), True),
+        (("::1", 80, 0, 0), True),
+        (("localhost", 80), True),
+        (("", 80), True),
+        (("0.0.0.0", 80), True),
+        ("/run/some.sock", True),
+        (b"\0abstract", True),
+        (("192.0.2.1", 80), False),
+        (("10.0.0.1", 80), False),
+        (("2001:db8::1", 80, 0, 0), False),
+        (("example.com", 443), False),
+        (("localhost.example.com", 443), False),
+        ((), False),
+    ],
+)
 def test_what_counts_as_local(address: object, local: bool) -> None:
     assert is_local_address(address) is local
 
@@ -53,8 +56,10 @@ def test_tcp_to_a_remote_address_is_refused() -> None:
 
 
 def test_udp_to_a_remote_address_is_refused() -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock, \
-            pytest.raises(NetworkBlockedError):
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock,
+        pytest.raises(NetworkBlockedError),
+    ):
         sock.sendto(b"x", ("192.0.2.1", 53))
 
 
@@ -69,8 +74,9 @@ def test_loopback_still_works() -> None:
         server.bind(("127.0.0.1", 0))
         server.listen(1)
         port = server.getsockname()[1]
-        (family, kind, proto, _, address), *_ = socket.getaddrinfo("localhost", port,
-                                                                  socket.AF_INET)
+        (family, kind, proto, _, address), *_ = socket.getaddrinfo(
+            "localhost", port, socket.AF_INET
+        )
         with socket.socket(family, kind, proto) as client:
             client.connect(address)
             peer, _ = server.accept()
@@ -81,7 +87,7 @@ def test_loopback_still_works() -> None:
 
 # --------------------------------------------------------------------------- hooks, via pytester
 
-INNER_TESTS = '''
+INNER_TESTS = """
 import _socket
 import socket
 
@@ -118,7 +124,7 @@ def test_browser_runs():
 def test_online_is_not_guarded():
     assert socket.socket.connect is _socket.socket.connect
     assert socket.getaddrinfo.__module__ == "socket"
-'''
+"""
 
 
 @pytest.fixture
@@ -144,8 +150,9 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def _run(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ci: str | None,
-         *args: str) -> pytest.RunResult:
+def _run(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ci: str | None, *args: str
+) -> pytest.RunResult:
     if ci is None:
         monkeypatch.delenv("CI", raising=False)
     else:
@@ -153,14 +160,17 @@ def _run(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ci: str | None
     return inner.runpytest_subprocess("-p", "no:cov", *args)
 
 
-def test_outside_ci_skips_are_skips(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_outside_ci_skips_are_skips(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     result = _run(inner, monkeypatch, None)
     result.assert_outcomes(passed=1, skipped=4, xfailed=1)
 
 
 @pytest.mark.parametrize("ci", ["true", "1"])
 def test_in_ci_a_skipped_install_marker_fails_with_its_reason(
-        inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ci: str) -> None:
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ci: str
+) -> None:
     result = _run(inner, monkeypatch, ci)
     # the registry skip (in the call) fails, the fixtures skip (in setup) errors; the plain skip
     # and the online test stay skipped; the xfail stays an xfail
@@ -178,13 +188,16 @@ def test_ci_false_is_not_ci(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPa
     _run(inner, monkeypatch, "false").assert_outcomes(passed=1, skipped=4, xfailed=1)
 
 
-def test_run_online_runs_online_tests_unguarded(inner: pytest.Pytester,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_online_runs_online_tests_unguarded(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     result = _run(inner, monkeypatch, None, "--run-online")
     result.assert_outcomes(passed=2, skipped=3, xfailed=1)
 
 
-def test_online_skip_says_how_to_run_it(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_online_skip_says_how_to_run_it(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     result = _run(inner, monkeypatch, None, "-rs")
     assert "run with --run-online" in result.stdout.str()
 
@@ -193,7 +206,7 @@ def test_online_skip_says_how_to_run_it(inner: pytest.Pytester, monkeypatch: pyt
 # Each generated module below is a way a missing install could pass as a skip; under CI=true
 # every one of them must fail the run.
 
-UNMARKED_REGISTRY = '''
+UNMARKED_REGISTRY = """
 import pytest
 
 
@@ -213,9 +226,9 @@ def test_direct_use_without_a_marker(docker_registry):
 
 def test_indirect_use_without_a_marker(pushed):
     pass
-'''
+"""
 
-MODULE_SKIP_MARKED = '''
+MODULE_SKIP_MARKED = """
 import pytest
 
 pytest.skip("chromium is missing", allow_module_level=True)
@@ -225,9 +238,9 @@ pytestmark = pytest.mark.browser
 
 def test_page():
     pass
-'''
+"""
 
-MODULE_IMPORTORSKIP_FIXTURE = '''
+MODULE_IMPORTORSKIP_FIXTURE = """
 import pytest
 
 pytest.importorskip("no_such_module_for_this_test")
@@ -235,9 +248,9 @@ pytest.importorskip("no_such_module_for_this_test")
 
 def test_page(browser):
     pass
-'''
+"""
 
-MODULE_SKIP_UNRELATED = '''
+MODULE_SKIP_UNRELATED = """
 import pytest
 
 pytest.skip("only on another platform", allow_module_level=True)
@@ -245,7 +258,7 @@ pytest.skip("only on another platform", allow_module_level=True)
 
 def test_other():
     pass
-'''
+"""
 
 
 def _only(inner: pytest.Pytester, name: str, source: str) -> pytest.Pytester:
@@ -255,7 +268,8 @@ def _only(inner: pytest.Pytester, name: str, source: str) -> pytest.Pytester:
 
 
 def test_a_fixture_marks_its_tests_so_an_unmarked_registry_skip_fails_in_ci(
-        inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _only(inner, "test_unmarked", UNMARKED_REGISTRY)
     _run(inner, monkeypatch, None).assert_outcomes(skipped=2)
     result = _run(inner, monkeypatch, "true")
@@ -268,20 +282,22 @@ def test_fixture_markers_are_real_markers_and_real_fixtures() -> None:
     from tests.conftest import CI_STRICT_MARKERS, FIXTURE_MARKERS, markers_for_fixtures
 
     assert set(FIXTURE_MARKERS.values()) == set(CI_STRICT_MARKERS)
-    assert markers_for_fixtures(["tmp_path", "sigstore_real", "browser"]) == ["browser",
-                                                                              "fixtures"]
+    assert markers_for_fixtures(["tmp_path", "sigstore_real", "browser"]) == ["browser", "fixtures"]
     sources = "".join(p.read_text(encoding="utf-8") for p in TESTS.rglob("conftest.py"))
     for fixture in FIXTURE_MARKERS:
         assert f"def {fixture}(" in sources, f"no fixture named {fixture} in tests/**/conftest.py"
 
 
-@pytest.mark.parametrize(("name", "source", "needs"), [
-    ("test_module_skip", MODULE_SKIP_MARKED, "browser"),
-    ("test_module_importorskip", MODULE_IMPORTORSKIP_FIXTURE, "browser"),
-])
+@pytest.mark.parametrize(
+    ("name", "source", "needs"),
+    [
+        ("test_module_skip", MODULE_SKIP_MARKED, "browser"),
+        ("test_module_importorskip", MODULE_IMPORTORSKIP_FIXTURE, "browser"),
+    ],
+)
 def test_in_ci_a_module_level_skip_of_a_marked_module_fails(
-        inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, name: str, source: str,
-        needs: str) -> None:
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, name: str, source: str, needs: str
+) -> None:
     _only(inner, name, source)
     outside = _run(inner, monkeypatch, None)
     assert outside.ret == pytest.ExitCode.NO_TESTS_COLLECTED
@@ -293,7 +309,8 @@ def test_in_ci_a_module_level_skip_of_a_marked_module_fails(
 
 
 def test_in_ci_an_unrelated_module_level_skip_stays_a_skip(
-        inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _only(inner, "test_platform", MODULE_SKIP_UNRELATED)
     _run(inner, monkeypatch, "true").assert_outcomes(skipped=1)
 
@@ -301,8 +318,12 @@ def test_in_ci_an_unrelated_module_level_skip_stays_a_skip(
 def test_xfail_is_strict(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     options = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert options["tool"]["pytest"]["ini_options"]["xfail_strict"] is True
-    _only(inner, "test_fixed", "import pytest\n\n\n@pytest.mark.xfail(reason='was a bug')\n"
-                               "def test_now_passes():\n    pass\n")
+    _only(
+        inner,
+        "test_fixed",
+        "import pytest\n\n\n@pytest.mark.xfail(reason='was a bug')\n"
+        "def test_now_passes():\n    pass\n",
+    )
     result = _run(inner, monkeypatch, None)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(failed=1)

@@ -22,8 +22,9 @@ def test_branch_coverage_of_the_whole_package() -> None:
 
 
 def test_the_floor_is_the_same_in_the_makefile_and_pyproject_and_not_lowered() -> None:
-    found = re.search(r"^COV_MIN \?= (\d+)$", (REPO / "Makefile").read_text(encoding="utf-8"),
-                      re.MULTILINE)
+    found = re.search(
+        r"^COV_MIN \?= (\d+)$", (REPO / "Makefile").read_text(encoding="utf-8"), re.MULTILINE
+    )
     assert found, "Makefile has no `COV_MIN ?= N` line"
     floor = int(found.group(1))
     assert floor == _coverage()["report"]["fail_under"]

@@ -61,7 +61,8 @@ def test_every_declared_dependency_is_pinned_inside_its_range() -> None:
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{requirement} is declared in pyproject.toml but not locked"
         assert requirement.specifier.contains(pins[name], prereleases=True), (
-            f"constraints.txt pins {name}=={pins[name]}, outside pyproject's {requirement}")
+            f"constraints.txt pins {name}=={pins[name]}, outside pyproject's {requirement}"
+        )
 
 
 def _installed() -> dict[str, str]:
@@ -85,8 +86,13 @@ def test_the_running_venv_is_exactly_the_lock() -> None:
 
 
 def _pip_constraint_files() -> list[Path]:
-    listing = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True,
-                             text=True, timeout=60, check=False).stdout
+    listing = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    ).stdout
     files: list[Path] = []
     for line in listing.splitlines():
         key, _, value = line.partition("=")
@@ -110,4 +116,5 @@ def test_pins_satisfy_pips_own_configured_constraints() -> None:
             if name in pins:
                 assert requirement.specifier.contains(pins[name], prereleases=True), (
                     f"pip's configured constraint {requirement} ({file}) conflicts with "
-                    f"constraints.txt's {name}=={pins[name]}")
+                    f"constraints.txt's {name}=={pins[name]}"
+                )

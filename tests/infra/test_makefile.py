@@ -24,8 +24,10 @@ BASH = shutil.which("bash")
 
 pytestmark = pytest.mark.skipif(MAKE is None or BASH is None, reason="needs GNU make and bash")
 
-SITE_COMMAND = (".venv/bin/evidence-dashboard build --recipes recipes --out site --offline "
-                "--oci-layout recipes/bundles --trust-root recipes/trust/trusted_root.json")
+SITE_COMMAND = (
+    ".venv/bin/evidence-dashboard build --recipes recipes --out site --offline "
+    "--oci-layout recipes/bundles --trust-root recipes/trust/trusted_root.json"
+)
 
 
 def _exe(path: Path, body: str) -> None:
@@ -44,19 +46,26 @@ class Sandbox:
         shutil.copy(MAKEFILE, self.root / "Makefile")
         (self.root / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
         (self.root / "constraints.txt").write_text("click==8.1.0\n", encoding="utf-8")
-        _exe(self.root / "scripts" / "install-system-deps.sh", f'echo "system-deps" >> "{self.log}"\n')
+        _exe(
+            self.root / "scripts" / "install-system-deps.sh",
+            f'echo "system-deps" >> "{self.log}"\n',
+        )
         template = root / "venv-template" / "bin"
-        _exe(template / "python",
-             f'echo "venv-python $* MK2=${{NO_MKDOCS_2_WARNING:-}}/${{DISABLE_MKDOCS_2_WARNING:-}}"'
-             f' >> "{self.log}"\n'
-             'case "$2" in pip) exit "${FAKE_PIP_RC:-0}";; pytest) exit "${FAKE_PYTEST_RC:-0}";; esac\n')
+        _exe(
+            template / "python",
+            f'echo "venv-python $* MK2=${{NO_MKDOCS_2_WARNING:-}}/${{DISABLE_MKDOCS_2_WARNING:-}}"'
+            f' >> "{self.log}"\n'
+            'case "$2" in pip) exit "${FAKE_PIP_RC:-0}";; pytest) exit "${FAKE_PYTEST_RC:-0}";; esac\n',
+        )
         for tool in ("ruff", "mypy", "evidence-dashboard"):
             var = "FAKE_" + tool.upper().replace("-", "_") + "_RC"
             _exe(template / tool, f'echo "{tool} $*" >> "{self.log}"\nexit "${{{var}:-0}}"\n')
         self.python = root / "fake-python3"
-        _exe(self.python,
-             f'echo "python3 $*" >> "{self.log}"\n'
-             f'if [ "$1 $2" = "-m venv" ]; then cp -r "{template.parent}" "$3"; fi\n')
+        _exe(
+            self.python,
+            f'echo "python3 $*" >> "{self.log}"\n'
+            f'if [ "$1 $2" = "-m venv" ]; then cp -r "{template.parent}" "$3"; fi\n',
+        )
 
     def make(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         return make(self.root, f"PYTHON={self.python}", *args, **env)
@@ -131,8 +140,10 @@ def test_site_runs_the_offline_demo_build(sandbox: Sandbox) -> None:
 def test_site_paths_are_variables() -> None:
     dry = make(REPO, "-n", "site", "RECIPES=elsewhere", "SITE_OUT=public")
     assert dry.returncode == 0, dry.stderr
-    assert ("build --recipes elsewhere --out public --offline --oci-layout elsewhere/bundles "
-            "--trust-root elsewhere/trust/trusted_root.json") in flat(dry.stdout)
+    assert (
+        "build --recipes elsewhere --out public --offline --oci-layout elsewhere/bundles "
+        "--trust-root elsewhere/trust/trusted_root.json"
+    ) in flat(dry.stdout)
 
 
 def test_site_fails_when_the_build_fails(sandbox: Sandbox) -> None:
@@ -163,7 +174,9 @@ def test_test_installs_system_deps_first_then_runs_pytest_with_coverage(sandbox:
 
 
 @pytest.mark.parametrize(("pytest_rc", "fails"), [(0, False), (1, True), (2, True), (5, True)])
-def test_test_passes_exactly_when_pytest_passes(sandbox: Sandbox, pytest_rc: int, fails: bool) -> None:
+def test_test_passes_exactly_when_pytest_passes(
+    sandbox: Sandbox, pytest_rc: int, fails: bool
+) -> None:
     done = sandbox.make("test", FAKE_PYTEST_RC=str(pytest_rc))
     assert (done.returncode != 0) is fails
     assert ("collected no tests" in done.stderr) is (pytest_rc == 5)
@@ -185,7 +198,9 @@ def test_lint_runs_ruff_and_strict_mypy_on_generator(sandbox: Sandbox) -> None:
 
 
 @pytest.mark.parametrize("failing", ["RUFF", "MYPY"])
-def test_lint_reports_both_linters_and_fails_if_either_fails(sandbox: Sandbox, failing: str) -> None:
+def test_lint_reports_both_linters_and_fails_if_either_fails(
+    sandbox: Sandbox, failing: str
+) -> None:
     done = sandbox.make("lint", **{f"FAKE_{failing}_RC": "1"})
     assert done.returncode != 0
     assert {"ruff check .", "mypy generator"} <= set(sandbox.calls())
@@ -202,9 +217,15 @@ def test_bench_runs_the_benchmark_at_three_sizes(sandbox: Sandbox) -> None:
 def test_clean_removes_outputs_but_keeps_the_venv(sandbox: Sandbox) -> None:
     assert sandbox.make("venv").returncode == 0
     root = sandbox.root
-    made = [root / "site" / "index.html", root / ".coverage", root / ".coverage.host.1",
-            root / "tests" / "artifacts" / "shot.png", root / "generator" / "__pycache__" / "a.pyc",
-            root / "x.egg-info" / "PKG-INFO", root / ".mypy_cache" / "x"]
+    made = [
+        root / "site" / "index.html",
+        root / ".coverage",
+        root / ".coverage.host.1",
+        root / "tests" / "artifacts" / "shot.png",
+        root / "generator" / "__pycache__" / "a.pyc",
+        root / "x.egg-info" / "PKG-INFO",
+        root / ".mypy_cache" / "x",
+    ]
     kept = [root / ".venv" / "lib" / "__pycache__" / "b.pyc", root / "generator" / "cli.py"]
     for path in made + kept:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,6 +237,9 @@ def test_clean_removes_outputs_but_keeps_the_venv(sandbox: Sandbox) -> None:
 
 def test_declared_targets_exist() -> None:
     database = make(REPO, "-pnq", "help").stdout
-    targets = {line.split(":", 1)[0] for line in database.splitlines()
-               if line and not line.startswith(("#", "\t", " ")) and ":" in line}
+    targets = {
+        line.split(":", 1)[0]
+        for line in database.splitlines()
+        if line and not line.startswith(("#", "\t", " ")) and ":" in line
+    }
     assert {"venv", "site", "demo", "test", "lint", "bench", "clean"} <= targets

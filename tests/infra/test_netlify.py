@@ -28,10 +28,13 @@ def _make_site_args() -> list[str]:
         pytest.skip("needs GNU make")
     dry = run_make(REPO, "-n", "site")
     assert dry.returncode == 0, dry.stderr
-    line = next(text for text in dry.stdout.replace("\\\n", " ").splitlines()
-                if "evidence-dashboard build" in text)
+    line = next(
+        text
+        for text in dry.stdout.replace("\\\n", " ").splitlines()
+        if "evidence-dashboard build" in text
+    )
     words = shlex.split(line)
-    return words[words.index("build") + 1:]
+    return words[words.index("build") + 1 :]
 
 
 def test_publishes_site(netlify: dict[str, Any]) -> None:
@@ -52,9 +55,10 @@ def test_build_environment(netlify: dict[str, Any]) -> None:
     assert env["PIP_DISABLE_PIP_VERSION_CHECK"] == "1"
 
 
-@pytest.mark.parametrize("context", ["build", "context.deploy-preview",
-                                     "context.branch-deploy"])
-def test_installs_from_the_lock_then_builds_like_make_site(netlify: dict[str, Any], context: str) -> None:
+@pytest.mark.parametrize("context", ["build", "context.deploy-preview", "context.branch-deploy"])
+def test_installs_from_the_lock_then_builds_like_make_site(
+    netlify: dict[str, Any], context: str
+) -> None:
     table: dict[str, Any] = netlify
     for key in context.split("."):
         table = table[key]
@@ -85,8 +89,12 @@ def test_every_page_has_the_security_headers(netlify: dict[str, Any]) -> None:
     (rule,) = [h for h in netlify["headers"] if h["for"] == "/*"]
     values = rule["values"]
     assert values["X-Content-Type-Options"] == "nosniff"
-    assert values["Referrer-Policy"] in {"strict-origin-when-cross-origin", "no-referrer",
-                                         "same-origin", "strict-origin"}
+    assert values["Referrer-Policy"] in {
+        "strict-origin-when-cross-origin",
+        "no-referrer",
+        "same-origin",
+        "strict-origin",
+    }
     features = dict(item.strip().split("=", 1) for item in values["Permissions-Policy"].split(","))
     assert {"camera", "microphone", "geolocation"} <= set(features)
     assert all(allow == "()" for allow in features.values())

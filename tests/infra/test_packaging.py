@@ -34,9 +34,13 @@ def test_license_is_an_spdx_string_with_the_apache_text() -> None:
     assert PROJECT["license-files"] == ["LICENSE"]
     text = (REPO / "LICENSE").read_text(encoding="utf-8")
     assert text.lstrip().startswith("Apache License\n")
-    for words in ("Version 2.0, January 2004", "TERMS AND CONDITIONS FOR USE, REPRODUCTION",
-                  "9. Accepting Warranty or Additional Liability", "END OF TERMS AND CONDITIONS",
-                  "APPENDIX: How to apply the Apache License to your work."):
+    for words in (
+        "Version 2.0, January 2004",
+        "TERMS AND CONDITIONS FOR USE, REPRODUCTION",
+        "9. Accepting Warranty or Additional Liability",
+        "END OF TERMS AND CONDITIONS",
+        "APPENDIX: How to apply the Apache License to your work.",
+    ):
         assert words in text
     assert not any(c.startswith("License ::") for c in PROJECT["classifiers"])  # PEP 639
 
@@ -89,8 +93,9 @@ def _declared(*groups: str) -> set[str]:
 
 
 def test_runtime_dependencies_are_what_the_product_imports() -> None:
-    product = _distributions(_top_level_imports(REPO / "generator",
-                                                skip=REPO / "generator" / "testing"))
+    product = _distributions(
+        _top_level_imports(REPO / "generator", skip=REPO / "generator" / "testing")
+    )
     runtime = _declared("")
     assert product - runtime == set(), "imported at run time but not declared"
     assert runtime - product - USED_BY_NAME == set(), "declared but never imported"
@@ -109,8 +114,7 @@ def test_the_product_never_imports_the_test_authority() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         gated: set[int] = set()
         for func in ast.walk(tree):
-            if (isinstance(func, ast.FunctionDef)
-                    and (path.name, func.name) == AUTHORITY_GATE):
+            if isinstance(func, ast.FunctionDef) and (path.name, func.name) == AUTHORITY_GATE:
                 body = ast.unparse(func)
                 assert "except ImportError" in body and "UsageError" in body, path
                 gated.update(id(n) for n in ast.walk(func))
@@ -119,8 +123,9 @@ def test_the_product_never_imports_the_test_authority() -> None:
                 continue
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith("generator.testing"), path
-                assert not (node.module == "generator"
-                            and any(a.name == "testing" for a in node.names)), path
+                assert not (
+                    node.module == "generator" and any(a.name == "testing" for a in node.names)
+                ), path
             elif isinstance(node, ast.Import):
                 assert not any(a.name.startswith("generator.testing") for a in node.names), path
 
@@ -131,8 +136,9 @@ def test_the_test_authority_needs_only_runtime_and_authority_dependencies() -> N
     assert _declared("authority") - _declared("") <= authority  # no stray extra
 
 
-def test_the_cache_folder_comes_from_platformdirs(monkeypatch: pytest.MonkeyPatch,
-                                                  tmp_path: Path) -> None:
+def test_the_cache_folder_comes_from_platformdirs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import platformdirs
 
     from generator.bundle.cache import default_cache_dir
@@ -168,15 +174,32 @@ def test_a_wheel_installed_outside_the_checkout_builds_the_demo(tmp_path: Path) 
     have = metadata.version("setuptools")
     backend = Requirement(PYPROJECT["build-system"]["requires"][0])
     if not backend.specifier.contains(have):
-        pytest.skip(f"this venv's setuptools {have} is not {backend} "
-                    "(`make venv` installs the build backend)")
+        pytest.skip(
+            f"this venv's setuptools {have} is not {backend} "
+            "(`make venv` installs the build backend)"
+        )
     src = _copy_sources(tmp_path)
     wheels = tmp_path / "wheels"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "--disable-pip-version-check", "-w", str(wheels), str(src)],
-        capture_output=True, text=True, env=env, check=False)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-w",
+            str(wheels),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert built.returncode == 0, built.stdout + built.stderr
     (wheel,) = wheels.glob("evidence_dashboard-*.whl")
     assert wheel.name.startswith(f"evidence_dashboard-{generator.__version__}-")
@@ -186,31 +209,74 @@ def test_a_wheel_installed_outside_the_checkout_builds_the_demo(tmp_path: Path) 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig;print(sysconfig.get_path("
-                              "'purelib'))"], capture_output=True, text=True, check=True,
-                             env=env).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig;print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stdout.strip()
     (Path(purelib) / "_project_deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
     installed = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-         "--no-index", "--disable-pip-version-check", str(wheel)],
-        capture_output=True, text=True, env=env, check=False)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert installed.returncode == 0, installed.stdout + installed.stderr
 
     where = tmp_path / "elsewhere"
     where.mkdir()
-    located = subprocess.run([str(python), "-c", "import generator;print(generator.__file__)"],
-                             cwd=where, capture_output=True, text=True, env=env, check=True)
+    located = subprocess.run(
+        [str(python), "-c", "import generator;print(generator.__file__)"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     assert Path(located.stdout.strip()).is_relative_to(venv), located.stdout
 
     demo = REPO / "recipes"
     env["SOURCE_DATE_EPOCH"] = "1767225600"
     site = where / "site"
     done = subprocess.run(
-        [str(venv / "bin" / "evidence-dashboard"), "build", "--recipes", str(demo), "--out",
-         str(site), "--offline", "--oci-layout", str(demo / "bundles"), "--trust-root",
-         str(demo / "trust" / "trusted_root.json"), "--cache", str(tmp_path / "cache"),
-         "--quiet", "--format", "json"],
-        cwd=where, capture_output=True, text=True, env=env, check=False)
+        [
+            str(venv / "bin" / "evidence-dashboard"),
+            "build",
+            "--recipes",
+            str(demo),
+            "--out",
+            str(site),
+            "--offline",
+            "--oci-layout",
+            str(demo / "bundles"),
+            "--trust-root",
+            str(demo / "trust" / "trusted_root.json"),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--quiet",
+            "--format",
+            "json",
+        ],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert '"exit": 0' in done.stdout
     assert (site / "index.html").is_file() and (site / "data" / "pointers.json").is_file()

@@ -38,13 +38,32 @@ def test_a_site_url_moves_the_id_and_is_json_escaped() -> None:
 
 def _build(out: Path, cache: Path, site_url: str | None) -> dict[str, str]:
     env = {"SOURCE_DATE_EPOCH": "1767225600", "SITE_URL": site_url or ""}
-    result = CliRunner().invoke(main, [
-        "build", "--recipes", str(DEMO), "--out", str(out), "--offline", "--oci-layout",
-        str(DEMO / "bundles"), "--trust-root", str(DEMO / "trust" / "trusted_root.json"),
-        "--cache", str(cache), "--data-only", "--quiet"], env=env, catch_exceptions=False)
+    result = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--recipes",
+            str(DEMO),
+            "--out",
+            str(out),
+            "--offline",
+            "--oci-layout",
+            str(DEMO / "bundles"),
+            "--trust-root",
+            str(DEMO / "trust" / "trusted_root.json"),
+            "--cache",
+            str(cache),
+            "--data-only",
+            "--quiet",
+        ],
+        env=env,
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.stderr
-    return {name: json.loads((out / "data" / "schema" / name).read_text())["$id"]
-            for name in SCHEMA_FILES}
+    return {
+        name: json.loads((out / "data" / "schema" / name).read_text())["$id"]
+        for name in SCHEMA_FILES
+    }
 
 
 def test_a_build_publishes_the_schemas_under_its_site_url(tmp_path: Path) -> None:

@@ -17,8 +17,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "install-system-deps.sh"
-BINARIES = {"chromium": "chromium", "docker-registry": "docker-registry", "nodejs": "node",
-            "golang-go": "go"}
+BINARIES = {
+    "chromium": "chromium",
+    "docker-registry": "docker-registry",
+    "nodejs": "node",
+    "golang-go": "go",
+}
 """Each Debian package the script installs and the binary it provides."""
 PACKAGES = tuple(BINARIES)
 ALL = " ".join(PACKAGES)
@@ -45,7 +49,9 @@ class Run:
 class FakeSystem:
     """A PATH folder of fakes; `installed` packages have a binary there."""
 
-    def __init__(self, root: Path, *, uid: int, sudo: bool = True, apt_installs: bool = True) -> None:
+    def __init__(
+        self, root: Path, *, uid: int, sudo: bool = True, apt_installs: bool = True
+    ) -> None:
         self.bin = root / "bin"
         self.bin.mkdir()
         self.log = root / "apt.log"
@@ -57,13 +63,19 @@ class FakeSystem:
         # creating each package's binary (unless told not to).
         binary = "".join(f"{package}) b={name};; " for package, name in BINARIES.items())
         create = (
-            'for p in "$@"; do case "$p" in -*|install) ;; *) '
-            f'case "$p" in {binary}*) b="$p";; esac; '
-            f'printf "#!/bin/sh\\n" > "{self.bin}/$b"; {CHMOD} +x "{self.bin}/$b";; esac; done\n'
-        ) if apt_installs else ""
-        _write_exe(self.bin / "apt-get",
-                   f'echo "DEBIAN_FRONTEND=${{DEBIAN_FRONTEND:-}} $*" >> "{self.log}"\n'
-                   f'if [ "$1" = install ]; then {create or ":"}\nfi\n')
+            (
+                'for p in "$@"; do case "$p" in -*|install) ;; *) '
+                f'case "$p" in {binary}*) b="$p";; esac; '
+                f'printf "#!/bin/sh\\n" > "{self.bin}/$b"; {CHMOD} +x "{self.bin}/$b";; esac; done\n'
+            )
+            if apt_installs
+            else ""
+        )
+        _write_exe(
+            self.bin / "apt-get",
+            f'echo "DEBIAN_FRONTEND=${{DEBIAN_FRONTEND:-}} $*" >> "{self.log}"\n'
+            f'if [ "$1" = install ]; then {create or ":"}\nfi\n',
+        )
         if sudo:
             _write_exe(self.bin / "sudo", f'echo "$*" >> "{self.sudo_log}"\nexec "$@"\n')
 
@@ -73,13 +85,22 @@ class FakeSystem:
 
     def run(self, **extra_env: str) -> Run:
         env = {"PATH": str(self.bin), **extra_env}
-        done = subprocess.run([str(BASH), str(SCRIPT)], env=env, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=60, check=False)
+        done = subprocess.run(
+            [str(BASH), str(SCRIPT)],
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            check=False,
+        )
 
         def lines(path: Path) -> list[str]:
             return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
-        return Run(done.returncode, done.stdout + done.stderr, lines(self.log), lines(self.sudo_log))
+        return Run(
+            done.returncode, done.stdout + done.stderr, lines(self.log), lines(self.sudo_log)
+        )
 
 
 pytestmark = pytest.mark.skipif(None in (BASH, ENV, CHMOD), reason="needs bash, env and chmod")
@@ -124,7 +145,8 @@ def test_only_the_missing_packages_are_installed(tmp_path: Path, present: str) -
     missing = " ".join(p for p in PACKAGES if p != present)
     assert result.code == 0, result.output
     assert result.apt_calls[-1] == (
-        f"DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends {missing}")
+        f"DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends {missing}"
+    )
     assert (fake.bin / "go").exists()  # golang-go provides `go`, not `golang-go`
 
 
@@ -133,10 +155,13 @@ def test_non_root_goes_through_sudo(tmp_path: Path) -> None:
     result = fake.run()
     assert result.code == 0, result.output
     assert len(result.sudo_calls) == 2
-    assert all(call.startswith("env DEBIAN_FRONTEND=noninteractive apt-get ")
-               for call in result.sudo_calls)
+    assert all(
+        call.startswith("env DEBIAN_FRONTEND=noninteractive apt-get ") for call in result.sudo_calls
+    )
     assert [c.split(" ", 1)[1] for c in result.apt_calls] == [
-        "update", f"install -y --no-install-recommends {ALL}"]
+        "update",
+        f"install -y --no-install-recommends {ALL}",
+    ]
 
 
 def test_non_root_without_sudo_fails_with_a_hint(tmp_path: Path) -> None:

@@ -40,8 +40,9 @@ REPO = Path(__file__).resolve().parents[2]
 EQUIVALENTS = Path(__file__).with_name("equivalents.txt")
 _ROOT_ONLY = frozenset({".git", ".venv", "build", "site"})
 """Ignored at the repository root only (`generator/site` and `tests/site` are code)."""
-_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache",
-                                   ".pytest_cache", "artifacts", "*.egg-info")
+_ANYWHERE = shutil.ignore_patterns(
+    "__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache", ".pytest_cache", "artifacts", "*.egg-info"
+)
 
 
 def _copy_ignore(folder: str, names: list[str]) -> set[str]:
@@ -50,13 +51,24 @@ def _copy_ignore(folder: str, names: list[str]) -> set[str]:
         ignored |= _ROOT_ONLY & set(names)
     return ignored
 
+
 _COMPARE_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
-    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
-    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-    ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
 }
 _BINOP_SWAPS: dict[type[ast.operator], type[ast.operator]] = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr,
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.BitOr: ast.BitAnd,
+    ast.BitAnd: ast.BitOr,
 }
 _CALL_SWAPS = {"any": "all", "all": "any", "min": "max", "max": "min"}
 
@@ -81,8 +93,10 @@ class Mutant:
     def key(self) -> str:
         """A line-number-free name, stable across unrelated edits (for equivalents.txt)."""
         suffix = "" if self.occurrence == 1 else f" #{self.occurrence}"
-        return (f"{self.path}::{self.scope}::{self.operator}::{self.original} => "
-                f"{self.replacement}{suffix}")
+        return (
+            f"{self.path}::{self.scope}::{self.operator}::{self.original} => "
+            f"{self.replacement}{suffix}"
+        )
 
 
 def _offsets(source: str) -> list[int]:
@@ -95,8 +109,9 @@ def _offsets(source: str) -> list[int]:
 class _Finder(ast.NodeVisitor):
     """Collects mutants; skips docstrings, annotations, f-strings and `__all__`-style tables."""
 
-    def __init__(self, path: str, source: str, lines: tuple[int, int] | None,
-                 strings: bool = True) -> None:
+    def __init__(
+        self, path: str, source: str, lines: tuple[int, int] | None, strings: bool = True
+    ) -> None:
         self.path = path
         self.strings = strings
         self.source = source
@@ -107,24 +122,41 @@ class _Finder(ast.NodeVisitor):
 
     # -- helpers
     def _span(self, node: ast.AST) -> tuple[int, int]:
-        start = self.starts[node.lineno - 1] + _char_col(self.source, self.starts, node.lineno,
-                                                         node.col_offset)
+        start = self.starts[node.lineno - 1] + _char_col(
+            self.source, self.starts, node.lineno, node.col_offset
+        )
         end = self.starts[node.end_lineno - 1] + _char_col(  # type: ignore[operator]
-            self.source, self.starts, node.end_lineno, node.end_col_offset)  # type: ignore[arg-type]
+            self.source, self.starts, node.end_lineno, node.end_col_offset
+        )  # type: ignore[arg-type]
         return start, end
 
-    def _add(self, node: ast.AST, operator: str, new: str, *, paren: bool = True,
-             label: str | None = None) -> None:
+    def _add(
+        self,
+        node: ast.AST,
+        operator: str,
+        new: str,
+        *,
+        paren: bool = True,
+        label: str | None = None,
+    ) -> None:
         if self.lines is not None and not self.lines[0] <= node.lineno <= self.lines[1]:
             return
         start, end = self._span(node)
         original = self.source[start:end]
         text = f"({new})" if paren else new
-        self.found.append(Mutant(
-            path=self.path, line=node.lineno, operator=operator,
-            original=_short(original), replacement=_short(label or new), start=start, end=end,
-            text=text, scope=".".join(self.scope) or "<module>",
-        ))
+        self.found.append(
+            Mutant(
+                path=self.path,
+                line=node.lineno,
+                operator=operator,
+                original=_short(original),
+                replacement=_short(label or new),
+                start=start,
+                end=end,
+                text=text,
+                scope=".".join(self.scope) or "<module>",
+            )
+        )
 
     # -- scopes and skipped regions
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
@@ -170,8 +202,11 @@ class _Finder(ast.NodeVisitor):
                 ops[i] = swap()
                 new = ast.Compare(left=node.left, ops=ops, comparators=node.comparators)
                 self._add(node, "compare", ast.unparse(new))
-        if (len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq)
-                and not any(_numeric(e) for e in (node.left, node.comparators[0]))):
+        if (
+            len(node.ops) == 1
+            and isinstance(node.ops[0], ast.Eq | ast.NotEq)
+            and not any(_numeric(e) for e in (node.left, node.comparators[0]))
+        ):
             left, right = (_folded(e) for e in (node.left, node.comparators[0]))
             op = "==" if isinstance(node.ops[0], ast.Eq) else "!="
             self._add(node, "casefold", f"{left} {op} {right}")
@@ -225,8 +260,9 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
-        if node.value is not None and not (isinstance(node.value, ast.Constant)
-                                           and node.value.value is None):
+        if node.value is not None and not (
+            isinstance(node.value, ast.Constant) and node.value.value is None
+        ):
             self._add(node, "return", "return None", paren=False)
         self.generic_visit(node)
 
@@ -237,10 +273,11 @@ class _Finder(ast.NodeVisitor):
     def visit_If(self, node: ast.If) -> None:
         test = node.test
         covered = (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)) or (
-            isinstance(test, ast.Compare) and len(test.ops) == 1
-            and type(test.ops[0]) in _COMPARE_SWAPS and not isinstance(test.ops[0], ast.Lt
-                                                                          | ast.LtE | ast.Gt
-                                                                          | ast.GtE))
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and type(test.ops[0]) in _COMPARE_SWAPS
+            and not isinstance(test.ops[0], ast.Lt | ast.LtE | ast.Gt | ast.GtE)
+        )
         if not covered:  # a single ==, in, is or `not` is already flipped by its own operator
             self._add(test, "if", f"not ({ast.unparse(test)})")
         self.generic_visit(node)
@@ -252,8 +289,24 @@ class _Finder(ast.NodeVisitor):
         self._add(node, "loop", "pass", paren=False)
 
 
-_INT_NAMES = ("count", "size", "len", "total", "limit", "index", "errno", "status", "code",
-              "number", "offset", "length", "port", "bytes", "seconds", "step")
+_INT_NAMES = (
+    "count",
+    "size",
+    "len",
+    "total",
+    "limit",
+    "index",
+    "errno",
+    "status",
+    "code",
+    "number",
+    "offset",
+    "length",
+    "port",
+    "bytes",
+    "seconds",
+    "step",
+)
 
 
 def _numeric(expr: ast.expr) -> bool:
@@ -275,7 +328,7 @@ def _folded(expr: ast.expr) -> str:
 
 def _char_col(source: str, starts: list[int], lineno: int, byte_col: int) -> int:
     """ast columns count UTF-8 bytes; the splice needs characters."""
-    line = source[starts[lineno - 1]:starts[lineno]]
+    line = source[starts[lineno - 1] : starts[lineno]]
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
@@ -284,8 +337,9 @@ def _short(text: str) -> str:
     return one if len(one) <= 90 else one[:87] + "..."
 
 
-def mutants_of(path: str, source: str, lines: tuple[int, int] | None = None,
-               strings: bool = True) -> list[Mutant]:
+def mutants_of(
+    path: str, source: str, lines: tuple[int, int] | None = None, strings: bool = True
+) -> list[Mutant]:
     """Every mutant of one module whose spliced source still parses (`strings`: also short
     string constants)."""
     finder = _Finder(path, source, lines, strings)
@@ -305,7 +359,7 @@ def mutants_of(path: str, source: str, lines: tuple[int, int] | None = None,
 
 def apply(source: str, mutant: Mutant) -> str:
     """The source with the mutant spliced in."""
-    return source[: mutant.start] + mutant.text + source[mutant.end:]
+    return source[: mutant.start] + mutant.text + source[mutant.end :]
 
 
 def load_equivalents(path: Path = EQUIVALENTS) -> dict[str, str]:
@@ -347,14 +401,33 @@ class Sandbox:
         try:
             if mutant is not None:
                 module.write_text(apply(source, mutant), encoding="utf-8")
-            env = {**os.environ, "PYTHONPATH": str(self.root), "PYTHONDONTWRITEBYTECODE": "1",
-                   "PYTHONHASHSEED": "0"}
-            cmd = [sys.executable, "-m", "pytest", "-x", "-q", "--no-header", "-p", "no:randomly",
-                   *target.pytest_args(self.root)]
+            env = {
+                **os.environ,
+                "PYTHONPATH": str(self.root),
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONHASHSEED": "0",
+            }
+            cmd = [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-x",
+                "-q",
+                "--no-header",
+                "-p",
+                "no:randomly",
+                *target.pytest_args(self.root),
+            ]
             try:
-                proc = subprocess.run(cmd, cwd=self.root, env=env, timeout=timeout,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      check=False)
+                proc = subprocess.run(
+                    cmd,
+                    cwd=self.root,
+                    env=env,
+                    timeout=timeout,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    check=False,
+                )
             except subprocess.TimeoutExpired:
                 return "timeout"
             if proc.returncode == 0:
@@ -373,8 +446,13 @@ def changed_modules(base: str) -> set[str] | None:
     """Target modules a change since `base` touches (or whose mapped tests it touches); None
     when git cannot tell (no such base, not a git checkout)."""
     try:
-        out = subprocess.run(["git", "diff", "--name-only", f"{base}...HEAD"], cwd=REPO,
-                             capture_output=True, text=True, check=True).stdout.split()
+        out = subprocess.run(
+            ["git", "diff", "--name-only", f"{base}...HEAD"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
     except (OSError, subprocess.CalledProcessError):
         return None
     touched = set(out)
@@ -401,16 +479,19 @@ def _select(args: argparse.Namespace) -> list[Target]:
             print(f"mutation: modules changed since {args.changed}: {', '.join(sorted(picked))}")
             targets = [t for t in targets if t.path in picked]
         else:
-            print(f"mutation: no trust-core module changed since {args.changed}; "
-                  "sampling every module")
+            print(
+                f"mutation: no trust-core module changed since {args.changed}; "
+                "sampling every module"
+            )
     if args.budget is not None and targets:
         share = max(1, args.budget // len(targets))
         args.sample = share if args.sample is None else min(args.sample, share)
     return targets
 
 
-def _iter_mutants(targets: Sequence[Target], sample: int | None, seed: int,
-                  keys: set[str] | None = None) -> Iterator[tuple[Target, str, list[Mutant]]]:
+def _iter_mutants(
+    targets: Sequence[Target], sample: int | None, seed: int, keys: set[str] | None = None
+) -> Iterator[tuple[Target, str, list[Mutant]]]:
     for target in targets:
         source = (REPO / target.path).read_text(encoding="utf-8")
         found = mutants_of(target.path, source, target.lines, target.strings)
@@ -419,8 +500,10 @@ def _iter_mutants(targets: Sequence[Target], sample: int | None, seed: int,
             if not found:
                 continue
         if sample is not None and len(found) > sample:
-            found = sorted(random.Random(f"{seed}:{target.path}").sample(found, sample),
-                           key=lambda m: (m.line, m.start))
+            found = sorted(
+                random.Random(f"{seed}:{target.path}").sample(found, sample),
+                key=lambda m: (m.line, m.start),
+            )
         yield target, source, found
 
 
@@ -429,12 +512,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--module", action="append", help="a target module path (repeatable)")
     parser.add_argument("--changed", metavar="BASE", help="only modules changed since BASE")
     parser.add_argument("--sample", type=int, help="at most N mutants per module (fixed seed)")
-    parser.add_argument("--budget", type=int, metavar="N",
-                        help="at most about N mutants in all, shared evenly by the modules")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        metavar="N",
+        help="at most about N mutants in all, shared evenly by the modules",
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--keys", type=Path, metavar="FILE",
-                        help="only the mutants whose keys FILE lists, one a line (for example "
-                             "the survivors of an earlier run, after adding tests)")
+    parser.add_argument(
+        "--keys",
+        type=Path,
+        metavar="FILE",
+        help="only the mutants whose keys FILE lists, one a line (for example "
+        "the survivors of an earlier run, after adding tests)",
+    )
     parser.add_argument("--min-score", type=float, default=90.0)
     parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")
     parser.add_argument("--report", type=Path, help="write a JSON report here")
@@ -444,8 +535,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     equivalents = load_equivalents()
     keys = None
     if args.keys is not None:
-        keys = {line.strip() for line in args.keys.read_text(encoding="utf-8").splitlines()
-                if line.strip() and not line.startswith("#")}
+        keys = {
+            line.strip()
+            for line in args.keys.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")
+        }
     if args.list:
         for _target, _source, found in _iter_mutants(targets, args.sample, args.seed, keys):
             for m in found:
@@ -467,7 +561,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             baseline = sandbox.run(target, None, source, timeout=600)
             took = time.monotonic() - started
             if baseline != "survived":
-                print(f"{target.path}: the unmutated tests do not pass ({baseline}); fix that first")
+                print(
+                    f"{target.path}: the unmutated tests do not pass ({baseline}); fix that first"
+                )
                 return 2
             timeout = max(30.0, 5 * took)
             print(f"{target.path}: {len(found)} mutants, tests take {took:.1f} s", flush=True)
@@ -481,8 +577,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     status = sandbox.run(target, mutant, source, timeout)
                     outcome = Outcome(mutant, status, time.monotonic() - t0)
                     if status not in ("killed", "timeout"):
-                        print(f"  SURVIVED {mutant.path}:{mutant.line} [{status}]\n"
-                              f"    {mutant.key}", flush=True)
+                        print(
+                            f"  SURVIVED {mutant.path}:{mutant.line} [{status}]\n    {mutant.key}",
+                            flush=True,
+                        )
                 outcomes.append(outcome)
                 per_module.setdefault(target.path, []).append(outcome)
     except SystemExit:
@@ -497,18 +595,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  {total}")
     score = _score(outcomes)
     if args.report is not None:
-        args.report.write_text(json.dumps({
-            "score": score,
-            "outcomes": [{"key": o.mutant.key, "line": o.mutant.line, "status": o.status}
-                         for o in outcomes],
-        }, indent=1) + "\n", encoding="utf-8")
+        args.report.write_text(
+            json.dumps(
+                {
+                    "score": score,
+                    "outcomes": [
+                        {"key": o.mutant.key, "line": o.mutant.line, "status": o.status}
+                        for o in outcomes
+                    ],
+                },
+                indent=1,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
     if interrupted:
         print("mutation: interrupted; the scores above cover only the mutants that ran")
         return 1
     if score < args.min_score:
-        print(f"mutation: score {score:.1f}% is under the {args.min_score:.0f}% floor; "
-              "add a test of the behaviour each survivor breaks, or list it in "
-              "tests/mutation/equivalents.txt with why it is equivalent")
+        print(
+            f"mutation: score {score:.1f}% is under the {args.min_score:.0f}% floor; "
+            "add a test of the behaviour each survivor breaks, or list it in "
+            "tests/mutation/equivalents.txt with why it is equivalent"
+        )
         return 1
     return 0
 
@@ -527,8 +636,10 @@ def _score_line(name: str, outcomes: Sequence[Outcome]) -> str:
     live = [o for o in outcomes if o.status != "equivalent"]
     killed = sum(o.status in ("killed", "timeout") for o in live)
     equivalent = len(outcomes) - len(live)
-    return (f"{name}: {killed}/{len(live)} killed = {_score(outcomes):.1f}% "
-            f"({equivalent} listed equivalent)")
+    return (
+        f"{name}: {killed}/{len(live)} killed = {_score(outcomes):.1f}% "
+        f"({equivalent} listed equivalent)"
+    )
 
 
 if __name__ == "__main__":

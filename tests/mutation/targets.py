@@ -29,43 +29,89 @@ class Target:
 
 
 TARGETS: tuple[Target, ...] = (
-    Target("generator/verify/policy.py", (
-        "tests/verify/test_boundaries.py", "tests/verify/test_policy.py",
-        "tests/verify/test_identity.py",
-    )),
-    Target("generator/verify/signature.py", (
-        "tests/verify/test_boundaries.py", "tests/verify/test_sigstore_real.py",
-        "tests/verify/test_identity.py", "tests/verify/test_windows.py",
-    )),
-    Target("generator/verify/pipeline.py", (
-        "tests/verify/test_boundaries.py", "tests/verify/test_pipeline.py",
-        "tests/verify/test_pipeline_paths.py", "tests/verify/test_fast_paths.py",
-        "tests/verify/test_identity.py",
-    ), lines=(224, 760)),
-    Target("generator/tree/allowlist.py", (
-        "tests/tree/test_allowlist_boundaries.py", "tests/tree/test_allowlist.py",
-        "tests/hostile/test_allowlist_regex.py",
-    )),
-    Target("generator/freshness/__init__.py", (
-        "tests/freshness/test_boundaries.py", "tests/freshness/test_freshness.py",
-        "tests/freshness/test_memo.py",
-    ), lines=(1, 400)),
-    Target("generator/corroborate/states.py", (
-        "tests/corroborate/test_consensus_boundaries.py", "tests/corroborate",
-    ), strings=False),
+    Target(
+        "generator/verify/policy.py",
+        (
+            "tests/verify/test_boundaries.py",
+            "tests/verify/test_policy.py",
+            "tests/verify/test_identity.py",
+        ),
+    ),
+    Target(
+        "generator/verify/signature.py",
+        (
+            "tests/verify/test_boundaries.py",
+            "tests/verify/test_sigstore_real.py",
+            "tests/verify/test_identity.py",
+            "tests/verify/test_windows.py",
+        ),
+    ),
+    Target(
+        "generator/verify/pipeline.py",
+        (
+            "tests/verify/test_boundaries.py",
+            "tests/verify/test_pipeline.py",
+            "tests/verify/test_pipeline_paths.py",
+            "tests/verify/test_fast_paths.py",
+            "tests/verify/test_identity.py",
+        ),
+        lines=(224, 760),
+    ),
+    Target(
+        "generator/tree/allowlist.py",
+        (
+            "tests/tree/test_allowlist_boundaries.py",
+            "tests/tree/test_allowlist.py",
+            "tests/hostile/test_allowlist_regex.py",
+        ),
+    ),
+    Target(
+        "generator/freshness/__init__.py",
+        (
+            "tests/freshness/test_boundaries.py",
+            "tests/freshness/test_freshness.py",
+            "tests/freshness/test_memo.py",
+        ),
+        lines=(1, 400),
+    ),
+    Target(
+        "generator/corroborate/states.py",
+        (
+            "tests/corroborate/test_consensus_boundaries.py",
+            "tests/corroborate",
+        ),
+        strings=False,
+    ),
     Target("generator/corroborate/grid.py", ("tests/corroborate",)),
-    Target("generator/tree/safeio.py", (
-        "tests/tree/test_boundaries.py", "tests/tree/test_safeio.py",
-    )),
-    Target("generator/bundle/registry.py", (
-        "tests/bundle/test_boundaries.py", "tests/bundle/test_registry.py",
-        "tests/bundle/test_registry_hardening.py",
-    ), extra=("-k", "not trickling and not deadline")),
-    Target("generator/bundle/oci.py", (
-        "tests/bundle/test_boundaries.py", "tests/bundle/test_layout.py",
-        "tests/bundle/test_registry.py",
-    )),
-    Target("generator/site/escape.py", (
-        "tests/site/test_escape_boundaries.py", "tests/site/test_escape.py",
-    )),
+    Target(
+        "generator/tree/safeio.py",
+        (
+            "tests/tree/test_boundaries.py",
+            "tests/tree/test_safeio.py",
+        ),
+    ),
+    Target(
+        "generator/bundle/registry.py",
+        (
+            "tests/bundle/test_boundaries.py",
+            "tests/bundle/test_registry.py",
+            "tests/bundle/test_registry_hardening.py",
+        ),
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/oci.py",
+        (
+            "tests/bundle/test_boundaries.py",
+            "tests/bundle/test_layout.py",
+            "tests/bundle/test_registry.py",
+        ),
+    ),
+    Target(
+        "generator/site/escape.py",
+        (
+            "tests/site/test_escape_boundaries.py",
+            "tests/site/test_escape.py",
+        ),
+    ),
 )

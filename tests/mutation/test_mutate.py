@@ -40,8 +40,12 @@ def test_the_operators_the_issue_names_are_made() -> None:
 
 def test_docstrings_and_messages_are_not_mutated() -> None:
     constants = {d for d in _described() if d.startswith("constant:")}
-    assert constants == {"constant:2 => 3", "constant:2 => 1", "constant:12 => 13",
-                         "constant:12 => 11"}
+    assert constants == {
+        "constant:2 => 3",
+        "constant:2 => 1",
+        "constant:12 => 13",
+        "constant:12 => 11",
+    }
 
 
 def test_every_mutant_parses_and_changes_the_source() -> None:
@@ -65,10 +69,15 @@ def test_a_line_range_limits_the_mutants() -> None:
 
 def test_equivalents_file_format(tmp_path: Path) -> None:
     path = tmp_path / "eq.txt"
-    path.write_text("# comment\n\na.py::f::compare::x => y\n    why one\n    why two\n"
-                    "b.py::<module>::constant::1 => 2\n", encoding="utf-8")
-    assert load_equivalents(path) == {"a.py::f::compare::x => y": "why one why two",
-                                      "b.py::<module>::constant::1 => 2": ""}
+    path.write_text(
+        "# comment\n\na.py::f::compare::x => y\n    why one\n    why two\n"
+        "b.py::<module>::constant::1 => 2\n",
+        encoding="utf-8",
+    )
+    assert load_equivalents(path) == {
+        "a.py::f::compare::x => y": "why one why two",
+        "b.py::<module>::constant::1 => 2": "",
+    }
 
 
 def test_the_checked_in_equivalents_each_say_why_and_still_exist() -> None:

@@ -30,8 +30,14 @@ pytestmark = pytest.mark.slow
 
 
 def assert_complete(out: Path) -> None:
-    for name in ("index.html", "rejected/index.html", "data/index.json", "data/pointers.json",
-                 "data/build-info.json", MARKER_NAME):
+    for name in (
+        "index.html",
+        "rejected/index.html",
+        "data/index.json",
+        "data/pointers.json",
+        "data/build-info.json",
+        MARKER_NAME,
+    ):
         assert (out / name).is_file(), f"{name} missing from {out}"
 
 
@@ -47,13 +53,21 @@ def box(tmp_path: Path) -> Sandbox:
     return new_sandbox(tmp_path)
 
 
-def run_out(box: Sandbox, out: Path | str, *extra: str,
-            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_out(
+    box: Sandbox, out: Path | str, *extra: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """The sandbox's build with another --out (and optionally another working folder)."""
     args = box.build_args(*extra)
     args[args.index("--out") + 1] = str(out)
-    return subprocess.run(args, cwd=cwd or box.root, env=box.env(), capture_output=True,
-                          text=True, timeout=300, check=False)
+    return subprocess.run(
+        args,
+        cwd=cwd or box.root,
+        env=box.env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_foreign_non_empty_folder_is_refused_and_untouched(box: Sandbox) -> None:
@@ -72,14 +86,17 @@ def test_foreign_non_empty_folder_is_refused_and_untouched(box: Sandbox) -> None
     assert not list(box.root.glob(".evidence-build-*"))
 
 
-@pytest.mark.parametrize("where", ["tree", "inside-tree", "cache", "inside-cache",
-                                   "sandbox-root"])
+@pytest.mark.parametrize("where", ["tree", "inside-tree", "cache", "inside-cache", "sandbox-root"])
 def test_out_on_an_input_is_refused(box: Sandbox, where: str) -> None:
     (box.cache / "keep").mkdir(parents=True)
     (box.cache / "keep" / "verdict.json").write_text("{}", encoding="utf-8")
-    out = {"tree": box.recipes, "inside-tree": box.recipes / "evidence" / "site",
-           "cache": box.cache, "inside-cache": box.cache / "site",
-           "sandbox-root": box.root}[where]
+    out = {
+        "tree": box.recipes,
+        "inside-tree": box.recipes / "evidence" / "site",
+        "cache": box.cache,
+        "inside-cache": box.cache / "site",
+        "sandbox-root": box.root,
+    }[where]
     tree_before, cache_before = tree_snapshot(box.recipes), tree_snapshot(box.cache)
     done = run_out(box, out)
     assert done.returncode == 2, (done.stdout, done.stderr)
@@ -96,10 +113,11 @@ def test_out_on_the_default_cache_is_refused(box: Sandbox) -> None:
     before = tree_snapshot(default)
     args = box.build_args()
     at = args.index("--cache")
-    del args[at:at + 2]
+    del args[at : at + 2]
     args[args.index("--out") + 1] = str(default / "site")
-    done = subprocess.run(args, cwd=box.root, env=box.env(), capture_output=True, text=True,
-                          timeout=300, check=False)
+    done = subprocess.run(
+        args, cwd=box.root, env=box.env(), capture_output=True, text=True, timeout=300, check=False
+    )
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "cache" in str(error_of(done)["message"])
     assert tree_snapshot(default) == before
@@ -154,9 +172,17 @@ def test_data_only_build_carries_the_marker(box: Sandbox) -> None:
 
 
 def test_concurrent_builds_into_one_out_take_turns(box: Sandbox) -> None:
-    procs = [subprocess.Popen(box.build_args("--reevaluate"), cwd=box.root, env=box.env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            box.build_args("--reevaluate"),
+            cwd=box.root,
+            env=box.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     results = [(p.communicate(timeout=600), p.returncode) for p in procs]
     assert [code for _, code in results] == [0, 0, 0, 0], results
     assert_complete(box.out)
@@ -186,8 +212,14 @@ def test_a_held_lock_times_out_with_exit_2(box: Sandbox) -> None:
 
 def test_a_second_build_waits_for_the_lock_then_builds(box: Sandbox) -> None:
     fd = _hold_lock(box.out)
-    proc = subprocess.Popen(box.build_args(), cwd=box.root, env=box.env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        box.build_args(),
+        cwd=box.root,
+        env=box.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()  # the build says it waits: the explicit signal
@@ -201,6 +233,7 @@ def test_a_second_build_waits_for_the_lock_then_builds(box: Sandbox) -> None:
 
 
 # The checks themselves, on plain folders (no build).
+
 
 def test_check_output_refuses_ancestors_and_foreign_leftovers(tmp_path: Path) -> None:
     work = tmp_path / "work"

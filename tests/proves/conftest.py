@@ -24,23 +24,49 @@ SCENARIO = RECIPES / "demo" / "scenario.yaml"
 EPOCH = 1800000000 - 1800000000 % 86400
 
 
-PUBLISHER_ARGS = ("--publisher-identity", TEST_SIGNER_IDENTITY,
-                  "--publisher-issuer", TEST_SIGNER_ISSUER)
+PUBLISHER_ARGS = (
+    "--publisher-identity",
+    TEST_SIGNER_IDENTITY,
+    "--publisher-issuer",
+    TEST_SIGNER_ISSUER,
+)
 
 
-def build_site(out: Path, *, recipes: Path = RECIPES, cache: Path,
-               extra: Sequence[str] = ()) -> Path:
+def build_site(
+    out: Path, *, recipes: Path = RECIPES, cache: Path, extra: Sequence[str] = ()
+) -> Path:
     """One offline, signed build of `recipes` into `out` in its own process."""
     env = {k: v for k, v in os.environ.items() if k not in {"SOURCE_DATE_EPOCH", "SITE_URL"}}
-    env.update(SOURCE_DATE_EPOCH=str(EPOCH), PYTHONPATH=str(REPO), NO_MKDOCS_2_WARNING="1",
-               DISABLE_MKDOCS_2_WARNING="true")
-    argv = [sys.executable, "-c", "from generator.cli import main; main()", "build",
-            "--recipes", str(recipes), "--out", str(out), "--offline",
-            "--trust-root", str(TRUST_ROOT), "--oci-layout", str(RECIPES / "bundles"),
-            "--cache", str(cache), "--quiet", "--sign-with-test-authority", str(SCENARIO),
-            *extra]
-    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, check=False,
-                          timeout=300)
+    env.update(
+        SOURCE_DATE_EPOCH=str(EPOCH),
+        PYTHONPATH=str(REPO),
+        NO_MKDOCS_2_WARNING="1",
+        DISABLE_MKDOCS_2_WARNING="true",
+    )
+    argv = [
+        sys.executable,
+        "-c",
+        "from generator.cli import main; main()",
+        "build",
+        "--recipes",
+        str(recipes),
+        "--out",
+        str(out),
+        "--offline",
+        "--trust-root",
+        str(TRUST_ROOT),
+        "--oci-layout",
+        str(RECIPES / "bundles"),
+        "--cache",
+        str(cache),
+        "--quiet",
+        "--sign-with-test-authority",
+        str(SCENARIO),
+        *extra,
+    ]
+    done = subprocess.run(
+        argv, cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=300
+    )
     assert done.returncode == 0, f"build failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     return out
 
@@ -63,18 +89,34 @@ def site_copy(signed_site: Path, tmp_path: Path) -> Path:
 VerifySite = Callable[..., Result]
 
 
-def identity_args(identity: str = TEST_SIGNER_IDENTITY,
-                  issuer: str = TEST_SIGNER_ISSUER) -> list[str]:
-    return ["--certificate-identity", identity, "--certificate-oidc-issuer", issuer,
-            "--trust-root", str(TRUST_ROOT), "--offline"]
+def identity_args(
+    identity: str = TEST_SIGNER_IDENTITY, issuer: str = TEST_SIGNER_ISSUER
+) -> list[str]:
+    return [
+        "--certificate-identity",
+        identity,
+        "--certificate-oidc-issuer",
+        issuer,
+        "--trust-root",
+        str(TRUST_ROOT),
+        "--offline",
+    ]
 
 
 @pytest.fixture
 def verify_site() -> VerifySite:
     """Run `evidence-dashboard verify-site SITE ...` in process; returns click's result."""
-    def run(site: Path, *args: str, identity: str = TEST_SIGNER_IDENTITY,
-            issuer: str = TEST_SIGNER_ISSUER) -> Result:
+
+    def run(
+        site: Path,
+        *args: str,
+        identity: str = TEST_SIGNER_IDENTITY,
+        issuer: str = TEST_SIGNER_ISSUER,
+    ) -> Result:
         return CliRunner().invoke(
-            main, ["verify-site", str(site), *identity_args(identity, issuer), *args],
-            catch_exceptions=False)
+            main,
+            ["verify-site", str(site), *identity_args(identity, issuer), *args],
+            catch_exceptions=False,
+        )
+
     return run

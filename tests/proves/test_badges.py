@@ -23,14 +23,25 @@ from generator.badges import (
 )
 
 SVG = "{http://www.w3.org/2000/svg}"
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "generator" / "data" / "schema"
-                     / "badge-endpoint.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads(
+    (
+        Path(__file__).resolve().parents[2]
+        / "generator"
+        / "data"
+        / "schema"
+        / "badge-endpoint.schema.json"
+    ).read_text(encoding="utf-8")
+)
 
 
 def _rollups(site: Path) -> dict[str, str]:
     index = json.loads((site / "data" / "index.json").read_text(encoding="utf-8"))
-    return {tab["recipe"]: tab["rollup"] for group in index["groups"]
-            for dashboard in group["dashboards"] for tab in dashboard["tabs"]}
+    return {
+        tab["recipe"]: tab["rollup"]
+        for group in index["groups"]
+        for dashboard in group["dashboards"]
+        for tab in dashboard["tabs"]
+    }
 
 
 def test_one_svg_and_one_endpoint_per_recipe_and_the_board(signed_site: Path) -> None:
@@ -78,9 +89,10 @@ def test_badge_colours_keep_white_text_readable(state: str) -> None:
 
 
 def test_words_are_escaped_and_the_badge_stays_well_formed() -> None:
-    index = {"groups": [{"dashboards": [{"tabs": [
-        {"recipe": "a-recipe", "rollup": "CONTESTED"}]}]}]}
-    badge, = recipe_badges(index, {"trust": {"production": True}}, preview=True)
+    index = {
+        "groups": [{"dashboards": [{"tabs": [{"recipe": "a-recipe", "rollup": "CONTESTED"}]}]}]
+    }
+    (badge,) = recipe_badges(index, {"trust": {"production": True}}, preview=True)
     assert badge.message == "contested (preview)"
     hostile = type(badge)(badge.name, badge.state, "<a & b>", 'say "hi"', badge.colour)
     root = ET.fromstring(render_svg(hostile))

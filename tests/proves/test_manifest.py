@@ -11,14 +11,17 @@ import jsonschema
 from generator.manifest import MANIFEST_PATH, SIGNATURE_PATH, parse_manifest, refresh_entries
 from generator.outdir import MARKER_NAME
 
-SCHEMA = Path(__file__).resolve().parents[2] / "generator" / "data" / "schema" / "manifest.schema.json"
+SCHEMA = (
+    Path(__file__).resolve().parents[2] / "generator" / "data" / "schema" / "manifest.schema.json"
+)
 
 
 def test_every_file_is_listed_with_its_digest_and_size(signed_site: Path) -> None:
     manifest = json.loads((signed_site / MANIFEST_PATH).read_text(encoding="utf-8"))
     listed = {f["path"]: (f["sha256"], f["size"]) for f in manifest["files"]}
-    on_disk = {p.relative_to(signed_site).as_posix(): p for p in signed_site.rglob("*")
-               if p.is_file()}
+    on_disk = {
+        p.relative_to(signed_site).as_posix(): p for p in signed_site.rglob("*") if p.is_file()
+    }
     assert set(on_disk) - set(listed) == {MANIFEST_PATH, SIGNATURE_PATH}
     assert set(listed) <= set(on_disk)
     for name, (sha, size) in listed.items():
@@ -35,8 +38,9 @@ def test_manifest_records_what_shaped_the_output(signed_site: Path) -> None:
     doc = json.loads((signed_site / MANIFEST_PATH).read_text(encoding="utf-8"))
     jsonschema.validate(doc, json.loads(SCHEMA.read_text(encoding="utf-8")))
     assert doc["options"]["sourceDateEpoch"] == EPOCH
-    assert doc["options"]["trust"]["rootDigest"] == hashlib.sha256(
-        TRUST_ROOT.read_bytes()).hexdigest()
+    assert (
+        doc["options"]["trust"]["rootDigest"] == hashlib.sha256(TRUST_ROOT.read_bytes()).hexdigest()
+    )
     build_info = json.loads((signed_site / "data" / "build-info.json").read_text("utf-8"))
     assert doc["commit"] == build_info["commit"]
     assert (signed_site / "data" / "schema" / "manifest.schema.json").is_file()

@@ -36,12 +36,25 @@ def test_the_verify_section_names_this_sites_signer_and_options(signed_site: Pat
 
 def test_a_hostile_identity_cannot_leave_the_command(tmp_path: Path) -> None:
     identity = "x'\n```\n<script>alert(1)</script> `rm -rf ~`"
-    info = build_info_document(build_time="2027-01-15T00:00:00Z", commit=None, source_url=None,
-                               verifier="v", trust_name="production", trust_production=True,
-                               trust_refreshed=None, trusted_registries=None, preview=False,
-                               publisher={"identity": identity, "issuer": "https://i"})
-    index = {"meta": {"buildTime": "2027-01-15T00:00:00Z"}, "groups": [], "sources": {},
-             "states": {}, "phases": []}
+    info = build_info_document(
+        build_time="2027-01-15T00:00:00Z",
+        commit=None,
+        source_url=None,
+        verifier="v",
+        trust_name="production",
+        trust_production=True,
+        trust_refreshed=None,
+        trusted_registries=None,
+        preview=False,
+        publisher={"identity": identity, "issuer": "https://i"},
+    )
+    index = {
+        "meta": {"buildTime": "2027-01-15T00:00:00Z"},
+        "groups": [],
+        "sources": {},
+        "states": {},
+        "phases": [],
+    }
     about = render_pages(SiteModel(index, {}, {}, info), locate().pages)["about.md"]
     section = about.split("## Verify this site", 1)[1]
     block = section.split("<pre><code>", 1)[1].split("</code></pre>", 1)[0]

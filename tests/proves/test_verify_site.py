@@ -28,14 +28,18 @@ from tests.proves.conftest import (
 PAGE = "about/index.html"
 
 
-def test_the_signed_site_verifies_and_names_its_signer(signed_site: Path,
-                                                       verify_site: VerifySite) -> None:
+def test_the_signed_site_verifies_and_names_its_signer(
+    signed_site: Path, verify_site: VerifySite
+) -> None:
     result = verify_site(signed_site, "--format", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["exit"] == 0 and doc["problems"] == []
-    assert doc["signedBy"] == {"identity": TEST_SIGNER_IDENTITY, "issuer": TEST_SIGNER_ISSUER,
-                               "loggedAt": "2027-01-15T00:00:01Z"}
+    assert doc["signedBy"] == {
+        "identity": TEST_SIGNER_IDENTITY,
+        "issuer": TEST_SIGNER_ISSUER,
+        "loggedAt": "2027-01-15T00:00:01Z",
+    }
     text = verify_site(signed_site)
     assert text.exit_code == 0 and f"signed by {TEST_SIGNER_IDENTITY}" in text.stdout
 
@@ -67,31 +71,38 @@ def _symlink_instead(site: Path) -> str:
     return PAGE
 
 
-@pytest.mark.parametrize(("change", "kind"), [
-    (_flip_one_byte, "changed"), (_add_file, "unlisted"), (_remove_file, "missing"),
-    (_symlink_instead, "changed"),
-])
-def test_any_change_to_the_files_exits_1_naming_the_file(site_copy: Path, verify_site: VerifySite,
-                                                         change: object, kind: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "kind"),
+    [
+        (_flip_one_byte, "changed"),
+        (_add_file, "unlisted"),
+        (_remove_file, "missing"),
+        (_symlink_instead, "changed"),
+    ],
+)
+def test_any_change_to_the_files_exits_1_naming_the_file(
+    site_copy: Path, verify_site: VerifySite, change: object, kind: str
+) -> None:
     name = change(site_copy)  # type: ignore[operator]
     result = verify_site(site_copy, "--format", "json")
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
     assert doc["exit"] == 1
-    assert {"kind": kind, "path": name} in [{k: p[k] for k in ("kind", "path")}
-                                            for p in doc["problems"]]
+    assert {"kind": kind, "path": name} in [
+        {k: p[k] for k in ("kind", "path")} for p in doc["problems"]
+    ]
     text = verify_site(site_copy)
     assert text.exit_code == 1 and name in text.stdout and "NOT VERIFIED" in text.stdout
 
 
 def test_a_manifest_rewritten_to_match_a_change_fails_its_signature(
-        site_copy: Path, verify_site: VerifySite) -> None:
+    site_copy: Path, verify_site: VerifySite
+) -> None:
     from generator.manifest import parse_manifest
 
     old = parse_manifest((site_copy / MANIFEST_PATH).read_bytes(), file="m")
     _flip_one_byte(site_copy)
-    write_manifest(site_copy, commit=old.commit, options=old.options,
-                   version=old.generator_version)
+    write_manifest(site_copy, commit=old.commit, options=old.options, version=old.generator_version)
     result = verify_site(site_copy, "--format", "json")
     assert result.exit_code == 1
     problems = json.loads(result.stdout)["problems"]
@@ -99,12 +110,16 @@ def test_a_manifest_rewritten_to_match_a_change_fails_its_signature(
     assert "does not name this manifest" in problems[0]["detail"]
 
 
-@pytest.mark.parametrize(("identity", "issuer"), [
-    ("https://evidence-dashboard.test/someone-else", TEST_SIGNER_ISSUER),
-    (TEST_SIGNER_IDENTITY, "https://token.actions.githubusercontent.com"),
-])
-def test_a_wrong_identity_or_issuer_is_rejected(signed_site: Path, verify_site: VerifySite,
-                                                identity: str, issuer: str) -> None:
+@pytest.mark.parametrize(
+    ("identity", "issuer"),
+    [
+        ("https://evidence-dashboard.test/someone-else", TEST_SIGNER_ISSUER),
+        (TEST_SIGNER_IDENTITY, "https://token.actions.githubusercontent.com"),
+    ],
+)
+def test_a_wrong_identity_or_issuer_is_rejected(
+    signed_site: Path, verify_site: VerifySite, identity: str, issuer: str
+) -> None:
     result = verify_site(signed_site, "--format", "json", identity=identity, issuer=issuer)
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
@@ -112,12 +127,16 @@ def test_a_wrong_identity_or_issuer_is_rejected(signed_site: Path, verify_site: 
     assert [p["path"] for p in doc["problems"]] == [SIGNATURE_PATH]
 
 
-def test_a_manifest_signed_by_another_authority_is_rejected(site_copy: Path,
-                                                            verify_site: VerifySite) -> None:
+def test_a_manifest_signed_by_another_authority_is_rejected(
+    site_copy: Path, verify_site: VerifySite
+) -> None:
     foreign = TestAuthority("not-the-demo-authority", name="someone else")
-    sign_manifest_dsse(site_copy, foreign,
-                       SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
-                       datetime.fromtimestamp(EPOCH, UTC))
+    sign_manifest_dsse(
+        site_copy,
+        foreign,
+        SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
+        datetime.fromtimestamp(EPOCH, UTC),
+    )
     result = verify_site(site_copy, "--format", "json")
     assert result.exit_code == 1, result.output
     assert [p["path"] for p in json.loads(result.stdout)["problems"]] == [SIGNATURE_PATH]
@@ -129,42 +148,68 @@ def test_an_unsigned_site_is_not_verified(site_copy: Path, verify_site: VerifySi
     assert result.exit_code == 1 and SIGNATURE_PATH in result.stdout
 
 
-def test_the_same_authority_signing_again_still_verifies(site_copy: Path,
-                                                         verify_site: VerifySite) -> None:
+def test_the_same_authority_signing_again_still_verifies(
+    site_copy: Path, verify_site: VerifySite
+) -> None:
     """The check is the identity and the root, not the exact bundle bytes."""
-    sign_manifest_dsse(site_copy, demo_authority(SCENARIO),
-                       SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
-                       datetime.fromtimestamp(EPOCH + 3600, UTC))
+    sign_manifest_dsse(
+        site_copy,
+        demo_authority(SCENARIO),
+        SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
+        datetime.fromtimestamp(EPOCH + 3600, UTC),
+    )
     assert verify_site(site_copy).exit_code == 0
 
 
 def test_a_folder_without_a_manifest_exits_1_and_a_missing_folder_2(
-        tmp_path: Path, verify_site: VerifySite) -> None:
+    tmp_path: Path, verify_site: VerifySite
+) -> None:
     (tmp_path / "index.html").write_text("hi", encoding="utf-8")
     result = verify_site(tmp_path, "--format", "json")
     assert result.exit_code == 1 and MANIFEST_PATH in result.stdout
     assert verify_site(tmp_path / "absent").exit_code == 2
 
 
-def test_rebuild_of_the_demo_is_identical(signed_site: Path, verify_site: VerifySite,
-                                          tmp_path: Path) -> None:
-    result = verify_site(signed_site, "--rebuild", "--recipes", str(RECIPES), "--oci-layout",
-                         str(RECIPES / "bundles"), "--cache", str(tmp_path / "cache"),
-                         "--format", "json")
+def test_rebuild_of_the_demo_is_identical(
+    signed_site: Path, verify_site: VerifySite, tmp_path: Path
+) -> None:
+    result = verify_site(
+        signed_site,
+        "--rebuild",
+        "--recipes",
+        str(RECIPES),
+        "--oci-layout",
+        str(RECIPES / "bundles"),
+        "--cache",
+        str(tmp_path / "cache"),
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["rebuilt"] is True and doc["exit"] == 0
 
 
-def test_rebuild_after_one_pointer_changed_exits_1(signed_site: Path, verify_site: VerifySite,
-                                                   tmp_path: Path) -> None:
-    recipes = Path(shutil.copytree(RECIPES, tmp_path / "recipes",
-                                   ignore=shutil.ignore_patterns("bundles")))
+def test_rebuild_after_one_pointer_changed_exits_1(
+    signed_site: Path, verify_site: VerifySite, tmp_path: Path
+) -> None:
+    recipes = Path(
+        shutil.copytree(RECIPES, tmp_path / "recipes", ignore=shutil.ignore_patterns("bundles"))
+    )
     pointer = sorted((recipes / "evidence").rglob("sha256-*.yaml"))[0]
     pointer.unlink()
-    result = verify_site(signed_site, "--rebuild", "--recipes", str(recipes), "--oci-layout",
-                         str(RECIPES / "bundles"), "--cache", str(tmp_path / "cache"),
-                         "--format", "json")
+    result = verify_site(
+        signed_site,
+        "--rebuild",
+        "--recipes",
+        str(recipes),
+        "--oci-layout",
+        str(RECIPES / "bundles"),
+        "--cache",
+        str(tmp_path / "cache"),
+        "--format",
+        "json",
+    )
     assert result.exit_code == 1, result.output
     problems = json.loads(result.stdout)["problems"]
     assert problems and {p["kind"] for p in problems} == {"differs-on-rebuild"}
@@ -180,8 +225,19 @@ def test_rebuild_with_another_trust_root_is_refused(signed_site: Path, tmp_path:
     other.write_bytes(TestAuthority("other").trusted_root_json())
     args = identity_args()
     args[args.index("--trust-root") + 1] = str(other)
-    result = CliRunner().invoke(main, ["verify-site", str(signed_site), *args, "--rebuild",
-                                       "--recipes", str(RECIPES), "--format", "json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "verify-site",
+            str(signed_site),
+            *args,
+            "--rebuild",
+            "--recipes",
+            str(RECIPES),
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 1
     assert any("trust root" in p["detail"] for p in json.loads(result.stdout)["problems"])
 
@@ -191,8 +247,9 @@ def test_a_second_build_gives_the_same_manifest(signed_site: Path, tmp_path: Pat
     assert (again / MANIFEST_PATH).read_bytes() == (signed_site / MANIFEST_PATH).read_bytes()
 
 
-def test_a_manifest_naming_a_path_outside_the_site_is_refused(site_copy: Path,
-                                                              verify_site: VerifySite) -> None:
+def test_a_manifest_naming_a_path_outside_the_site_is_refused(
+    site_copy: Path, verify_site: VerifySite
+) -> None:
     target = site_copy / MANIFEST_PATH
     doc = json.loads(target.read_text(encoding="utf-8"))
     doc["files"].insert(0, {"path": "../outside", "sha256": "0" * 64, "size": 0})

@@ -62,15 +62,27 @@ def _scalars(value: Any) -> list[str]:
     mode=st.sampled_from(list(Canonicalizer)),
 )
 def test_canonical_form_is_idempotent_and_keeps_the_data(
-    tree: Any, style: str | None, flow: bool | None, width: int, indent: int, unicode: bool,
+    tree: Any,
+    style: str | None,
+    flow: bool | None,
+    width: int,
+    indent: int,
+    unicode: bool,
     mode: Canonicalizer,
 ) -> None:
     if style == "|":
         # yaml.v3 gives a leading-blank literal an indentation hint that is wrong inside
         # sequence items (a known yaml.v3 bug), so the property only holds without them.
         assume(not any(text[:1] in (" ", "\n") for text in _scalars(tree)))
-    source = yaml.safe_dump(tree, default_style=style, default_flow_style=flow, width=width,
-                            indent=indent, allow_unicode=unicode, sort_keys=False).encode()
+    source = yaml.safe_dump(
+        tree,
+        default_style=style,
+        default_flow_style=flow,
+        width=width,
+        indent=indent,
+        allow_unicode=unicode,
+        sort_keys=False,
+    ).encode()
     canonical = canonicalize(source, mode)
     assert canonicalize(canonical, mode) == canonical
     expected = _tree_of(source)

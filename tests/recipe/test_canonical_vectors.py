@@ -29,8 +29,11 @@ _EXPECTED = FIXTURES / "canonical-yaml" / "expected.jsonl"
 def _vectors() -> list[Any]:
     if not _EXPECTED.is_file():
         return [pytest.param(None, id="canonical-yaml-missing")]
-    rows = [json.loads(line) for line in _EXPECTED.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in _EXPECTED.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     return [pytest.param(row, id=Path(row["input"]).stem) for row in rows]
 
 
@@ -48,12 +51,16 @@ def test_ground_truth_holds_55_vectors() -> None:
 
 @pytest.mark.fixtures
 @pytest.mark.parametrize("row", _vectors())
-@pytest.mark.parametrize(("mode", "text_key", "digest_key"), [
-    (Canonicalizer.LEGACY, "legacy", "legacyDigest"),
-    (Canonicalizer.V3, "v3", "v3Digest"),
-])
-def test_matches_yaml_v3_byte_for_byte(row: dict[str, Any] | None, mode: Canonicalizer,
-                                       text_key: str, digest_key: str) -> None:
+@pytest.mark.parametrize(
+    ("mode", "text_key", "digest_key"),
+    [
+        (Canonicalizer.LEGACY, "legacy", "legacyDigest"),
+        (Canonicalizer.V3, "v3", "v3Digest"),
+    ],
+)
+def test_matches_yaml_v3_byte_for_byte(
+    row: dict[str, Any] | None, mode: Canonicalizer, text_key: str, digest_key: str
+) -> None:
     data = _input(row)
     assert row is not None
     got = canonicalize(data, mode)
@@ -81,19 +88,41 @@ def test_summary_bundle_recipe_is_already_canonical() -> None:
 
 
 # The spec's own table (evidence-format 3.5), independent of the shared fixtures.
-@pytest.mark.parametrize(("text", "mode", "canonical", "digest"), [
-    ("zoo: 1\napple: 2\n", Canonicalizer.LEGACY, "apple: 2\nzoo: 1\n",
-     "8a7542418d447cec7effa1742625c3aab23b3b589a43554335f743f953ce405b"),
-    ("zoo: 1\napple: 2\n", Canonicalizer.V3, "apple: 2\nzoo: 1\n",
-     "8a7542418d447cec7effa1742625c3aab23b3b589a43554335f743f953ce405b"),
-    ("metadata:\n  version: 1.0.0\nfoo: bar\n", Canonicalizer.LEGACY,
-     "foo: bar\nmetadata:\n    version: 1.0.0\n",
-     "6a9c508a0e38d8ddab27c1c6aac46834423194ce125291aa4f6fa170c317c2a9"),
-    ("metadata:\n  version: 1.0.0\nfoo: bar\n", Canonicalizer.V3, "foo: bar\n",
-     "1dabc4e3cbbd6a0818bd460f3a6c9855bfe95d506c74726bc0f2edb0aecb1f4e"),
-    ("foo: bar\n", Canonicalizer.LEGACY, "foo: bar\n",
-     "1dabc4e3cbbd6a0818bd460f3a6c9855bfe95d506c74726bc0f2edb0aecb1f4e"),
-])
+@pytest.mark.parametrize(
+    ("text", "mode", "canonical", "digest"),
+    [
+        (
+            "zoo: 1\napple: 2\n",
+            Canonicalizer.LEGACY,
+            "apple: 2\nzoo: 1\n",
+            "8a7542418d447cec7effa1742625c3aab23b3b589a43554335f743f953ce405b",
+        ),
+        (
+            "zoo: 1\napple: 2\n",
+            Canonicalizer.V3,
+            "apple: 2\nzoo: 1\n",
+            "8a7542418d447cec7effa1742625c3aab23b3b589a43554335f743f953ce405b",
+        ),
+        (
+            "metadata:\n  version: 1.0.0\nfoo: bar\n",
+            Canonicalizer.LEGACY,
+            "foo: bar\nmetadata:\n    version: 1.0.0\n",
+            "6a9c508a0e38d8ddab27c1c6aac46834423194ce125291aa4f6fa170c317c2a9",
+        ),
+        (
+            "metadata:\n  version: 1.0.0\nfoo: bar\n",
+            Canonicalizer.V3,
+            "foo: bar\n",
+            "1dabc4e3cbbd6a0818bd460f3a6c9855bfe95d506c74726bc0f2edb0aecb1f4e",
+        ),
+        (
+            "foo: bar\n",
+            Canonicalizer.LEGACY,
+            "foo: bar\n",
+            "1dabc4e3cbbd6a0818bd460f3a6c9855bfe95d506c74726bc0f2edb0aecb1f4e",
+        ),
+    ],
+)
 def test_spec_vectors(text: str, mode: Canonicalizer, canonical: str, digest: str) -> None:
     assert canonicalize(text.encode(), mode).decode() == canonical
     assert recipe_digest(text.encode(), mode) == digest
@@ -102,20 +131,26 @@ def test_spec_vectors(text: str, mode: Canonicalizer, canonical: str, digest: st
 _VERSIONED = b"metadata:\n  version: v1\nname: x\n"
 
 
-@pytest.mark.parametrize(("predicate_type", "keeps_version"), [
-    (PredicateType.V1, True),
-    (PredicateType.V2, True),
-    (PredicateType.V3, False),
-    ("https://aicr.run/recipe-evidence/v3", False),
-    ("https://aicr.run/recipe-evidence/v2", True),
-    ("https://aicr.nvidia.com/recipe-evidence/v3", True),
-    ("https://aicr.run/recipe-evidence/v4", True),
-    ("", True),
-])
-def test_digest_for_predicate_type_picks_canonicalizer(predicate_type: PredicateType | str,
-                                                       keeps_version: bool) -> None:
+@pytest.mark.parametrize(
+    ("predicate_type", "keeps_version"),
+    [
+        (PredicateType.V1, True),
+        (PredicateType.V2, True),
+        (PredicateType.V3, False),
+        ("https://aicr.run/recipe-evidence/v3", False),
+        ("https://aicr.run/recipe-evidence/v2", True),
+        ("https://aicr.nvidia.com/recipe-evidence/v3", True),
+        ("https://aicr.run/recipe-evidence/v4", True),
+        ("", True),
+    ],
+)
+def test_digest_for_predicate_type_picks_canonicalizer(
+    predicate_type: PredicateType | str, keeps_version: bool
+) -> None:
     expected = Canonicalizer.LEGACY if keeps_version else Canonicalizer.V3
-    assert digest_for_predicate_type(_VERSIONED, predicate_type) == recipe_digest(_VERSIONED,
-                                                                                  expected)
-    assert recipe_digest(_VERSIONED, Canonicalizer.LEGACY) != recipe_digest(_VERSIONED,
-                                                                            Canonicalizer.V3)
+    assert digest_for_predicate_type(_VERSIONED, predicate_type) == recipe_digest(
+        _VERSIONED, expected
+    )
+    assert recipe_digest(_VERSIONED, Canonicalizer.LEGACY) != recipe_digest(
+        _VERSIONED, Canonicalizer.V3
+    )

@@ -20,15 +20,19 @@ def _write(tmp_path: Path, data: bytes) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("predicate_type", "mode"), [
-    (None, Canonicalizer.V3),
-    (PredicateType.V3.value, Canonicalizer.V3),
-    (PredicateType.V1.value, Canonicalizer.LEGACY),
-    (PredicateType.V2.value, Canonicalizer.LEGACY),
-    ("https://example.com/other", Canonicalizer.LEGACY),
-])
-def test_digest_per_predicate_type(tmp_path: Path, predicate_type: str | None,
-                                   mode: Canonicalizer) -> None:
+@pytest.mark.parametrize(
+    ("predicate_type", "mode"),
+    [
+        (None, Canonicalizer.V3),
+        (PredicateType.V3.value, Canonicalizer.V3),
+        (PredicateType.V1.value, Canonicalizer.LEGACY),
+        (PredicateType.V2.value, Canonicalizer.LEGACY),
+        ("https://example.com/other", Canonicalizer.LEGACY),
+    ],
+)
+def test_digest_per_predicate_type(
+    tmp_path: Path, predicate_type: str | None, mode: Canonicalizer
+) -> None:
     digest, warning = recipe_digest_for_file(_write(tmp_path, _RESULT), predicate_type)
     assert digest == recipe_digest(_RESULT, mode)
     assert warning is None

@@ -24,10 +24,14 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "recipes"
 EPOCH = 1_800_000_000
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Report Test", "GIT_AUTHOR_EMAIL": "report@example.invalid",
-    "GIT_COMMITTER_NAME": "Report Test", "GIT_COMMITTER_EMAIL": "report@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-12-01T12:00:00Z", "GIT_COMMITTER_DATE": "2026-12-01T12:00:00Z",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Report Test",
+    "GIT_AUTHOR_EMAIL": "report@example.invalid",
+    "GIT_COMMITTER_NAME": "Report Test",
+    "GIT_COMMITTER_EMAIL": "report@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-12-01T12:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-12-01T12:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 EKS = """kind: RecipeMetadata
@@ -111,19 +115,31 @@ DRIVE_BY = """partner:
     source: bad8c17387a34634f7e648b68ca4acda
 """
 
-H100_AKS_REMOVED = ("evidence/h100-aks-ubuntu-inference-dynamo-gpustack-azure-managed/"
-                    "6afcbba3212e46571a8e4527e58f56a2/sha256-3ecf0cf51759dc614475c42ec5da4459fc36f"
-                    "045cff7de19093f2ed5f312d303.yaml")
+H100_AKS_REMOVED = (
+    "evidence/h100-aks-ubuntu-inference-dynamo-gpustack-azure-managed/"
+    "6afcbba3212e46571a8e4527e58f56a2/sha256-3ecf0cf51759dc614475c42ec5da4459fc36f"
+    "045cff7de19093f2ed5f312d303.yaml"
+)
 VR200_DIR = "evidence/vr200-rke2-ubuntu-training-kubeflow"
-ORPHAN_SOURCE = ("evidence/h100-eks-ubuntu-training-kubeflow/6afcbba3212e46571a8e4527e58f56a2/"
-                 "sha256-f87117444f0d897e94698cec14a5fbd8bae45d5e4dd2498d6270190dad5b4f11.yaml")
-ORPHAN = ("evidence/h100-gke-cos-training/6afcbba3212e46571a8e4527e58f56a2/"
-          "sha256-f87117444f0d897e94698cec14a5fbd8bae45d5e4dd2498d6270190dad5b4f11.yaml")
+ORPHAN_SOURCE = (
+    "evidence/h100-eks-ubuntu-training-kubeflow/6afcbba3212e46571a8e4527e58f56a2/"
+    "sha256-f87117444f0d897e94698cec14a5fbd8bae45d5e4dd2498d6270190dad5b4f11.yaml"
+)
+ORPHAN = (
+    "evidence/h100-gke-cos-training/6afcbba3212e46571a8e4527e58f56a2/"
+    "sha256-f87117444f0d897e94698cec14a5fbd8bae45d5e4dd2498d6270190dad5b4f11.yaml"
+)
 
 
 def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          timeout=60, check=True, env={**os.environ, **GIT_ENV})
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )
     return done.stdout.strip()
 
 
@@ -176,9 +192,10 @@ def build_pr_repo(root: Path) -> PrRepo:
     # 1. overlays: a stale-making edit, an ancestor and values-file edit, a new leaf,
     #    a criteria-matched wildcard overlay and the registry (not walked).
     k0s = recipes / "overlays" / "h200-k0s-ubuntu-training.yaml"
-    k0s.write_text(k0s.read_text(encoding="utf-8").replace("v25.3.0", "v25.10.1"),
-                   encoding="utf-8")
-    write(recipes / "overlays" / "eks.yaml", EKS.replace("aws-efa\n", "aws-efa\n      version: v2\n"))
+    k0s.write_text(k0s.read_text(encoding="utf-8").replace("v25.3.0", "v25.10.1"), encoding="utf-8")
+    write(
+        recipes / "overlays" / "eks.yaml", EKS.replace("aws-efa\n", "aws-efa\n      version: v2\n")
+    )
     write(recipes / "components" / "gpu-operator" / "values.yaml", "driver:\n  enabled: false\n")
     write(recipes / "overlays" / "h100-eks-ubuntu-inference-dynamo.yaml", DYNAMO)
     write(recipes / "overlays" / "gb300-any.yaml", WILDCARD + "  mixins: [os-ubuntu]\n")
@@ -196,10 +213,14 @@ def build_pr_repo(root: Path) -> PrRepo:
     text = allowlist.read_text(encoding="utf-8")
     assert NIGHTLY in text and GPULAB in text
     text = text.replace(NIGHTLY, "")
-    text = text.replace("community:\n", "community:\n  - label: gpulab-partner\n"
-                        "    issuer: https://token.actions.githubusercontent.com\n"
-                        "    identityPattern: '^https://github\\.com/gpulab-partner/evidence/"
-                        "\\.github/workflows/publish\\.yaml@refs/heads/.+$'\n", 1)
+    text = text.replace(
+        "community:\n",
+        "community:\n  - label: gpulab-partner\n"
+        "    issuer: https://token.actions.githubusercontent.com\n"
+        "    identityPattern: '^https://github\\.com/gpulab-partner/evidence/"
+        "\\.github/workflows/publish\\.yaml@refs/heads/.+$'\n",
+        1,
+    )
     start = text.index(GPULAB)
     text = text[:start] + DRIVE_BY
     allowlist.write_text(text, encoding="utf-8")
@@ -210,10 +231,16 @@ def build_pr_repo(root: Path) -> PrRepo:
 def options_for(recipes: Path, cache: Path) -> BuildOptions:
     """The build's options for a copied demo tree: offline, its own layout and trust root."""
     return BuildOptions(
-        recipes=recipes, out=cache.parent / "site",
+        recipes=recipes,
+        out=cache.parent / "site",
         trust_root=recipes / "trust" / "trusted_root.json",
-        oci_layouts=(recipes / "bundles",), offline=True, cache=cache, jobs=2, quiet=True,
-        source_date_epoch=EPOCH)
+        oci_layouts=(recipes / "bundles",),
+        offline=True,
+        cache=cache,
+        jobs=2,
+        quiet=True,
+        source_date_epoch=EPOCH,
+    )
 
 
 @pytest.fixture(scope="module")

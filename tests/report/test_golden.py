@@ -43,10 +43,8 @@ def test_json_matches_golden(report: Report) -> None:
     check_golden("pr-report.json", render_json(report, fail_on="none", exit_code=0))
 
 
-def test_report_is_stable_across_runs(pr_repo: PrRepo, report: Report,
-                                      tmp_path: Path) -> None:
-    again = run_report(options_for(pr_repo.recipes, tmp_path / "cache"), pr_repo.base,
-                       pr_repo.head)
+def test_report_is_stable_across_runs(pr_repo: PrRepo, report: Report, tmp_path: Path) -> None:
+    again = run_report(options_for(pr_repo.recipes, tmp_path / "cache"), pr_repo.base, pr_repo.head)
     assert render_markdown(again) == render_markdown(report)
 
 
@@ -63,10 +61,14 @@ def test_board_diff_shows_consensus_changes(report: Report) -> None:
     changes = {(c.recipe, c.name): (c.before, c.after) for c in report.board_rows}
     # acme-cloud/nightly left the allowlist: its corroboration is gone
     assert changes[("gb300-eks-ubuntu-inference-dynamo", "operator-health")] == (
-        "CONFIRMED", "SINGLE")
+        "CONFIRMED",
+        "SINGLE",
+    )
     # the drive-by signer was allowlisted: its failing NCCL run now contests the row
     assert changes[("h100-eks-ubuntu-training-kubeflow", "nccl-all-reduce-bw-net")] == (
-        "CONFIRMED", "CONTESTED")
+        "CONFIRMED",
+        "CONTESTED",
+    )
     rollups = {r.recipe: (r.before, r.after) for r in report.rollups}
     assert rollups["gb300-generic-ubuntu-training"] == ("UNTESTED", "PARTIAL")
     assert rollups["vr200-rke2-ubuntu-training-kubeflow"][1] is None
@@ -89,22 +91,30 @@ def test_orphans_removed_pointers_and_allowlist(report: Report) -> None:
     assert [o.path for o in report.orphans] == [ORPHAN]
     assert len(report.removed) == 2
     changes = {s.label.split(" ")[0]: s.change for s in report.signers}
-    assert changes == {"gpulab-partner": "moved", "drive-by": "added",
-                       "acme-cloud/nightly": "removed"}
+    assert changes == {
+        "gpulab-partner": "moved",
+        "drive-by": "added",
+        "acme-cloud/nightly": "removed",
+    }
     assert "h100-eks-ubuntu-inference" in report.other  # values file of a spec.base chain
 
 
 def test_json_counts_agree_with_markdown(report: Report) -> None:
     doc = json.loads(render_json(report, fail_on="stale", exit_code=1))
     counts = report.warnings
-    assert doc["warnings"] == {"total": counts.total, "invalid": counts.invalid,
-                               "stale": counts.stale, "other": counts.other}
+    assert doc["warnings"] == {
+        "total": counts.total,
+        "invalid": counts.invalid,
+        "stale": counts.stale,
+        "other": counts.other,
+    }
     assert f"_{counts.total} warnings" in render_markdown(report)
     assert doc["exit"] == 1 and doc["failOn"] == "stale"
 
 
 def test_the_json_report_renders_the_same_comment_through_render_report(
-        report: Report, tmp_path: Path) -> None:
+    report: Report, tmp_path: Path
+) -> None:
     """Round trip: `report --format json` -> `render-report` -> the direct Markdown, byte for
     byte (the comment workflow's path gives the comment a direct run gives)."""
     from click.testing import CliRunner

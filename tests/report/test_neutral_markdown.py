@@ -29,26 +29,37 @@ from generator.report.render import md_escape, render_document, render_json, ren
 from generator.report.schema import load_report, validate_report
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "pr-report.json"
-HOSTILE = ("hi @octocat see #1 and org/repo#2 GH-3 at https://evil.example or "
-           "WWW.evil.example $x$ ✅ passed ❌ ⚠️ :white_check_mark: a | b `code` "
-           "<b>bold</b> rtl\u202eevil nul\x00 esc\x1b")
+HOSTILE = (
+    "hi @octocat see #1 and org/repo#2 GH-3 at https://evil.example or "
+    "WWW.evil.example $x$ ✅ passed ❌ ⚠️ :white_check_mark: a | b `code` "
+    "<b>bold</b> rtl\u202eevil nul\x00 esc\x1b"
+)
 
 
 def _report(s: str) -> Report:
-    row = PointerRow(s, s, s, s, f"evidence/{s}", VerifyInvalid(s, 403, s),
-                     DigestSkipped(warning=True))
-    error_row = PointerRow(s, s, s, s, f"evidence/{s}/2", VerifyError(3, s),
-                           DigestSkipped(warning=True))
+    row = PointerRow(
+        s, s, s, s, f"evidence/{s}", VerifyInvalid(s, 403, s), DigestSkipped(warning=True)
+    )
+    error_row = PointerRow(
+        s, s, s, s, f"evidence/{s}/2", VerifyError(3, s), DigestSkipped(warning=True)
+    )
     return Report(
-        base="a" * 40, head="b" * 40, generated_at="2027-01-15T08:00:00Z",
+        base="a" * 40,
+        head="b" * 40,
+        generated_at="2027-01-15T08:00:00Z",
         affected=Affected({s: (s, s), f"o{s}": (s,)}, False, ((s, s),)),
-        protected=(s,), rows=(row, error_row), other=(f"o{s}",),
-        orphans=(Orphan(s, s, s, VerifyInvalid(s, None, s)),), removed=(s,),
+        protected=(s,),
+        rows=(row, error_row),
+        other=(f"o{s}",),
+        orphans=(Orphan(s, s, s, VerifyInvalid(s, None, s)),),
+        removed=(s,),
         signers=(SignerChange(s, s, "added", None, SignerClass.PARTNER, (s,)),),
-        board_rows=(RowChange(s, Phase.DEPLOYMENT, s, ConsensusState.CONFIRMED,
-                              ConsensusState.FAILING),),
+        board_rows=(
+            RowChange(s, Phase.DEPLOYMENT, s, ConsensusState.CONFIRMED, ConsensusState.FAILING),
+        ),
         rollups=(RollupChange(s, ConsensusState.CONFIRMED, ConsensusState.FAILING),),
-        trust=s)
+        trust=s,
+    )
 
 
 def _outside_code(markdown: str) -> str:
@@ -106,15 +117,26 @@ def test_the_hostile_report_shows_controls_as_visible_escapes(hostile: str) -> N
     assert "rtl\\\\u202eevil nul\\\\u0000 esc\\\\u001b" in hostile
 
 
-@pytest.mark.parametrize(("raw", "active"), [
-    ("@octocat", r"@[a-z]"), ("#12", r"(?<!&)#\d"), ("org/repo#2", r"(?<!&)#\d"),
-    ("GH-7", r"GH-\d"),
-    ("https://evil.example", "://"), ("http://evil.example", "://"),
-    ("www.evil.example", r"www\."), ("$x$", r"(?<!\\)\$"),
-    # a shortcode stays one even with its `_` backslash-escaped
-    (":white_check_mark:", r":[\w\\+\-]+:"), (":+1:", r":[\w\\+\-]+:"), ("✅", "✅"),
-    ("`x`", "`"), ("a|b", r"(?<!\\)\|"), ("<script>", "<"),
-])
+@pytest.mark.parametrize(
+    ("raw", "active"),
+    [
+        ("@octocat", r"@[a-z]"),
+        ("#12", r"(?<!&)#\d"),
+        ("org/repo#2", r"(?<!&)#\d"),
+        ("GH-7", r"GH-\d"),
+        ("https://evil.example", "://"),
+        ("http://evil.example", "://"),
+        ("www.evil.example", r"www\."),
+        ("$x$", r"(?<!\\)\$"),
+        # a shortcode stays one even with its `_` backslash-escaped
+        (":white_check_mark:", r":[\w\\+\-]+:"),
+        (":+1:", r":[\w\\+\-]+:"),
+        ("✅", "✅"),
+        ("`x`", "`"),
+        ("a|b", r"(?<!\\)\|"),
+        ("<script>", "<"),
+    ],
+)
 def test_md_escape_leaves_no_active_syntax(raw: str, active: str) -> None:
     assert re.search(active, md_escape(f"x {raw} y")) is None
 
@@ -162,8 +184,9 @@ def _forge_phase(doc: dict[str, Any]) -> None:
     doc["board"]["rows"][0]["phase"] = "## heading"
 
 
-@pytest.mark.parametrize("change", [_inject_top, _inject_row, _inject_verify, _forge_text,
-                                    _forge_state, _forge_phase])
+@pytest.mark.parametrize(
+    "change", [_inject_top, _inject_row, _inject_verify, _forge_text, _forge_state, _forge_phase]
+)
 def test_the_schema_rejects_injected_or_forged_fields(change: Any) -> None:
     doc = copy.deepcopy(_golden())
     change(doc)
@@ -187,8 +210,11 @@ def test_render_report_refuses_an_injected_field_and_prints_nothing(tmp_path: Pa
 def test_render_report_refuses_duplicate_keys_and_non_json(tmp_path: Path) -> None:
     text = GOLDEN.read_text(encoding="utf-8")
     duplicated = text.replace('"base": ', '"base": "x", "base": ', 1)
-    for name, body in (("dup.json", duplicated), ("nan.json", text.replace("false", "NaN", 1)),
-                       ("bad.json", "not json")):
+    for name, body in (
+        ("dup.json", duplicated),
+        ("nan.json", text.replace("false", "NaN", 1)),
+        ("bad.json", "not json"),
+    ):
         path = tmp_path / name
         path.write_text(body, encoding="utf-8")
         with pytest.raises(InputError) as caught:

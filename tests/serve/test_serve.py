@@ -50,15 +50,33 @@ def demo_copy(tmp: Path) -> tuple[Path, Path]:
 
 
 def engine_args(recipes: Path, cache: Path) -> list[str]:
-    return ["--recipes", str(recipes), "--offline", "--oci-layout", str(recipes / "bundles"),
-            "--trust-root", str(recipes / "trust" / "trusted_root.json"), "--cache", str(cache),
-            "--quiet", "--jobs", "1"]
+    return [
+        "--recipes",
+        str(recipes),
+        "--offline",
+        "--oci-layout",
+        str(recipes / "bundles"),
+        "--trust-root",
+        str(recipes / "trust" / "trusted_root.json"),
+        "--cache",
+        str(cache),
+        "--quiet",
+        "--jobs",
+        "1",
+    ]
 
 
 def build_options(recipes: Path, cache: Path) -> BuildOptions:
-    return BuildOptions(recipes=recipes, out=Path("unused"), trust_root=recipes / "trust" /
-                        "trusted_root.json", oci_layouts=(recipes / "bundles",), offline=True,
-                        cache=cache, quiet=True, jobs=1)
+    return BuildOptions(
+        recipes=recipes,
+        out=Path("unused"),
+        trust_root=recipes / "trust" / "trusted_root.json",
+        oci_layouts=(recipes / "bundles",),
+        offline=True,
+        cache=cache,
+        quiet=True,
+        jobs=1,
+    )
 
 
 class Lines:
@@ -77,11 +95,13 @@ class Lines:
             try:
                 line = self._queue.get(timeout=WAIT)
             except queue.Empty:
-                pytest.fail(f"no line matching {pattern!r} within {WAIT} s; got:\n"
-                            + "\n".join(self.seen))
+                pytest.fail(
+                    f"no line matching {pattern!r} within {WAIT} s; got:\n" + "\n".join(self.seen)
+                )
             if line is None:
-                pytest.fail(f"the preview ended before printing {pattern!r}; got:\n"
-                            + "\n".join(self.seen))
+                pytest.fail(
+                    f"the preview ended before printing {pattern!r}; got:\n" + "\n".join(self.seen)
+                )
             self.seen.append(line)
             found = regex.search(line)
             if found:
@@ -135,15 +155,15 @@ class InProcess:
 @pytest.fixture
 def preview(tmp_path: Path) -> Iterator[tuple[InProcess, Path, Path]]:
     recipes, aside = demo_copy(tmp_path)
-    running = InProcess(ServeOptions(build=build_options(recipes, tmp_path / "cache"),
-                                     port=0))
+    running = InProcess(ServeOptions(build=build_options(recipes, tmp_path / "cache"), port=0))
     yield running, recipes, aside
     if running.thread.is_alive():
         running.stop()
 
 
 def test_a_failed_rebuild_keeps_the_last_good_site_on_display(
-        preview: tuple[InProcess, Path, Path]) -> None:
+    preview: tuple[InProcess, Path, Path],
+) -> None:
     running, recipes, aside = preview
     url = running.url()
     assert ASIDE not in get(url)
@@ -173,8 +193,10 @@ def test_a_changed_config_file_is_rebuilt_and_served(tmp_path: Path) -> None:
     try:
         url = running.url()
         assert "Preview site name" not in get(url)
-        config.write_text(packaged.replace("site_name: Recipe evidence",
-                                           "site_name: Preview site name"), encoding="utf-8")
+        config.write_text(
+            packaged.replace("site_name: Recipe evidence", "site_name: Preview site name"),
+            encoding="utf-8",
+        )
         running.lines.wait_for(r"^rebuilt ")
         assert "Preview site name" in get(url)
     finally:
@@ -194,7 +216,8 @@ def test_the_watchers_are_the_operating_systems_where_it_has_them(tmp_path: Path
 
 
 def test_the_temporary_site_is_removed_when_the_preview_stops(
-        preview: tuple[InProcess, Path, Path]) -> None:
+    preview: tuple[InProcess, Path, Path],
+) -> None:
     running, _, _ = preview
     folder = Path(running.lines.wait_for(r"building into (\S+) \(a temporary folder").group(1))
     running.url()
@@ -212,8 +235,10 @@ def test_a_port_in_use_is_refused_before_any_build(tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         lines: list[str] = []
         with pytest.raises(UsageError) as err:
-            serve(ServeOptions(build=build_options(recipes, tmp_path / "cache"), port=port),
-                  echo=lines.append)
+            serve(
+                ServeOptions(build=build_options(recipes, tmp_path / "cache"), port=port),
+                echo=lines.append,
+            )
     text = err.value.diagnostics()
     assert f"127.0.0.1:{port}" in text and "in use" in text and "--port" in text
     assert err.value.exit_code == 2
@@ -227,8 +252,10 @@ def test_serve_refuses_an_out_folder_it_did_not_build(tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me", encoding="utf-8")
-    result = CliRunner().invoke(main, ["serve", *engine_args(recipes, tmp_path / "cache"),
-                                       "--port", "0", "--out", str(mine)])
+    result = CliRunner().invoke(
+        main,
+        ["serve", *engine_args(recipes, tmp_path / "cache"), "--port", "0", "--out", str(mine)],
+    )
     assert result.exit_code == 2, result.output
     assert "mine" in result.stderr
     assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep me"
@@ -238,18 +265,35 @@ def test_serve_refuses_an_out_folder_it_did_not_build(tmp_path: Path) -> None:
 def test_serve_takes_the_build_options_and_its_own() -> None:
     result = CliRunner().invoke(main, ["serve", "--help"])
     assert result.exit_code == 0
-    for option in ("--recipes", "--trust-root", "--oci-layout", "--offline", "--cache",
-                   "--config", "--preview", "--source-url", "--out", "--host", "--port"):
+    for option in (
+        "--recipes",
+        "--trust-root",
+        "--oci-layout",
+        "--offline",
+        "--cache",
+        "--config",
+        "--preview",
+        "--source-url",
+        "--out",
+        "--host",
+        "--port",
+    ):
         assert option in result.stdout
     defaults = {p.name: p.default for p in serve_cmd.params}
     assert defaults["host"] == "127.0.0.1" and defaults["port"] == 8000
     assert defaults["out"] is None  # a fresh temporary folder, never ./site
     assert {p.name for p in build.params} - set(defaults) == {
-        "data_only", "fmt", "publisher_identity", "publisher_issuer", "sign_with_test_authority"}
+        "data_only",
+        "fmt",
+        "publisher_identity",
+        "publisher_issuer",
+        "sign_with_test_authority",
+    }
 
 
 def test_the_watched_paths_are_the_tree_the_overlays_the_templates_and_the_config(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     (tmp_path / "evidence").mkdir()
     config = tmp_path / "site.yml"
     config.write_text("site_name: x\n", encoding="utf-8")
@@ -259,7 +303,11 @@ def test_the_watched_paths_are_the_tree_the_overlays_the_templates_and_the_confi
     assert watched_paths(options, templates) == (tmp_path / "evidence", templates, config)
     (tmp_path / "overlays").mkdir()
     assert watched_paths(options, templates) == (
-        tmp_path / "evidence", tmp_path / "overlays", templates, config)
+        tmp_path / "evidence",
+        tmp_path / "overlays",
+        templates,
+        config,
+    )
 
 
 # --------------------------------------------------------------------------- mkdocs at the root
@@ -271,9 +319,14 @@ def test_mkdocs_build_at_the_repository_root_does_what_the_readme_says(tmp_path:
     assert (REPO / "mkdocs.example.yml").is_file()
     said = "Config file 'mkdocs.yml' does not exist"
     assert said in (REPO / "README.md").read_text(encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--site-dir",
-                           str(tmp_path / "site")], cwd=REPO, capture_output=True, text=True,
-                          timeout=WAIT, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
     assert done.returncode != 0
     assert said in done.stdout + done.stderr
     assert not (tmp_path / "site").exists()
@@ -283,13 +336,26 @@ def test_mkdocs_build_at_the_repository_root_does_what_the_readme_says(tmp_path:
 
 
 @pytest.mark.browser
-def test_serve_reloads_the_open_page_after_a_pointer_is_added(tmp_path: Path,
-                                                             browser: Any) -> None:
+def test_serve_reloads_the_open_page_after_a_pointer_is_added(tmp_path: Path, browser: Any) -> None:
     recipes, aside = demo_copy(tmp_path)
-    argv = [sys.executable, "-c", "from generator.cli import main; main()", "serve",
-            *engine_args(recipes, tmp_path / "cache"), "--port", "0"]
-    proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    argv = [
+        sys.executable,
+        "-c",
+        "from generator.cli import main; main()",
+        "serve",
+        *engine_args(recipes, tmp_path / "cache"),
+        "--port",
+        "0",
+    ]
+    proc = subprocess.Popen(
+        argv,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
     lines = Lines()
 
     def pump() -> None:
@@ -312,7 +378,8 @@ def test_serve_reloads_the_open_page_after_a_pointer_is_added(tmp_path: Path,
         # The page reloads by itself (our marker is gone) and lists the added recipe.
         page.wait_for_function(
             f'() => window.__notReloaded === undefined && document.querySelector("{ROW}")',
-            timeout=WAIT * 1000)
+            timeout=WAIT * 1000,
+        )
         lines.wait_for(r"^rebuilt .*: 8 recipes, 18 pointers .*; reloading the browser")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=WAIT) == 0

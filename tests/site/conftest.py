@@ -18,13 +18,16 @@ REPO = HERE.parents[1]
 
 def load_documents(root: Path = DATA) -> dict[str, Any]:
     """The four data documents of a data folder, as the build passes them in."""
+
     def read(p: Path) -> Any:
         return json.loads(p.read_text(encoding="utf-8"))
 
-    return {"index": read(root / "index.json"),
-            "series": {p.stem: read(p) for p in sorted((root / "series").glob("*.json"))},
-            "pointers": read(root / "pointers.json"),
-            "build_info": read(root / "build-info.json")}
+    return {
+        "index": read(root / "index.json"),
+        "series": {p.stem: read(p) for p in sorted((root / "series").glob("*.json"))},
+        "pointers": read(root / "pointers.json"),
+        "build_info": read(root / "build-info.json"),
+    }
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +48,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     """A threaded static server for `root` on an ephemeral loopback port."""
+
     class Handler(_Quiet):
         def __init__(self, *a: Any, **k: Any) -> None:
             super().__init__(*a, directory=str(root), **k)
@@ -52,5 +56,3 @@ def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
-
-

@@ -42,8 +42,9 @@ class Site:
         self.page.screenshot(path=str(artifacts_dir() / f"site-{name}.png"), full_page=True)
 
     def outside(self) -> list[str]:
-        return [u for u in self.requests
-                if not u.startswith(self.base) and not u.startswith("data:")]
+        return [
+            u for u in self.requests if not u.startswith(self.base) and not u.startswith("data:")
+        ]
 
 
 def build_and_serve(tmp: Path, documents: dict[str, Any], browser: Any) -> Iterator[Site]:
@@ -51,10 +52,20 @@ def build_and_serve(tmp: Path, documents: dict[str, Any], browser: Any) -> Itera
     out.mkdir()
     server, base = serve(out)
     try:
-        build_site(SiteInputs(index=documents["index"], series=documents["series"],
-                              pointers=documents["pointers"], build_info=documents["build_info"],
-                              preview=False, site_url=base),
-                   out=out, config=None, work_dir=tmp / "work", data_dir=None)
+        build_site(
+            SiteInputs(
+                index=documents["index"],
+                series=documents["series"],
+                pointers=documents["pointers"],
+                build_info=documents["build_info"],
+                preview=False,
+                site_url=base,
+            ),
+            out=out,
+            config=None,
+            work_dir=tmp / "work",
+            data_dir=None,
+        )
         site = Site(base, browser)
         yield site
         site.context.close()
@@ -63,8 +74,9 @@ def build_and_serve(tmp: Path, documents: dict[str, Any], browser: Any) -> Itera
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Any],
-         browser: Any) -> Iterator[Site]:
+def site(
+    tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Any], browser: Any
+) -> Iterator[Site]:
     yield from build_and_serve(tmp_path_factory.mktemp("browser"), documents, browser)
 
 
@@ -98,8 +110,11 @@ def _chart_matches_table(page: Any) -> None:
     ys = chart.evaluate("el => el.data[0].y")
     xs = chart.evaluate("el => el.data[0].x")
     table = chart.locator("xpath=following::table[1]")
-    measured = [float(t) for t in table.locator("tbody tr td:nth-child(2)").all_inner_texts()
-                if t.strip() != "not reported"]
+    measured = [
+        float(t)
+        for t in table.locator("tbody tr td:nth-child(2)").all_inner_texts()
+        if t.strip() != "not reported"
+    ]
     assert ys == measured and len(xs) == len(ys)
     assert 376.4 in ys
     floor_trace = chart.evaluate("el => el.data[1].y[0]")
@@ -164,18 +179,21 @@ def test_stale_filter_and_freshness_column(site: Site, documents: dict[str, Any]
     assert visible.first.get_attribute("data-recipe") == "gb200-eks-ubuntu-training"
     page.click(".filter-reset")
     assert page.locator(".catalog-row:visible").count() == len(
-        [t for g in documents["index"]["groups"] for d in g["dashboards"] for t in d["tabs"]])
+        [t for g in documents["index"]["groups"] for d in g["dashboards"] for t in d["tabs"]]
+    )
 
 
 def test_dark_mode_recolours_chart(site: Site) -> None:
     page = site.go(f"recipes/{KUBE}/#bandwidth")
     page.wait_for_selector(".evidence-chart[data-themed='default']")
     before = page.locator(".evidence-chart .xtick text").first.evaluate(
-        "el => getComputedStyle(el).fill")
+        "el => getComputedStyle(el).fill"
+    )
     page.locator("label[for='__palette_1']").first.click()
     page.wait_for_selector(".evidence-chart[data-themed='slate']")
     after = page.locator(".evidence-chart .xtick text").first.evaluate(
-        "el => getComputedStyle(el).fill")
+        "el => getComputedStyle(el).fill"
+    )
     assert before != after
     site.shot("recipe-dark")
     page.locator("label[for='__palette_0']").first.click()
@@ -195,11 +213,16 @@ def test_instant_navigation_draws_chart(site: Site) -> None:
     assert site.errors == [] and site.outside() == []
 
 
-@pytest.mark.parametrize(("route", "expect"), [
-    ("#/eks/h100-ubuntu/training-kubeflow", f"recipes/{KUBE}/"),
-    ("#/oke/gb300-ubuntu/training-gpustack-oci-managed",
-     "recipes/gb300-oke-ubuntu-training-gpustack-oci-managed/"),
-])
+@pytest.mark.parametrize(
+    ("route", "expect"),
+    [
+        ("#/eks/h100-ubuntu/training-kubeflow", f"recipes/{KUBE}/"),
+        (
+            "#/oke/gb300-ubuntu/training-gpustack-oci-managed",
+            "recipes/gb300-oke-ubuntu-training-gpustack-oci-managed/",
+        ),
+    ],
+)
 def test_aicr_hash_route_lands_on_recipe(site: Site, route: str, expect: str) -> None:
     page = site.go(route)
     page.wait_for_url("**/" + expect)
@@ -207,8 +230,9 @@ def test_aicr_hash_route_lands_on_recipe(site: Site, route: str, expect: str) ->
 
 
 def test_aicr_hash_route_source_and_group(site: Site, documents: dict[str, Any]) -> None:
-    src, info = next((s, i) for s, i in documents["index"]["sources"].items()
-                     if i["label"] == "NVIDIA CI")
+    src, info = next(
+        (s, i) for s, i in documents["index"]["sources"].items() if i["label"] == "NVIDIA CI"
+    )
     page = site.go(f"#/eks/h100-ubuntu/training-kubeflow/{src}")
     page.wait_for_url(f"**/sources/{info['slug']}/")
     page = site.go("#/gke")
@@ -252,11 +276,17 @@ def hostile(documents: dict[str, Any]) -> dict[str, Any]:
     return docs
 
 
-def test_hostile_strings_render_as_text(tmp_path: Path, documents: dict[str, Any],
-                                        browser: Any) -> None:
+def test_hostile_strings_render_as_text(
+    tmp_path: Path, documents: dict[str, Any], browser: Any
+) -> None:
     for site in build_and_serve(tmp_path, hostile(documents), browser):
-        for path in ["", f"recipes/{KUBE}/", "recipes/l40s-lke-ubuntu-inference/", "rejected/",
-                     "sources/"]:
+        for path in [
+            "",
+            f"recipes/{KUBE}/",
+            "recipes/l40s-lke-ubuntu-inference/",
+            "rejected/",
+            "sources/",
+        ]:
             page = site.go(path)
             page.wait_for_timeout(300)
             assert page.locator("article script, article img, article svg[onload]").count() == 0

@@ -16,17 +16,27 @@ DATA = Path(__file__).resolve().parent / "fixtures" / "data"
 
 
 def inputs(documents: dict[str, Any], **over: Any) -> SiteInputs:
-    return SiteInputs(index=documents["index"], series=documents["series"],
-                      pointers=documents["pointers"], build_info=documents["build_info"],
-                      preview=over.pop("preview", False), site_url=over.pop("site_url", None))
+    return SiteInputs(
+        index=documents["index"],
+        series=documents["series"],
+        pointers=documents["pointers"],
+        build_info=documents["build_info"],
+        preview=over.pop("preview", False),
+        site_url=over.pop("site_url", None),
+    )
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Any]) -> Path:
     root = tmp_path_factory.mktemp("build")
     out = root / "site"
-    build_site(inputs(documents, site_url="http://127.0.0.1:1/"), out=out, config=None,
-               work_dir=root / "work", data_dir=DATA)
+    build_site(
+        inputs(documents, site_url="http://127.0.0.1:1/"),
+        out=out,
+        config=None,
+        work_dir=root / "work",
+        data_dir=DATA,
+    )
     return out
 
 
@@ -59,8 +69,11 @@ def test_preview_and_private_root(tmp_path: Path, documents: dict[str, Any]) -> 
     docs["build_info"]["trust"] = {"name": "demo-ca", "production": False, "refreshed": None}
     out = tmp_path / "site"
     build_site(inputs(docs, preview=True), out=out, config=None, work_dir=tmp_path / "w")
-    for page in [out / "index.html", out / "rejected" / "index.html",
-                 out / "recipes" / "h100-aks-ubuntu-training" / "index.html"]:
+    for page in [
+        out / "index.html",
+        out / "rejected" / "index.html",
+        out / "recipes" / "h100-aks-ubuntu-training" / "index.html",
+    ]:
         text = page.read_text(encoding="utf-8")
         assert '<meta name="robots" content="noindex">' in text
         assert "Preview, not the published record" in text
@@ -68,15 +81,19 @@ def test_preview_and_private_root(tmp_path: Path, documents: dict[str, Any]) -> 
     assert "noindex" in (out / "_headers").read_text()
 
 
-def test_broken_link_fails_and_keeps_previous_output(tmp_path: Path,
-                                                     documents: dict[str, Any]) -> None:
+def test_broken_link_fails_and_keeps_previous_output(
+    tmp_path: Path, documents: dict[str, Any]
+) -> None:
     out = tmp_path / "site"
     out.mkdir()
     (out / "index.html").write_text("previous")
     cfg = tmp_path / "mkdocs.yml"
     default = Path(__file__).resolve().parents[2] / "generator" / "resources" / "mkdocs.yml"
-    cfg.write_text(default.read_text().replace("  - Overview: index.md",
-                                               "  - Overview: index.md\n  - Gone: missing.md"))
+    cfg.write_text(
+        default.read_text().replace(
+            "  - Overview: index.md", "  - Overview: index.md\n  - Gone: missing.md"
+        )
+    )
     with pytest.raises(BuildError) as err:
         build_site(inputs(documents), out=out, config=cfg, work_dir=tmp_path / "w")
     assert "missing.md" in err.value.diagnostics()

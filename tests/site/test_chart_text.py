@@ -61,11 +61,14 @@ def chart_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     divs = "".join(
         f'<div class="evidence-chart" id="c{i}" style="width:900px;height:320px" '
         f'data-kind="k{i}" data-figure="{escape.figure_attr(f)}"></div>\n'
-        for i, f in enumerate(figures))
+        for i, f in enumerate(figures)
+    )
     (root / "index.html").write_text(
         '<!doctype html><html><head><meta charset="utf-8"><title>charts</title></head><body>\n'
         f'{divs}<script src="plotly.min.js"></script><script src="charts.js"></script>\n'
-        "</body></html>\n", encoding="utf-8")
+        "</body></html>\n",
+        encoding="utf-8",
+    )
     server, base = serve(root)
     try:
         yield base
@@ -114,5 +117,7 @@ def test_every_contributor_string_enters_a_figure_escaped() -> None:
         for text in texts:
             assert "<" not in text and ">" not in text and "%{" not in text, text
         assert any("&lt;a href=" in t for t in texts)
-        assert all(t.count("&") == t.count("&amp;") + t.count("&lt;") + t.count("&gt;")
-                   + t.count("&#37;") for t in texts)
+        assert all(
+            t.count("&") == t.count("&amp;") + t.count("&lt;") + t.count("&gt;") + t.count("&#37;")
+            for t in texts
+        )

@@ -53,22 +53,25 @@ def test_markdown_block_start_is_plain_paragraph(text: str) -> None:
     assert std_html.unescape(rendered[3:-4]) == text
 
 
-@pytest.mark.parametrize(("url", "ok"), [
-    ("https://search.sigstore.dev/?logIndex=1", True),
-    ("http://example.com/a", True),
-    ("HTTPS://EXAMPLE.COM", True),
-    ("javascript:alert(1)", False),
-    ("JavaScript:alert(1)", False),
-    ("data:text/html,<script>", False),
-    ("//evil.example/x", False),
-    ("/relative", False),
-    ("https://", False),
-    ("https://a b", False),
-    ("vbscript:x", False),
-    ("", False),
-    (None, False),
-    (42, False),
-])
+@pytest.mark.parametrize(
+    ("url", "ok"),
+    [
+        ("https://search.sigstore.dev/?logIndex=1", True),
+        ("http://example.com/a", True),
+        ("HTTPS://EXAMPLE.COM", True),
+        ("javascript:alert(1)", False),
+        ("JavaScript:alert(1)", False),
+        ("data:text/html,<script>", False),
+        ("//evil.example/x", False),
+        ("/relative", False),
+        ("https://", False),
+        ("https://a b", False),
+        ("vbscript:x", False),
+        ("", False),
+        (None, False),
+        (42, False),
+    ],
+)
 def test_safe_url_allows_only_http(url: object, ok: bool) -> None:
     assert (escape.safe_url(url) is not None) is ok
 
@@ -77,7 +80,7 @@ def test_link_renders_bad_urls_as_text() -> None:
     assert str(escape.link("x<y", "javascript:alert(1)")) == "x&lt;y"
     good = str(escape.link("log", 'https://e.example/?a="b"'))
     assert good.startswith('<a href="https://e.example/?a=&quot;b&quot;"')
-    assert "rel=\"noopener noreferrer nofollow\"" in good
+    assert 'rel="noopener noreferrer nofollow"' in good
 
 
 def test_figure_attr_round_trips_through_an_attribute() -> None:
@@ -94,10 +97,22 @@ def test_none_is_empty() -> None:
 # --------------------------------------------------------------------------- neutral text
 
 CONTROL_CASES = [
-    ("\u202e", "\\u202e"), ("\u202a", "\\u202a"), ("\u202d", "\\u202d"), ("\u2066", "\\u2066"),
-    ("\u2069", "\\u2069"), ("\u200e", "\\u200e"), ("\u200f", "\\u200f"), ("\u061c", "\\u061c"),
-    ("\x00", "\\u0000"), ("\x07", "\\u0007"), ("\x0b", "\\u000b"), ("\r", "\\u000d"),
-    ("\x1b", "\\u001b"), ("\x7f", "\\u007f"), ("\x80", "\\u0080"), ("\x85", "\\u0085"),
+    ("\u202e", "\\u202e"),
+    ("\u202a", "\\u202a"),
+    ("\u202d", "\\u202d"),
+    ("\u2066", "\\u2066"),
+    ("\u2069", "\\u2069"),
+    ("\u200e", "\\u200e"),
+    ("\u200f", "\\u200f"),
+    ("\u061c", "\\u061c"),
+    ("\x00", "\\u0000"),
+    ("\x07", "\\u0007"),
+    ("\x0b", "\\u000b"),
+    ("\r", "\\u000d"),
+    ("\x1b", "\\u001b"),
+    ("\x7f", "\\u007f"),
+    ("\x80", "\\u0080"),
+    ("\x85", "\\u0085"),
     ("\x9f", "\\u009f"),
 ]
 
@@ -106,8 +121,14 @@ CONTROL_CASES = [
 def test_every_escaper_shows_bidi_and_controls_as_visible_escapes(char: str, shown: str) -> None:
     raw = f"a{char}b"
     assert escape.neutral(raw) == f"a{shown}b"
-    for out in (escape.text(raw), str(escape.html(raw)), str(escape.attr(raw)),
-                str(escape.code(raw)), escape.chart_text(raw), str(escape.link(raw, "x"))):
+    for out in (
+        escape.text(raw),
+        str(escape.html(raw)),
+        str(escape.attr(raw)),
+        str(escape.code(raw)),
+        escape.chart_text(raw),
+        str(escape.link(raw, "x")),
+    ):
         assert char not in out and shown in out, out
     md_out = str(escape.md(raw))
     assert char not in md_out and "&#92;u" + shown[2:] in md_out  # `\` is an entity in Markdown
@@ -126,9 +147,19 @@ def test_figure_json_keeps_the_exact_string_without_a_raw_control() -> None:
     assert json.loads(std_html.unescape(out)) == value
 
 
-@pytest.mark.parametrize("source", ["{{ x }}", "{{ x|h }}", "{{ x|md }}", "{{ x|attr }}",
-                                    "{{ x|code }}", "{% for c in [x] %}{{ c }}{% endfor %}",
-                                    "{{ x ~ '!' }}", "{{ link(x, 'https://e.example') }}"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ x }}",
+        "{{ x|h }}",
+        "{{ x|md }}",
+        "{{ x|attr }}",
+        "{{ x|code }}",
+        "{% for c in [x] %}{{ c }}{% endfor %}",
+        "{{ x ~ '!' }}",
+        "{{ link(x, 'https://e.example') }}",
+    ],
+)
 def test_the_jinja_environment_neutralises_every_output(source: str, tmp_path: Any) -> None:
     from generator.site.pages import _environment
 

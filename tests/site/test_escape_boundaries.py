@@ -9,22 +9,43 @@ from markupsafe import Markup
 from generator.site.escape import chart_text, finalize, md, safe_url, text
 
 
-@pytest.mark.parametrize(("raw", "escaped"), [
-    ("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#39;"),
-    ("&lt;", "&amp;lt;"), ("<&>", "&lt;&amp;&gt;"),
-    ("<a href='x' title=\"y\">", "&lt;a href=&#39;x&#39; title=&quot;y&quot;&gt;"),
-    ("plain text", "plain text"), ("", ""),
-])
+@pytest.mark.parametrize(
+    ("raw", "escaped"),
+    [
+        ("&", "&amp;"),
+        ("<", "&lt;"),
+        (">", "&gt;"),
+        ('"', "&quot;"),
+        ("'", "&#39;"),
+        ("&lt;", "&amp;lt;"),
+        ("<&>", "&lt;&amp;&gt;"),
+        ("<a href='x' title=\"y\">", "&lt;a href=&#39;x&#39; title=&quot;y&quot;&gt;"),
+        ("plain text", "plain text"),
+        ("", ""),
+    ],
+)
 def test_html_text_escapes_each_special_character_once(raw: str, escaped: str) -> None:
     assert text(raw) == escaped
 
 
-@pytest.mark.parametrize(("raw", "escaped"), [
-    ("1. one", "1&#46; one"), ("1) one", "1&#41; one"), ("12. twelve", "12&#46; twelve"),
-    ("1.", "1&#46;"), ("1", "1"), ("12", "12"), ("1a. x", "1a. x"),
-    ("-x", "&#45;x"), (".x", "&#46;x"), ("-", "&#45;"), ("a-b.c", "a-b.c"),
-    ("  1. indented", "1&#46; indented"), ("v1.2", "v1.2"),
-])
+@pytest.mark.parametrize(
+    ("raw", "escaped"),
+    [
+        ("1. one", "1&#46; one"),
+        ("1) one", "1&#41; one"),
+        ("12. twelve", "12&#46; twelve"),
+        ("1.", "1&#46;"),
+        ("1", "1"),
+        ("12", "12"),
+        ("1a. x", "1a. x"),
+        ("-x", "&#45;x"),
+        (".x", "&#46;x"),
+        ("-", "&#45;"),
+        ("a-b.c", "a-b.c"),
+        ("  1. indented", "1&#46; indented"),
+        ("v1.2", "v1.2"),
+    ],
+)
 def test_markdown_block_starters_are_escaped_only_at_the_start(raw: str, escaped: str) -> None:
     assert str(md(raw)) == escaped
 
@@ -34,20 +55,39 @@ def test_markdown_folds_every_whitespace_run_to_one_space() -> None:
     assert str(md(None)) == ""
 
 
-@pytest.mark.parametrize(("url", "ok"), [
-    ("https://example.com/x", True), ("http://example.com", True), ("HTTPS://example.com", True),
-    ("https://", False), ("https:///path", False), ("https://exa mple.com", False),
-    ("ftp://example.com", False), ("javascript:alert(1)", False), ("//example.com", False),
-    ("", False), (None, False), ("https://example.com/\n", False),
-])
+@pytest.mark.parametrize(
+    ("url", "ok"),
+    [
+        ("https://example.com/x", True),
+        ("http://example.com", True),
+        ("HTTPS://example.com", True),
+        ("https://", False),
+        ("https:///path", False),
+        ("https://exa mple.com", False),
+        ("ftp://example.com", False),
+        ("javascript:alert(1)", False),
+        ("//example.com", False),
+        ("", False),
+        (None, False),
+        ("https://example.com/\n", False),
+    ],
+)
 def test_safe_url_takes_only_absolute_http_urls_with_a_host(url: object, ok: bool) -> None:
     assert safe_url(url) == (url if ok else None)
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    ("50%", "50&#37;"), ("%{x}", "&#37;{x}"), ("<b>", "&lt;b&gt;"), ("a&b", "a&amp;b"),
-    (None, ""), (3, "3"), ("plain", "plain"),
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("50%", "50&#37;"),
+        ("%{x}", "&#37;{x}"),
+        ("<b>", "&lt;b&gt;"),
+        ("a&b", "a&amp;b"),
+        (None, ""),
+        (3, "3"),
+        ("plain", "plain"),
+    ],
+)
 def test_chart_text_escapes_plotly_markup(raw: object, shown: str) -> None:
     assert chart_text(raw) == shown
 

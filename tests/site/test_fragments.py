@@ -25,21 +25,27 @@ DATA = Path(__file__).resolve().parent / "fixtures" / "data"
 
 
 def test_split_then_join_restores_every_block() -> None:
-    text = (f"# t\n\n{FRAGMENT_OPEN}\n<div>a &amp; b</div>\n{FRAGMENT_CLOSE}\nmiddle\n"
-            f"{FRAGMENT_OPEN}\n<p>two</p>\n{FRAGMENT_CLOSE}\n")
+    text = (
+        f"# t\n\n{FRAGMENT_OPEN}\n<div>a &amp; b</div>\n{FRAGMENT_CLOSE}\nmiddle\n"
+        f"{FRAGMENT_OPEN}\n<p>two</p>\n{FRAGMENT_CLOSE}\n"
+    )
     markdown, blocks = split_fragments(text)
     assert blocks == ("<div>a &amp; b</div>\n", "<p>two</p>\n")
     assert "<div>" not in markdown and "middle" in markdown
     assert fragment_slot(0) in markdown and fragment_slot(1) in markdown
     assert join_fragments(markdown, blocks) == markdown.replace(
-        fragment_slot(0), blocks[0]).replace(fragment_slot(1), blocks[1])
+        fragment_slot(0), blocks[0]
+    ).replace(fragment_slot(1), blocks[1])
 
 
-@pytest.mark.parametrize("text", [
-    f"{FRAGMENT_OPEN}\nx\n",
-    f"x\n{FRAGMENT_CLOSE}\n",
-    f"{FRAGMENT_OPEN}\n{FRAGMENT_OPEN}\nx\n{FRAGMENT_CLOSE}\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{FRAGMENT_OPEN}\nx\n",
+        f"x\n{FRAGMENT_CLOSE}\n",
+        f"{FRAGMENT_OPEN}\n{FRAGMENT_OPEN}\nx\n{FRAGMENT_CLOSE}\n",
+    ],
+)
 def test_unbalanced_markers_are_refused(text: str) -> None:
     with pytest.raises(ValueError):
         split_fragments(text)
@@ -51,8 +57,9 @@ def test_join_leaves_unknown_slots_alone() -> None:
 
 def test_no_contributor_string_can_forge_a_slot(documents: dict[str, Any]) -> None:
     """Every page's Markdown part, once split, holds only slots the split itself wrote."""
-    model = SiteModel(documents["index"], documents["series"], documents["pointers"],
-                      documents["build_info"])
+    model = SiteModel(
+        documents["index"], documents["series"], documents["pointers"], documents["build_info"]
+    )
     for path, text in render_pages(model, locate().pages).items():
         markdown, blocks = split_fragments(text)
         found = re.findall(r"<!--evidence-fragment (\d+)-->", markdown)
@@ -63,9 +70,18 @@ def test_no_contributor_string_can_forge_a_slot(documents: dict[str, Any]) -> No
 def site(tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Any]) -> Path:
     root = tmp_path_factory.mktemp("fragments")
     out = root / "site"
-    build_site(SiteInputs(index=documents["index"], series=documents["series"],
-                          pointers=documents["pointers"], build_info=documents["build_info"]),
-               out=out, config=None, work_dir=root / "work", data_dir=DATA)
+    build_site(
+        SiteInputs(
+            index=documents["index"],
+            series=documents["series"],
+            pointers=documents["pointers"],
+            build_info=documents["build_info"],
+        ),
+        out=out,
+        config=None,
+        work_dir=root / "work",
+        data_dir=DATA,
+    )
     return out
 
 
@@ -79,18 +95,24 @@ def test_built_pages_carry_the_blocks_and_no_slots(site: Path) -> None:
 
 def _index(site: Path) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = json.loads(
-        (site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+        (site / "search" / "search_index.json").read_text(encoding="utf-8")
+    )["docs"]
     return docs
 
 
-def test_search_finds_recipes_tests_and_signer_labels(site: Path,
-                                                      documents: dict[str, Any]) -> None:
-    model = SiteModel(documents["index"], documents["series"], documents["pointers"],
-                      documents["build_info"])
+def test_search_finds_recipes_tests_and_signer_labels(
+    site: Path, documents: dict[str, Any]
+) -> None:
+    model = SiteModel(
+        documents["index"], documents["series"], documents["pointers"], documents["build_info"]
+    )
     entries = _index(site)
     for tab in model.tabs:
-        text = " ".join(e["title"] + " " + e["text"] for e in entries
-                        if e["location"].startswith(f"recipes/{tab.recipe}/"))
+        text = " ".join(
+            e["title"] + " " + e["text"]
+            for e in entries
+            if e["location"].startswith(f"recipes/{tab.recipe}/")
+        )
         assert tab.recipe in text
         for row in tab.doc["combined"].get("tests", []):
             assert row["name"] in text, (tab.recipe, row["name"])

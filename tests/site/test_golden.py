@@ -19,8 +19,9 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
 def rendered(documents: dict[str, Any]) -> dict[str, str]:
-    model = SiteModel(documents["index"], documents["series"], documents["pointers"],
-                      documents["build_info"])
+    model = SiteModel(
+        documents["index"], documents["series"], documents["pointers"], documents["build_info"]
+    )
     pages = render_pages(model, locate().pages)
     for path, page in render_recipe_pages(model, locate().pages).items():
         pages[path[:-3] + ".html"] = page.body
@@ -36,8 +37,10 @@ def test_golden_markdown(documents: dict[str, Any]) -> None:
             target = GOLDEN / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", newline="\n")
-    expected = {p.relative_to(GOLDEN).as_posix(): p.read_text(encoding="utf-8")
-                for p in [*GOLDEN.rglob("*.md"), *GOLDEN.rglob("*.html")]}
+    expected = {
+        p.relative_to(GOLDEN).as_posix(): p.read_text(encoding="utf-8")
+        for p in [*GOLDEN.rglob("*.md"), *GOLDEN.rglob("*.html")]
+    }
     if not expected:
         pytest.fail("no golden files; run with UPDATE_GOLDEN=1 once and review them")
     assert sorted(pages) == sorted(expected)
@@ -51,8 +54,12 @@ def test_rendering_is_deterministic(documents: dict[str, Any]) -> None:
 
 def test_every_recipe_and_source_has_a_page(documents: dict[str, Any]) -> None:
     pages = rendered(documents)
-    recipes = {t["recipe"] for g in documents["index"]["groups"] for d in g["dashboards"]
-               for t in d["tabs"]}
+    recipes = {
+        t["recipe"]
+        for g in documents["index"]["groups"]
+        for d in g["dashboards"]
+        for t in d["tabs"]
+    }
     assert {f"recipes/{r}.html" for r in recipes} <= set(pages)
     slugs = {s["slug"] for s in documents["index"]["sources"].values()}
     assert {f"sources/{s}.md" for s in slugs} <= set(pages)
@@ -60,8 +67,10 @@ def test_every_recipe_and_source_has_a_page(documents: dict[str, Any]) -> None:
 
 def test_recipe_page_facts(documents: dict[str, Any]) -> None:
     page = rendered(documents)["recipes/gb300-oke-ubuntu-training-gpustack-oci-managed.html"]
-    assert ("aicr recipe --service oke --accelerator gb300 --os ubuntu --intent training "
-            "--profile gpuStack=oci-managed") in page
+    assert (
+        "aicr recipe --service oke --accelerator gb300 --os ubuntu --intent training "
+        "--profile gpuStack=oci-managed"
+    ) in page
     assert "<td><em>not reported</em></td>" in page  # minimal bundle: driver stripped
     assert "minimal bundle" in page
     kube = rendered(documents)["recipes/h100-eks-ubuntu-training-kubeflow.html"]
@@ -72,8 +81,11 @@ def test_recipe_page_facts(documents: dict[str, Any]) -> None:
 
 def test_rejected_page_lists_every_problem(documents: dict[str, Any]) -> None:
     page = rendered(documents)["rejected.md"]
-    bad = [p for p in documents["pointers"]["pointers"]
-           if p["verify"]["exit"] >= 2 or p["verify"]["pending"]]
+    bad = [
+        p
+        for p in documents["pointers"]["pointers"]
+        if p["verify"]["exit"] >= 2 or p["verify"]["pending"]
+    ]
     assert len(bad) == 4
     for p in bad:
         assert p["path"].split("/")[-1][:24] in page

@@ -13,8 +13,9 @@ from tests.site.test_golden import rendered
 
 
 def _model(documents: dict[str, Any]) -> SiteModel:
-    return SiteModel(documents["index"], documents["series"], documents["pointers"],
-                     documents["build_info"])
+    return SiteModel(
+        documents["index"], documents["series"], documents["pointers"], documents["build_info"]
+    )
 
 
 def test_hex_labelled_unlisted_signers_get_numbered_names(documents: dict[str, Any]) -> None:
@@ -39,12 +40,15 @@ def test_allowlisted_labels_are_kept(documents: dict[str, Any]) -> None:
             assert model.label(src) == info["label"]
 
 
-@pytest.mark.parametrize(("recipe", "state"), [
-    ("gb200-eks-ubuntu-training", "stale"),
-    ("b200-gke-ubuntu-inference", "unknown"),
-    ("h100-eks-ubuntu-training-kubeflow", "fresh"),
-    ("l40s-lke-ubuntu-inference", "none"),
-])
+@pytest.mark.parametrize(
+    ("recipe", "state"),
+    [
+        ("gb200-eks-ubuntu-training", "stale"),
+        ("b200-gke-ubuntu-inference", "unknown"),
+        ("h100-eks-ubuntu-training-kubeflow", "fresh"),
+        ("l40s-lke-ubuntu-inference", "none"),
+    ],
+)
 def test_recipe_freshness_summary(documents: dict[str, Any], recipe: str, state: str) -> None:
     fs = _model(documents).freshness(recipe)
     assert fs.state == state
@@ -56,22 +60,28 @@ def test_recipe_freshness_summary(documents: dict[str, Any], recipe: str, state:
     assert ("current" in row) == (state == "stale")
 
 
-@pytest.mark.parametrize(("counts", "reported", "expect"), [
-    ({"pass": 3, "fail": 0, "notRun": 0}, 1, "3 pass · 0 fail"),
-    ({"pass": 1, "fail": 2, "notRun": 1}, 0, "1 pass · 2 fail · 1 not run"),
-])
-def test_counts_line_is_one_short_line(counts: dict[str, int], reported: int,
-                                       expect: str) -> None:
+@pytest.mark.parametrize(
+    ("counts", "reported", "expect"),
+    [
+        ({"pass": 3, "fail": 0, "notRun": 0}, 1, "3 pass · 0 fail"),
+        ({"pass": 1, "fail": 2, "notRun": 1}, 0, "1 pass · 2 fail · 1 not run"),
+    ],
+)
+def test_counts_line_is_one_short_line(counts: dict[str, int], reported: int, expect: str) -> None:
     row = Row("deployment", "x", "CONFIRMED", 5, counts, reported, ("same recipe digest",), ())
     assert counts_text(row) == expect
     assert ("not counted" in row.detail) == bool(reported)
     assert "same recipe digest" in row.detail
 
 
-@pytest.mark.parametrize(("trusted", "expect"), [
-    (None, "every registry allowed"), ([], "every registry allowed"),
-    (["ghcr.io/acme"], "registries limited to ghcr.io/acme"),
-])
+@pytest.mark.parametrize(
+    ("trusted", "expect"),
+    [
+        (None, "every registry allowed"),
+        ([], "every registry allowed"),
+        (["ghcr.io/acme"], "registries limited to ghcr.io/acme"),
+    ],
+)
 def test_registry_note(trusted: list[str] | None, expect: str) -> None:
     assert registry_note(trusted).startswith(expect)
 
@@ -81,7 +91,7 @@ def test_cached_verdict_and_registry_policy_are_shown(documents: dict[str, Any])
     cached = [p for p in documents["pointers"]["pointers"] if p["verify"]["verifiedAt"]]
     assert cached
     page = pages[f"recipes/{cached[0]['recipe']}.html"]
-    assert f"verified at <time datetime=\"{cached[0]['verify']['verifiedAt']}\"" in page
+    assert f'verified at <time datetime="{cached[0]["verify"]["verifiedAt"]}"' in page
     assert "every registry allowed" in pages["about.md"]
 
 
@@ -90,8 +100,10 @@ def test_the_card_names_the_trust_root_of_a_reused_verdict(documents: dict[str, 
     cached = [p for p in docs["pointers"]["pointers"] if p["verify"]["verifiedAt"]]
     assert cached
     root = "ab" * 32
-    cached[0]["verify"]["reusedFrom"] = {"verifiedAt": cached[0]["verify"]["verifiedAt"],
-                                         "trustRoot": root}
+    cached[0]["verify"]["reusedFrom"] = {
+        "verifiedAt": cached[0]["verify"]["verifiedAt"],
+        "trustRoot": root,
+    }
     page = rendered(docs)[f"recipes/{cached[0]['recipe']}.html"]
     assert f'judged under the same trust root <code title="{root}">{root[:16]}</code>' in page
 
@@ -101,19 +113,24 @@ def test_attestation_age_against_build_time(documents: dict[str, Any]) -> None:
     assert "days before this build" in page
 
 
-def test_first_party_runs_and_credentialed_bundles_are_explained(
-        documents: dict[str, Any]) -> None:
+def test_first_party_runs_and_credentialed_bundles_are_explained(documents: dict[str, Any]) -> None:
     from generator.site.cards import pointer_card
 
     model = _model(documents)
-    base = next(p for p in documents["pointers"]["pointers"]
-                if p["verify"]["exit"] == 0 and p["bundle"].get("oci"))
+    base = next(
+        p
+        for p in documents["pointers"]["pointers"]
+        if p["verify"]["exit"] == 0 and p["bundle"].get("oci")
+    )
     page = f"recipes/{base['recipe']}.md"
     plain = str(pointer_card(model, page, base))
     assert "evidence-dashboard verify recipes/" in plain
     assert "only with credentials" not in plain
-    first_party = {**base, "path": "bundle-refs/0-sha256-" + "a" * 64,
-                   "verify": {**base["verify"], "anonymous": False}}
+    first_party = {
+        **base,
+        "path": "bundle-refs/0-sha256-" + "a" * 64,
+        "verify": {**base["verify"], "anonymous": False},
+    }
     card = str(pointer_card(model, page, first_party))
     assert "--bundle-refs" in card and "no pointer file" in card
     assert "evidence-dashboard verify recipes/" not in card  # there is no file to verify

@@ -13,9 +13,14 @@ from tests.site.test_golden import rendered
 
 
 def _read_back(documents: dict[str, Any]) -> dict[str, Any]:
-    return {name: (json.loads(go_json_bytes(doc)) if name != "series" else
-                   {k: json.loads(go_json_bytes(v)) for k, v in doc.items()})
-            for name, doc in documents.items()}
+    return {
+        name: (
+            json.loads(go_json_bytes(doc))
+            if name != "series"
+            else {k: json.loads(go_json_bytes(v)) for k, v in doc.items()}
+        )
+        for name, doc in documents.items()
+    }
 
 
 def test_pages_from_read_back_documents_are_the_same(documents: dict[str, Any]) -> None:

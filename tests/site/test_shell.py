@@ -17,30 +17,47 @@ from generator.site.shell import BODY_MARKER, SHELL_NAME, SHELL_URL, TITLE_TOKEN
 
 
 def _inputs(documents: dict[str, Any]) -> SiteInputs:
-    return SiteInputs(index=documents["index"], series=documents["series"],
-                      pointers=documents["pointers"], build_info=documents["build_info"])
+    return SiteInputs(
+        index=documents["index"],
+        series=documents["series"],
+        pointers=documents["pointers"],
+        build_info=documents["build_info"],
+    )
 
 
 def _recipes(documents: dict[str, Any]) -> list[str]:
-    return [t["recipe"] for g in documents["index"]["groups"] for d in g["dashboards"]
-            for t in d["tabs"]]
+    return [
+        t["recipe"]
+        for g in documents["index"]["groups"]
+        for d in g["dashboards"]
+        for t in d["tabs"]
+    ]
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_fill_escapes_the_title_and_sets_the_address() -> None:
-    shell = PageShell.parse(f"<title>{TITLE_TOKEN} - site</title><link href='x/{SHELL_URL}'>"
-                            f"<h1>{TITLE_TOKEN}</h1>{BODY_MARKER}<footer/>", "shell.html")
+    shell = PageShell.parse(
+        f"<title>{TITLE_TOKEN} - site</title><link href='x/{SHELL_URL}'>"
+        f"<h1>{TITLE_TOKEN}</h1>{BODY_MARKER}<footer/>",
+        "shell.html",
+    )
     page = shell.fill("r1", HtmlPage("<b>&", "<p>body</p>", "", ()))
-    assert page == ("<title>&lt;b&gt;&amp; - site</title><link href='x/recipes/r1/'>"
-                    "<h1>&lt;b&gt;&amp;</h1><p>body</p><footer/>")
+    assert page == (
+        "<title>&lt;b&gt;&amp; - site</title><link href='x/recipes/r1/'>"
+        "<h1>&lt;b&gt;&amp;</h1><p>body</p><footer/>"
+    )
 
 
-@pytest.mark.parametrize("text", ["<html>no marker</html>",
-                                  f"<html>{BODY_MARKER}{BODY_MARKER}</html>"])
+@pytest.mark.parametrize(
+    "text", ["<html>no marker</html>", f"<html>{BODY_MARKER}{BODY_MARKER}</html>"]
+)
 def test_a_theme_that_loses_the_body_is_a_clear_error(text: str) -> None:
     with pytest.raises(BuildError) as caught:
         PageShell.parse(text, "site/recipes/_evidence-shell/index.html")
@@ -61,8 +78,9 @@ def test_no_trace_of_the_shell_is_published(built: Path) -> None:
     for path, data in _files(built).items():
         if path.endswith((".html", ".xml", ".json")):
             text = data.decode("utf-8")
-            assert SHELL_NAME not in text and TITLE_TOKEN not in text and BODY_MARKER not in \
-                text, path
+            assert SHELL_NAME not in text and TITLE_TOKEN not in text and BODY_MARKER not in text, (
+                path
+            )
 
 
 def test_every_recipe_page_is_a_full_page(built: Path, documents: dict[str, Any]) -> None:
@@ -74,8 +92,7 @@ def test_every_recipe_page_is_a_full_page(built: Path, documents: dict[str, Any]
         assert '<link rel="stylesheet" href="../../assets/' in text
 
 
-def test_search_sitemap_and_tags_list_every_recipe(built: Path,
-                                                   documents: dict[str, Any]) -> None:
+def test_search_sitemap_and_tags_list_every_recipe(built: Path, documents: dict[str, Any]) -> None:
     recipes = _recipes(documents)
     index = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
     located = {d["location"]: d for d in index["docs"]}
@@ -93,14 +110,16 @@ def test_search_sitemap_and_tags_list_every_recipe(built: Path,
     assert sitemap.count("<url>") == sitemap.count("</url>")
 
 
-def test_cached_builds_equal_a_plain_build(tmp_path: Path, built: Path,
-                                           documents: dict[str, Any]) -> None:
+def test_cached_builds_equal_a_plain_build(
+    tmp_path: Path, built: Path, documents: dict[str, Any]
+) -> None:
     cache = tmp_path / "pages"
     expected = _files(built)
     for n in range(2):  # the first fills the cache, the second reads it
         out = tmp_path / f"site{n}"
-        build_site(_inputs(documents), out=out, config=None, work_dir=tmp_path / f"w{n}",
-                   page_cache=cache)
+        build_site(
+            _inputs(documents), out=out, config=None, work_dir=tmp_path / f"w{n}", page_cache=cache
+        )
         assert _files(out) == expected
     names = {p.name for p in cache.iterdir()}
     assert sum(1 for n in names if n.endswith(".html")) == len(_recipes(documents))
@@ -108,16 +127,27 @@ def test_cached_builds_equal_a_plain_build(tmp_path: Path, built: Path,
 
 
 def test_a_changed_recipe_is_rendered_again_and_stale_entries_go(
-        tmp_path: Path, documents: dict[str, Any]) -> None:
+    tmp_path: Path, documents: dict[str, Any]
+) -> None:
     cache = tmp_path / "pages"
-    build_site(_inputs(documents), out=tmp_path / "a", config=None, work_dir=tmp_path / "w1",
-               page_cache=cache)
+    build_site(
+        _inputs(documents),
+        out=tmp_path / "a",
+        config=None,
+        work_dir=tmp_path / "w1",
+        page_cache=cache,
+    )
     before = {p.name for p in cache.iterdir()}
     changed = json.loads(json.dumps(documents))
     tab = changed["index"]["groups"][0]["dashboards"][0]["tabs"][0]
     tab["coord"]["platform"] = "changed-platform"
-    build_site(_inputs(changed), out=tmp_path / "b", config=None, work_dir=tmp_path / "w2",
-               page_cache=cache)
+    build_site(
+        _inputs(changed),
+        out=tmp_path / "b",
+        config=None,
+        work_dir=tmp_path / "w2",
+        page_cache=cache,
+    )
     after = {p.name for p in cache.iterdir()}
     assert len(after) == len(before)
     assert len(after - before) == 2  # that recipe's page and the Markdown pages
@@ -125,32 +155,51 @@ def test_a_changed_recipe_is_rendered_again_and_stale_entries_go(
     assert "changed-platform" in page
 
 
-def test_a_corrupt_cache_entry_is_rendered_again(tmp_path: Path, built: Path,
-                                                 documents: dict[str, Any]) -> None:
+def test_a_corrupt_cache_entry_is_rendered_again(
+    tmp_path: Path, built: Path, documents: dict[str, Any]
+) -> None:
     cache = tmp_path / "pages"
-    build_site(_inputs(documents), out=tmp_path / "a", config=None, work_dir=tmp_path / "w1",
-               page_cache=cache)
+    build_site(
+        _inputs(documents),
+        out=tmp_path / "a",
+        config=None,
+        work_dir=tmp_path / "w1",
+        page_cache=cache,
+    )
     for entry in cache.iterdir():
         if entry.name.startswith("markdown-"):
             entry.write_text("{not json", encoding="utf-8")
-    build_site(_inputs(documents), out=tmp_path / "b", config=None, work_dir=tmp_path / "w2",
-               page_cache=cache)
+    build_site(
+        _inputs(documents),
+        out=tmp_path / "b",
+        config=None,
+        work_dir=tmp_path / "w2",
+        page_cache=cache,
+    )
     assert _files(tmp_path / "b") == _files(built)
 
 
-def test_the_caller_data_folder_is_copied_not_moved(tmp_path: Path,
-                                                    documents: dict[str, Any]) -> None:
+def test_the_caller_data_folder_is_copied_not_moved(
+    tmp_path: Path, documents: dict[str, Any]
+) -> None:
     data = tmp_path / "data"
     data.mkdir()
     (data / "index.json").write_text("{}", encoding="utf-8")
-    build_site(_inputs(documents), out=tmp_path / "s", config=None, work_dir=tmp_path / "w",
-               data_dir=data)
+    build_site(
+        _inputs(documents), out=tmp_path / "s", config=None, work_dir=tmp_path / "w", data_dir=data
+    )
     assert (data / "index.json").is_file()
     assert (tmp_path / "s" / "data" / "index.json").is_file()
     moved = tmp_path / "moved"
     moved.mkdir()
     (moved / "index.json").write_text("{}", encoding="utf-8")
-    build_site(_inputs(documents), out=tmp_path / "t", config=None, work_dir=tmp_path / "w2",
-               data_dir=moved, move_data=True)
+    build_site(
+        _inputs(documents),
+        out=tmp_path / "t",
+        config=None,
+        work_dir=tmp_path / "w2",
+        data_dir=moved,
+        move_data=True,
+    )
     assert not moved.exists()
     assert (tmp_path / "t" / "data" / "index.json").is_file()

@@ -28,13 +28,17 @@ PACKAGED = ROOT / "generator" / "resources" / "mkdocs.yml"
 def hostile_config(hook: Path) -> str:
     """The packaged configuration (a site MkDocs builds cleanly) with another title and a hook."""
     text = PACKAGED.read_text(encoding="utf-8").replace(
-        "site_name: Recipe evidence", "site_name: HOSTILE CONFIGURATION WAS READ")
+        "site_name: Recipe evidence", "site_name: HOSTILE CONFIGURATION WAS READ"
+    )
     return f"{text}\nhooks:\n  - {hook}\n"
 
 
 def site_digest(out: Path) -> dict[str, str]:
-    return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(out.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture()
@@ -78,8 +82,11 @@ def test_hostile_config_given_by_option_is_refused(box: Sandbox) -> None:
 def test_python_tag_in_config_is_refused_and_never_constructed(box: Sandbox) -> None:
     ran = box.inputs / "TAG-RAN"
     config = box.inputs / "site.yml"
-    config.write_text(PACKAGED.read_text(encoding="utf-8") + f"extra:\n  boom: !!python/object/apply:os.system "
-        f"[\"touch {ran}\"]\n", encoding="utf-8")
+    config.write_text(
+        PACKAGED.read_text(encoding="utf-8") + f"extra:\n  boom: !!python/object/apply:os.system "
+        f'["touch {ran}"]\n',
+        encoding="utf-8",
+    )
     done = box.run("--config", str(config))
     assert not ran.exists()
     assert done.returncode == 2, (done.stdout, done.stderr)
@@ -93,18 +100,23 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("text", "key"), [
-    ("plugins:\n  - search\n  - macros\n", "plugins[1]"),
-    ("plugins:\n  search: {}\n  evil: {}\n", "plugins[1]"),
-    ("plugins:\n  - tags\n  - {exec: {x: 1}}\n", "plugins[1]"),
-    ("markdown_extensions:\n  - toc\n  - evil_module\n", "markdown_extensions[1]"),
-    ("INHERIT: other.yml\nsite_name: x\n", "INHERIT"),
-    ("hooks: []\n", "hooks"),
-    ("markdown_extensions:\n  - pymdownx.superfences:\n      custom_fences:\n"
-     "        - name: m\n          format: !!python/name:os.system\n",
-     "markdown_extensions[0].pymdownx.superfences.custom_fences[0].format"),
-    ("site_name: !relative $config_dir\n", "site_name"),
-])
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("plugins:\n  - search\n  - macros\n", "plugins[1]"),
+        ("plugins:\n  search: {}\n  evil: {}\n", "plugins[1]"),
+        ("plugins:\n  - tags\n  - {exec: {x: 1}}\n", "plugins[1]"),
+        ("markdown_extensions:\n  - toc\n  - evil_module\n", "markdown_extensions[1]"),
+        ("INHERIT: other.yml\nsite_name: x\n", "INHERIT"),
+        ("hooks: []\n", "hooks"),
+        (
+            "markdown_extensions:\n  - pymdownx.superfences:\n      custom_fences:\n"
+            "        - name: m\n          format: !!python/name:os.system\n",
+            "markdown_extensions[0].pymdownx.superfences.custom_fences[0].format",
+        ),
+        ("site_name: !relative $config_dir\n", "site_name"),
+    ],
+)
 def test_code_running_config_is_refused(tmp_path: Path, text: str, key: str) -> None:
     path = _write(tmp_path, text)
     with pytest.raises(UsageError) as err:
@@ -114,8 +126,9 @@ def test_code_running_config_is_refused(tmp_path: Path, text: str, key: str) -> 
     assert err.value.location.file == str(path) and err.value.location.key == key
 
 
-@pytest.mark.parametrize("config", [ROOT / "mkdocs.example.yml",
-                                    ROOT / "generator" / "resources" / "mkdocs.yml"])
+@pytest.mark.parametrize(
+    "config", [ROOT / "mkdocs.example.yml", ROOT / "generator" / "resources" / "mkdocs.yml"]
+)
 def test_the_shipped_configurations_pass(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SITE_URL", "https://example.test/")
     cfg = load_site_config(config)
@@ -124,10 +137,13 @@ def test_the_shipped_configurations_pass(config: Path, monkeypatch: pytest.Monke
 
 
 def test_allowed_forms_and_aliases_pass(tmp_path: Path) -> None:
-    path = _write(tmp_path, "defaults: &d {x: 1}\nextra:\n  <<: *d\n  y: 2\n"
-                            "plugins:\n  - material/search\n  - tags: {}\n"
-                            "markdown_extensions:\n  - pymdownx.tabbed:\n"
-                            "      alternate_style: true\n  - markdown.extensions.toc\n")
+    path = _write(
+        tmp_path,
+        "defaults: &d {x: 1}\nextra:\n  <<: *d\n  y: 2\n"
+        "plugins:\n  - material/search\n  - tags: {}\n"
+        "markdown_extensions:\n  - pymdownx.tabbed:\n"
+        "      alternate_style: true\n  - markdown.extensions.toc\n",
+    )
     cfg = load_site_config(path)
     assert cfg["extra"] == {"x": 1, "y": 2}
 

@@ -12,18 +12,24 @@ import jsonschema
 from generator.data.writers import build_info_document, schema_text
 from generator.site.build import SiteInputs, build_site
 
-REASON = ("the TUF refresh of https://tuf-repo-cdn.sigstore.dev could not reach the repository "
-          "(DownloadError: <offline>); verified with the root bundled in sigstore instead")
+REASON = (
+    "the TUF refresh of https://tuf-repo-cdn.sigstore.dev could not reach the repository "
+    "(DownloadError: <offline>); verified with the root bundled in sigstore instead"
+)
 
 
 def _inputs(documents: dict[str, Any]) -> SiteInputs:
-    return SiteInputs(index=documents["index"], series=documents["series"],
-                      pointers=documents["pointers"], build_info=documents["build_info"],
-                      preview=False, site_url=None)
+    return SiteInputs(
+        index=documents["index"],
+        series=documents["series"],
+        pointers=documents["pointers"],
+        build_info=documents["build_info"],
+        preview=False,
+        site_url=None,
+    )
 
 
-def test_every_page_carries_the_fallback_banner(tmp_path: Path,
-                                                documents: dict[str, Any]) -> None:
+def test_every_page_carries_the_fallback_banner(tmp_path: Path, documents: dict[str, Any]) -> None:
     docs = copy.deepcopy(documents)
     docs["build_info"]["trustRootFallback"] = {"reason": REASON}
     out = tmp_path / "site"
@@ -46,9 +52,16 @@ def test_no_fallback_no_banner(tmp_path: Path, documents: dict[str, Any]) -> Non
 
 def test_build_info_carries_the_reason_only_on_a_fallback() -> None:
     common: dict[str, Any] = {
-        "build_time": "2026-01-01T00:00:00Z", "commit": None, "source_url": None,
-        "verifier": "v", "trust_name": "production", "trust_production": True,
-        "trust_refreshed": None, "trusted_registries": None, "preview": False}
+        "build_time": "2026-01-01T00:00:00Z",
+        "commit": None,
+        "source_url": None,
+        "verifier": "v",
+        "trust_name": "production",
+        "trust_production": True,
+        "trust_refreshed": None,
+        "trusted_registries": None,
+        "preview": False,
+    }
     schema = json.loads(schema_text("build-info.schema.json"))
     plain = build_info_document(**common)
     assert "trustRootFallback" not in plain

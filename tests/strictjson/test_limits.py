@@ -76,12 +76,15 @@ def test_a_deep_utf16_document_is_refused() -> None:
     assert strictjson.loads(("[" * DEPTH + "]" * DEPTH).encode("utf-16-le")) is not None
 
 
-@pytest.mark.parametrize("text", [
-    json.dumps({"a": "[" * 500, "b": "{" * 500}),           # brackets inside strings
-    json.dumps(["\\\"[[[" * 100, "\\" * 7, "]" * 90]),      # escaped quotes and backslashes
-    json.dumps({"[" * 70: "x", '"': "{" * 80}),             # keys too
-    json.dumps(["\"" + "[" * 100]),                         # an escaped quote opening a string
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps({"a": "[" * 500, "b": "{" * 500}),  # brackets inside strings
+        json.dumps(['\\"[[[' * 100, "\\" * 7, "]" * 90]),  # escaped quotes and backslashes
+        json.dumps({"[" * 70: "x", '"': "{" * 80}),  # keys too
+        json.dumps(['"' + "[" * 100]),  # an escaped quote opening a string
+    ],
+)
 def test_brackets_inside_strings_do_not_count(text: str) -> None:
     assert strictjson.loads(text) == json.loads(text)
 
@@ -99,17 +102,19 @@ def _depth(value: Any) -> int:
     return 0
 
 
-_TEXT = st.sampled_from(["", "[", "]", "{", "}", "\"", "\\", "\\\"", "a\\\\", "[]", "\\u005b"])
-_TREE = st.recursive(st.one_of(_TEXT, st.integers(-5, 5), st.none()),
-                     lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                             st.dictionaries(_TEXT, inner, max_size=3)),
-                     max_leaves=40)
+_TEXT = st.sampled_from(["", "[", "]", "{", "}", '"', "\\", '\\"', "a\\\\", "[]", "\\u005b"])
+_TREE = st.recursive(
+    st.one_of(_TEXT, st.integers(-5, 5), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TEXT, inner, max_size=3)),
+    max_leaves=40,
+)
 
 
 @settings(max_examples=300, deadline=None)
 @given(tree=_TREE, wrap=st.integers(0, 70), ascii_only=st.booleans(), indent=st.booleans())
-def test_depth_check_agrees_with_the_parsed_depth(tree: Any, wrap: int, ascii_only: bool,
-                                                  indent: bool) -> None:
+def test_depth_check_agrees_with_the_parsed_depth(
+    tree: Any, wrap: int, ascii_only: bool, indent: bool
+) -> None:
     """Exact on both sides: never refuses a legal document, never lets a deeper one through."""
     value = tree
     for _ in range(wrap):

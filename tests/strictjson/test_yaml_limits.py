@@ -43,8 +43,11 @@ def block_seq(depth: int) -> bytes:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("make", [flow, flow_maps, block, block_seq],
-                         ids=["flow-seq", "flow-map", "block-map", "block-seq"])
+@pytest.mark.parametrize(
+    "make",
+    [flow, flow_maps, block, block_seq],
+    ids=["flow-seq", "flow-map", "block-map", "block-seq"],
+)
 def test_exactly_64_deep_is_accepted_65_is_refused(backend: str, make: Any) -> None:
     assert load_yaml(make(DEPTH), file="x.yaml", backend=backend) is not None
     error = refused(make(DEPTH + 1), backend)
@@ -60,7 +63,7 @@ def test_very_deep_yaml_is_refused_as_nesting(backend: str, depth: int) -> None:
 
 
 def _bomb(width: int = 9, levels: int = 9) -> bytes:
-    lines = [f'a0: &a0 [{", ".join(["lol"] * width)}]']
+    lines = [f"a0: &a0 [{', '.join(['lol'] * width)}]"]
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
     return ("\n".join(lines) + "\n").encode()
 
@@ -72,8 +75,7 @@ def test_an_alias_bomb_is_refused(backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_entries_per_container_at_the_limit_are_accepted_one_more_is_refused(
-        backend: str) -> None:
+def test_entries_per_container_at_the_limit_are_accepted_one_more_is_refused(backend: str) -> None:
     items = PARSE_LIMITS.container_items
     ok = b"[" + b",".join([b"0"] * items) + b"]\n"
     assert len(load_yaml(ok, file="x.yaml", backend=backend)) == items
@@ -87,9 +89,13 @@ def test_entries_per_container_at_the_limit_are_accepted_one_more_is_refused(
 def test_scalar_length_at_the_limit_is_accepted_one_more_is_refused(backend: str) -> None:
     chars = PARSE_LIMITS.string_chars
     assert load_yaml(b"k: " + b"x" * chars + b"\n", file="x.yaml", backend=backend) == {
-        "k": "x" * chars}
-    for data in (b"k: " + b"x" * (chars + 1) + b"\n", b"- '" + b"x" * (chars + 1) + b"'\n",
-                 b"x" * (chars + 1) + b": 1\n"):
+        "k": "x" * chars
+    }
+    for data in (
+        b"k: " + b"x" * (chars + 1) + b"\n",
+        b"- '" + b"x" * (chars + 1) + b"'\n",
+        b"x" * (chars + 1) + b": 1\n",
+    ):
         error = refused(data, backend)
         assert error.message == "scalar too long"
 
@@ -105,4 +111,7 @@ def test_document_size_at_the_limit_is_accepted_one_more_is_refused() -> None:
 def test_anchors_and_aliases_within_the_limits_still_read(backend: str) -> None:
     data = b"base: &b {x: 1}\nfirst: *b\nsecond: *b\n"
     assert load_yaml(data, file="x.yaml", backend=backend) == {
-        "base": {"x": 1}, "first": {"x": 1}, "second": {"x": 1}}
+        "base": {"x": 1},
+        "first": {"x": 1},
+        "second": {"x": 1},
+    }

@@ -47,7 +47,9 @@ def sign(authority: TestAuthority, signer: SignerIdentity = EMAIL, **kw: Any) ->
     return authority.sign_dsse(STATEMENT, signer=signer, signed_at=SIGNED_AT, **kw)
 
 
-def verify(verifier: Verifier, bundle_json: bytes, signer: SignerIdentity = EMAIL) -> tuple[str, bytes]:
+def verify(
+    verifier: Verifier, bundle_json: bytes, signer: SignerIdentity = EMAIL
+) -> tuple[str, bytes]:
     return verifier.verify_dsse(Bundle.from_json(bundle_json), policy(signer))
 
 
@@ -71,13 +73,17 @@ def verifier_for(root: bytes, tmp_path: Path) -> Verifier:
 # --------------------------------------------------------------------------- 6.1 must accept
 
 
-def test_email_san_is_accepted_and_payload_returned(authority: TestAuthority, verifier: Verifier) -> None:
+def test_email_san_is_accepted_and_payload_returned(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     payload_type, payload = verify(verifier, sign(authority))
     assert payload_type == "application/vnd.in-toto+json"
     assert payload == STATEMENT
 
 
-def test_uri_san_with_github_issuer_is_accepted(authority: TestAuthority, verifier: Verifier) -> None:
+def test_uri_san_with_github_issuer_is_accepted(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     bundle = sign(authority, WORKFLOW)
     verify(verifier, bundle, WORKFLOW)
     cert = x509.load_der_x509_certificate(
@@ -89,7 +95,9 @@ def test_uri_san_with_github_issuer_is_accepted(authority: TestAuthority, verifi
     assert cert.subject == x509.Name([])
 
 
-def test_proof_at_signing_time_and_later_bigger_tree(authority: TestAuthority, verifier: Verifier) -> None:
+def test_proof_at_signing_time_and_later_bigger_tree(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     bundle = sign(authority)
     at_signing = entry(json.loads(bundle))["inclusionProof"]
     verify(verifier, bundle)
@@ -137,7 +145,9 @@ def test_rekor_v2_shape_with_tsa(authority: TestAuthority, verifier: Verifier) -
     verify(verifier, bundle)
 
 
-def test_certificate_expired_now_but_valid_at_signing(authority: TestAuthority, verifier: Verifier) -> None:
+def test_certificate_expired_now_but_valid_at_signing(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     long_ago = datetime(2021, 3, 1, 8, 0, 0, tzinfo=UTC)
     bundle = authority.sign_dsse(STATEMENT, signer=EMAIL, signed_at=long_ago)
     cert = x509.load_der_x509_certificate(
@@ -148,7 +158,9 @@ def test_certificate_expired_now_but_valid_at_signing(authority: TestAuthority, 
 
 
 def test_trust_root_is_stable_across_regenerations() -> None:
-    assert TestAuthority("stable").trusted_root_json() == TestAuthority("stable").trusted_root_json()
+    assert (
+        TestAuthority("stable").trusted_root_json() == TestAuthority("stable").trusted_root_json()
+    )
     assert TestAuthority("stable").trusted_root_json() != TestAuthority("other").trusted_root_json()
 
 
@@ -213,21 +225,47 @@ def _proof_index(doc: dict[str, Any]) -> None:
 JSON_TAMPERS = [
     ("payload modified", _payload, VerificationError, "DSSE: invalid signature"),
     ("payloadType modified", _payload_type, VerificationError, "DSSE: invalid signature"),
-    ("entry logIndex changed", _set_log_index(lambda e: int(e["logIndex"]) + 1), VerificationError, "SET: invalid inclusion promise"),
-    ("shard-local index as entry logIndex", _set_log_index(lambda e: int(e["inclusionProof"]["logIndex"])), VerificationError, "SET: invalid inclusion promise"),
+    (
+        "entry logIndex changed",
+        _set_log_index(lambda e: int(e["logIndex"]) + 1),
+        VerificationError,
+        "SET: invalid inclusion promise",
+    ),
+    (
+        "shard-local index as entry logIndex",
+        _set_log_index(lambda e: int(e["inclusionProof"]["logIndex"])),
+        VerificationError,
+        "SET: invalid inclusion promise",
+    ),
     ("inclusionProof.logIndex changed", _proof_index, VerificationError, "inclusion proof"),
     ("integratedTime +1s", _shift_time(1), VerificationError, "SET: invalid inclusion promise"),
     ("integratedTime -1s", _shift_time(-1), VerificationError, "SET: invalid inclusion promise"),
-    ("integratedTime outside validity", _shift_time(3600), CertValidationError, "not valid at validation time"),
+    (
+        "integratedTime outside validity",
+        _shift_time(3600),
+        CertValidationError,
+        "not valid at validation time",
+    ),
     ("proof hash flipped", _flip_proof_hash, VerificationError, "inclusion proof"),
-    ("checkpoint text edited", _edit_checkpoint, VerificationError, "checkpoint: invalid signature"),
+    (
+        "checkpoint text edited",
+        _edit_checkpoint,
+        VerificationError,
+        "checkpoint: invalid signature",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "tamper", "error", "text"), JSON_TAMPERS, ids=[c[0] for c in JSON_TAMPERS])
+@pytest.mark.parametrize(
+    ("case", "tamper", "error", "text"), JSON_TAMPERS, ids=[c[0] for c in JSON_TAMPERS]
+)
 def test_tampered_bundle_is_rejected(
-    authority: TestAuthority, verifier: Verifier, case: str,
-    tamper: Callable[[dict[str, Any]], None], error: type[Exception], text: str,
+    authority: TestAuthority,
+    verifier: Verifier,
+    case: str,
+    tamper: Callable[[dict[str, Any]], None],
+    error: type[Exception],
+    text: str,
 ) -> None:
     bundle = sign(authority)
     verify(verifier, bundle)  # the untampered original is good
@@ -241,8 +279,12 @@ def test_set_removed_without_tsa_is_invalid_bundle(authority: TestAuthority) -> 
         Bundle.from_json(bundle)
 
 
-@pytest.mark.parametrize("delay", [timedelta(minutes=20), timedelta(minutes=-1)], ids=["expired", "not-yet-valid"])
-def test_certificate_invalid_at_integration_time(authority: TestAuthority, verifier: Verifier, delay: timedelta) -> None:
+@pytest.mark.parametrize(
+    "delay", [timedelta(minutes=20), timedelta(minutes=-1)], ids=["expired", "not-yet-valid"]
+)
+def test_certificate_invalid_at_integration_time(
+    authority: TestAuthority, verifier: Verifier, delay: timedelta
+) -> None:
     bundle = sign(authority, options=SigningOptions(log_delay=delay))
     with pytest.raises(CertValidationError, match="not valid at validation time"):
         verify(verifier, bundle)
@@ -264,7 +306,10 @@ def test_untrusted_ca_with_look_alike_names(authority: TestAuthority, verifier: 
     ids=["unknown-ct-key", "no-sct"],
 )
 def test_sct_from_unknown_key_or_missing(
-    authority: TestAuthority, verifier: Verifier, make: Callable[[], bytes | None], text: str,
+    authority: TestAuthority,
+    verifier: Verifier,
+    make: Callable[[], bytes | None],
+    text: str,
 ) -> None:
     bundle = make() or sign(authority, options=SigningOptions(embed_sct=False))
     with pytest.raises(VerificationError, match=text):
@@ -282,39 +327,67 @@ def test_wrong_identity_and_wrong_issuer(authority: TestAuthority, verifier: Ver
     with pytest.raises(VerificationError, match="SANs do not match"):
         verifier.verify_dsse(bundle, Identity(identity="bob@example.com", issuer=EMAIL.issuer))
     with pytest.raises(VerificationError, match="OIDCIssuer does not match"):
-        verifier.verify_dsse(bundle, Identity(identity=EMAIL.identity, issuer="https://accounts.google.com"))
+        verifier.verify_dsse(
+            bundle, Identity(identity=EMAIL.identity, issuer="https://accounts.google.com")
+        )
 
 
-def test_leaf_swapped_for_another_genuine_leaf(authority: TestAuthority, verifier: Verifier) -> None:
+def test_leaf_swapped_for_another_genuine_leaf(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     other = json.loads(sign(authority))
-    bundle = edit(sign(authority), lambda d: d["verificationMaterial"].update(certificate=other["verificationMaterial"]["certificate"]))
+    bundle = edit(
+        sign(authority),
+        lambda d: d["verificationMaterial"].update(
+            certificate=other["verificationMaterial"]["certificate"]
+        ),
+    )
     with pytest.raises(VerificationError, match="DSSE: invalid signature"):
         verify(verifier, bundle)
 
 
-def test_genuine_tlog_entry_from_another_signing(authority: TestAuthority, verifier: Verifier) -> None:
+def test_genuine_tlog_entry_from_another_signing(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     first = sign(authority)
     other_doc = json.loads(authority.sign_dsse(STATEMENT, signer=EMAIL, signed_at=SIGNED_AT))
     # Same certificate, but the log entry records another signing's signature.
-    second = edit(first, lambda d: d["verificationMaterial"].update(tlogEntries=other_doc["verificationMaterial"]["tlogEntries"]))
+    second = edit(
+        first,
+        lambda d: d["verificationMaterial"].update(
+            tlogEntries=other_doc["verificationMaterial"]["tlogEntries"]
+        ),
+    )
     with pytest.raises(VerificationError, match="log entry signatures do not match bundle"):
         verify(verifier, second)
 
 
 def test_two_dsse_signatures(authority: TestAuthority, verifier: Verifier) -> None:
-    bundle = edit(sign(authority), lambda d: d["dsseEnvelope"]["signatures"].append(copy.deepcopy(d["dsseEnvelope"]["signatures"][0])))
+    bundle = edit(
+        sign(authority),
+        lambda d: d["dsseEnvelope"]["signatures"].append(
+            copy.deepcopy(d["dsseEnvelope"]["signatures"][0])
+        ),
+    )
     with pytest.raises(InvalidEnvelope, match="exactly one signature"):
         verify(verifier, bundle)
 
 
 def test_two_tlog_entries(authority: TestAuthority) -> None:
-    bundle = edit(sign(authority), lambda d: d["verificationMaterial"]["tlogEntries"].append(copy.deepcopy(entry(d))))
+    bundle = edit(
+        sign(authority),
+        lambda d: d["verificationMaterial"]["tlogEntries"].append(copy.deepcopy(entry(d))),
+    )
     with pytest.raises(InvalidBundle):
         Bundle.from_json(bundle)
 
 
 def test_checked_against_the_production_root(authority: TestAuthority) -> None:
-    store = importlib.resources.files("sigstore._store") / "https%3A%2F%2Ftuf-repo-cdn.sigstore.dev" / "trusted_root.json"
+    store = (
+        importlib.resources.files("sigstore._store")
+        / "https%3A%2F%2Ftuf-repo-cdn.sigstore.dev"
+        / "trusted_root.json"
+    )
     production = Verifier(trusted_root=TrustedRoot.from_file(str(store)))
     with pytest.raises(CertValidationError):
         verify(production, sign(authority))
@@ -333,14 +406,23 @@ def test_v2_rogue_tsa(verifier: Verifier) -> None:
 
 
 def test_v2_timestamp_over_another_signature(authority: TestAuthority, verifier: Verifier) -> None:
-    other = json.loads(sign(authority, rekor_v2=True))["verificationMaterial"]["timestampVerificationData"]
-    bundle = edit(sign(authority, rekor_v2=True), lambda d: d["verificationMaterial"].update(timestampVerificationData=other))
+    other = json.loads(sign(authority, rekor_v2=True))["verificationMaterial"][
+        "timestampVerificationData"
+    ]
+    bundle = edit(
+        sign(authority, rekor_v2=True),
+        lambda d: d["verificationMaterial"].update(timestampVerificationData=other),
+    )
     with pytest.raises(VerificationError, match="not enough sources of verified time"):
         verify(verifier, bundle)
 
 
-def test_v2_timestamp_after_certificate_expiry(authority: TestAuthority, verifier: Verifier) -> None:
-    bundle = sign(authority, rekor_v2=True, options=SigningOptions(timestamp_delay=timedelta(minutes=11)))
+def test_v2_timestamp_after_certificate_expiry(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
+    bundle = sign(
+        authority, rekor_v2=True, options=SigningOptions(timestamp_delay=timedelta(minutes=11))
+    )
     with pytest.raises(CertValidationError, match="not valid at validation time"):
         verify(verifier, bundle)
 
@@ -352,7 +434,9 @@ def test_v2_proof_index_changed(authority: TestAuthority, verifier: Verifier) ->
         verify(verifier, bundle)
 
 
-def test_v2_entry_log_index_is_not_bound_by_sigstore(authority: TestAuthority, verifier: Verifier) -> None:
+def test_v2_entry_log_index_is_not_bound_by_sigstore(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     """Pitfall 7: documented sigstore behaviour the project's own checks must cover."""
     bundle = edit(sign(authority, rekor_v2=True), _set_log_index(lambda e: int(e["logIndex"]) + 7))
     verify(verifier, bundle)
@@ -369,4 +453,6 @@ def test_merkle_proofs_recompute_the_root(size: int) -> None:
     for index in range(size):
         for prefix in {index + 1, size}:
             path = tree.proof(index, prefix)
-            assert root_from_proof(leaf_hash(b"leaf-%d" % index), index, prefix, path) == tree.root(prefix)
+            assert root_from_proof(leaf_hash(b"leaf-%d" % index), index, prefix, path) == tree.root(
+                prefix
+            )

@@ -53,7 +53,10 @@ from tests.testing.conftest import EMAIL, SHARD, WORKFLOW
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
 TESTS: dict[Phase, list[TestSpec]] = {
-    Phase.DEPLOYMENT: [TestSpec("operator-health"), TestSpec("expected-resources", "failed", message="missing pod")],
+    Phase.DEPLOYMENT: [
+        TestSpec("operator-health"),
+        TestSpec("expected-resources", "failed", message="missing pod"),
+    ],
     Phase.PERFORMANCE: [nccl_test("nccl-all-reduce-bw-net", 376.40)],
     Phase.CONFORMANCE: [
         TestSpec("dra-support"),
@@ -72,9 +75,14 @@ def sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def verified_statement(verifier: Verifier, built: BuiltBundle, signer: SignerIdentity = EMAIL) -> dict[str, Any]:
+def verified_statement(
+    verifier: Verifier, built: BuiltBundle, signer: SignerIdentity = EMAIL
+) -> dict[str, Any]:
     assert built.sigstore_bundle is not None
-    _, payload = verifier.verify_dsse(Bundle.from_json(built.sigstore_bundle), Identity(identity=signer.identity, issuer=signer.issuer))
+    _, payload = verifier.verify_dsse(
+        Bundle.from_json(built.sigstore_bundle),
+        Identity(identity=signer.identity, issuer=signer.issuer),
+    )
     result: dict[str, Any] = json.loads(payload)
     return result
 
@@ -95,15 +103,25 @@ def test_digests_are_self_consistent(authority: TestAuthority, ptype: PredicateT
     listed = {f["path"] for f in manifest["files"]}
     assert listed == set(built.files) - {"manifest.json", "statement.intoto.json"}
     for f in manifest["files"]:
-        assert f["sha256"] == sha(built.files[f["path"]]) and f["size"] == len(built.files[f["path"]])
+        assert f["sha256"] == sha(built.files[f["path"]]) and f["size"] == len(
+            built.files[f["path"]]
+        )
     pred = built.predicate
-    assert pred["manifest"] == {"digest": sha(built.files["manifest.json"]), "fileCount": len(manifest["files"])}
+    assert pred["manifest"] == {
+        "digest": sha(built.files["manifest.json"]),
+        "fileCount": len(manifest["files"]),
+    }
     for phase, entry in pred["phases"].items():
         assert entry["ctrfDigest"] == sha(built.files[f"ctrf/{phase}.json"])
     bom = json.loads(built.files["bom.cdx.json"])
     assert pred["bom"]["digest"] == sha(built.files["bom.cdx.json"])
     assert pred["bom"]["imageCount"] == len(bom["components"]) and bom["specVersion"] == "1.6"
-    assert pred["phases"]["deployment"] == {**pred["phases"]["deployment"], "passed": 1, "failed": 1, "skipped": 0}
+    assert pred["phases"]["deployment"] == {
+        **pred["phases"]["deployment"],
+        "passed": 1,
+        "failed": 1,
+        "skipped": 0,
+    }
     assert ("profile" in pred) is (ptype is not PredicateType.V1)
     assert pred["recipe"]["name"] == recipe_name_for(built.spec.recipe) == built.recipe_name
 
@@ -116,7 +134,9 @@ def test_recipe_digest_uses_the_type_canonicalizer(authority: TestAuthority) -> 
     assert v3.recipe_digest != legacy.recipe_digest  # metadata.version is stripped for v3
     unversioned = dict(make_recipe())
     unversioned["metadata"] = {}
-    stripped = build_bundle(spec(recipe={k: v for k, v in unversioned.items() if k != "metadata"}), authority)
+    stripped = build_bundle(
+        spec(recipe={k: v for k, v in unversioned.items() if k != "metadata"}), authority
+    )
     assert v3.recipe_digest == stripped.recipe_digest
 
 
@@ -149,20 +169,32 @@ def test_layer_is_deterministic() -> None:
     assert other.digest != one.digest
 
 
-def test_signed_statement_subject_is_the_bundle_digest(authority: TestAuthority, verifier: Verifier) -> None:
-    built = build_bundle(spec(predicate_type=PredicateType.V2, recipe=make_recipe(profile=("gpuStack", "x"))), authority)
+def test_signed_statement_subject_is_the_bundle_digest(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
+    built = build_bundle(
+        spec(predicate_type=PredicateType.V2, recipe=make_recipe(profile=("gpuStack", "x"))),
+        authority,
+    )
     statement = verified_statement(verifier, built)
-    assert statement["subject"] == [{"name": built.oci_ref, "digest": {"sha256": built.digest.removeprefix("sha256:")}}]
+    assert statement["subject"] == [
+        {"name": built.oci_ref, "digest": {"sha256": built.digest.removeprefix("sha256:")}}
+    ]
     assert statement["predicateType"] == PredicateType.V2.value
     assert statement["predicate"] == dict(built.predicate)
     unsigned = json.loads(built.files["statement.intoto.json"])
-    assert unsigned["subject"] == [{"name": f"recipe:{built.recipe_name}", "digest": {"sha256": built.recipe_digest}}]
+    assert unsigned["subject"] == [
+        {"name": f"recipe:{built.recipe_name}", "digest": {"sha256": built.recipe_digest}}
+    ]
     assert unsigned["predicate"] == statement["predicate"]
 
 
 def test_rekor_v2_bundle_verifies(authority: TestAuthority, verifier: Verifier) -> None:
     built = build_bundle(spec(rekor_v2=True, signer=WORKFLOW), authority)
-    assert verified_statement(verifier, built, WORKFLOW)["subject"][0]["digest"]["sha256"] == built.digest[7:]
+    assert (
+        verified_statement(verifier, built, WORKFLOW)["subject"][0]["digest"]["sha256"]
+        == built.digest[7:]
+    )
 
 
 def test_minimal_and_full_redaction(authority: TestAuthority) -> None:
@@ -171,35 +203,54 @@ def test_minimal_and_full_redaction(authority: TestAuthority) -> None:
     perf_min = json.loads(minimal.files["ctrf/performance.json"])["results"]["tests"][0]
     perf_full = json.loads(full.files["ctrf/performance.json"])["results"]["tests"][0]
     assert "stdout" not in perf_min
-    assert perf_full["stdout"][0] == "NCCL All Reduce bandwidth (nccl-all-reduce-bw-net): 376.40 GB/s"
+    assert (
+        perf_full["stdout"][0] == "NCCL All Reduce bandwidth (nccl-all-reduce-bw-net): 376.40 GB/s"
+    )
     assert perf_full["stdout"][1] == "Constraint: >= 300 \u2192 true"
     assert b"\\u003e= 300" in full.files["ctrf/performance.json"]  # Go's JSON escaping
     skipped_min = json.loads(minimal.files["ctrf/conformance.json"])["results"]["tests"][1]
     assert skipped_min["extra"] == {"skipReason": "no-gpu-nodes"}
     assert "message" not in json.loads(minimal.files["ctrf/deployment.json"])["results"]["tests"][1]
     assert minimal.predicate["redaction"]["policy"] == "minimal"
-    assert minimal.predicate["redaction"]["applied"] == sorted(minimal.predicate["redaction"]["applied"])
+    assert minimal.predicate["redaction"]["applied"] == sorted(
+        minimal.predicate["redaction"]["applied"]
+    )
     assert "redaction" not in full.predicate
     assert b"smi" in full.files["snapshot.yaml"] and b"smi" not in minimal.files["snapshot.yaml"]
     recipe = YAML(typ="safe").load(minimal.files["recipe.yaml"])
     assert recipe["validation"]["performance"]["constraints"][0]["value"] == ">= 300"
 
 
-@pytest.mark.parametrize(("gbps", "status"), [(376.4, "passed"), (270.0, "passed"), (269.9, "failed")])
+@pytest.mark.parametrize(
+    ("gbps", "status"), [(376.4, "passed"), (270.0, "passed"), (269.9, "failed")]
+)
 def test_nccl_pass_rule_has_ten_percent_tolerance(gbps: float, status: str) -> None:
     assert nccl_test("nccl-all-reduce-bw", gbps, ">= 300").status == status
 
 
 def test_pointer_yaml_and_path(authority: TestAuthority) -> None:
-    built = build_bundle(spec(recipe=make_recipe(profile=("gpuStack", "bundle-installer")), predicate_type=PredicateType.V3), authority)
+    built = build_bundle(
+        spec(
+            recipe=make_recipe(profile=("gpuStack", "bundle-installer")),
+            predicate_type=PredicateType.V3,
+        ),
+        authority,
+    )
     doc = YAML(typ="safe").load(built.pointer_yaml)
     (att,) = doc["attestations"]
     assert list(doc) == ["attestations", "profile", "recipe", "schemaVersion"]
     assert doc["schemaVersion"] == "1.0.0" and doc["profile"] == "gpuStack=bundle-installer"
-    assert att["bundle"] == {"digest": built.digest, "oci": built.oci_ref, "predicateType": PredicateType.V3.value}
+    assert att["bundle"] == {
+        "digest": built.digest,
+        "oci": built.oci_ref,
+        "predicateType": PredicateType.V3.value,
+    }
     assert att["signer"]["rekorLogIndex"] == built.rekor_log_index
     assert built.rekor_log_index is not None and built.rekor_log_index > SHARD
-    assert built.pointer_path == f"evidence/{built.recipe_name}/{EMAIL.slug}/sha256-{built.digest[7:]}.yaml"
+    assert (
+        built.pointer_path
+        == f"evidence/{built.recipe_name}/{EMAIL.slug}/sha256-{built.digest[7:]}.yaml"
+    )
     assert "  - attestedAt: 2026-09-01T12:00:00Z\n" in built.pointer_yaml
     unsigned = build_bundle(spec(signer=None))
     assert unsigned.pointer_path == f"evidence/{unsigned.recipe_name}.yaml" and not unsigned.signed
@@ -219,11 +270,16 @@ def test_pointer_rendering_matches_real_pointers() -> None:
         att = doc["attestations"][0]
         signer = att.get("signer")
         fields = PointerFields(
-            recipe=doc["recipe"], profile=doc.get("profile"), oci=att["bundle"]["oci"],
-            digest=att["bundle"]["digest"], predicate_type=att["bundle"]["predicateType"],
+            recipe=doc["recipe"],
+            profile=doc.get("profile"),
+            oci=att["bundle"]["oci"],
+            digest=att["bundle"]["digest"],
+            predicate_type=att["bundle"]["predicateType"],
             attested_at=att["attestedAt"],
             signer=SignerIdentity(signer["issuer"], signer["identity"]) if signer else None,
-            rekor_log_index=int(signer["rekorLogIndex"]) if signer and "rekorLogIndex" in signer else None,
+            rekor_log_index=int(signer["rekorLogIndex"])
+            if signer and "rekorLogIndex" in signer
+            else None,
         )
         assert render_pointer(fields) == raw, path.name
 
@@ -246,14 +302,29 @@ def test_write_to_layout(authority: TestAuthority, tmp_path: Path) -> None:
     write_to_layout(built, writer)
     writer.close()
     index = json.loads((tmp_path / "index.json").read_text())
-    by_name = {(m.get("annotations") or {}).get("org.opencontainers.image.ref.name"): m for m in index["manifests"]}
+    by_name = {
+        (m.get("annotations") or {}).get("org.opencontainers.image.ref.name"): m
+        for m in index["manifests"]
+    }
     assert by_name[built.tag]["digest"] == built.digest
     assert by_name[built.tag]["artifactType"] == "application/vnd.nvidia.aicr.artifact"
-    referrer = next(m for m in index["manifests"] if m.get("artifactType") == "application/vnd.dev.sigstore.bundle.v0.3+json")
-    tag_index = json.loads((tmp_path / "blobs/sha256" / by_name["sha256-" + built.digest[7:]]["digest"][7:]).read_bytes())
+    referrer = next(
+        m
+        for m in index["manifests"]
+        if m.get("artifactType") == "application/vnd.dev.sigstore.bundle.v0.3+json"
+    )
+    tag_index = json.loads(
+        (
+            tmp_path / "blobs/sha256" / by_name["sha256-" + built.digest[7:]]["digest"][7:]
+        ).read_bytes()
+    )
     assert [m["digest"] for m in tag_index["manifests"]] == [referrer["digest"]]
     ref_manifest = json.loads((tmp_path / "blobs/sha256" / referrer["digest"][7:]).read_bytes())
-    assert ref_manifest["subject"] == {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": built.digest, "size": len(built.manifest)}
+    assert ref_manifest["subject"] == {
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "digest": built.digest,
+        "size": len(built.manifest),
+    }
     (layer,) = ref_manifest["layers"]
     assert (tmp_path / "blobs/sha256" / layer["digest"][7:]).read_bytes() == built.sigstore_bundle
     for blob in (tmp_path / "blobs/sha256").iterdir():
@@ -272,7 +343,9 @@ def test_building_100_signed_bundles_is_fast() -> None:
 # --------------------------------------------------------------------------- tampers
 
 
-def test_tamper_modify_file_breaks_only_the_inventory(authority: TestAuthority, verifier: Verifier) -> None:
+def test_tamper_modify_file_breaks_only_the_inventory(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     built = build_bundle(spec(), authority)
     bad = tamper_modify_file(built, "snapshot.yaml", b"kind: Snapshot\n", authority)
     statement = verified_statement(verifier, bad)
@@ -289,7 +362,9 @@ def test_tamper_add_file_is_unlisted(authority: TestAuthority, verifier: Verifie
     assert "extra.txt" not in {f["path"] for f in json.loads(bad.files["manifest.json"])["files"]}
 
 
-def test_tamper_ctrf_leaves_only_the_phase_digest_stale(authority: TestAuthority, verifier: Verifier) -> None:
+def test_tamper_ctrf_leaves_only_the_phase_digest_stale(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     built = build_bundle(spec(), authority)
     bad = tamper_ctrf(built, Phase.DEPLOYMENT, b"{}\n", authority)
     pred = verified_statement(verifier, bad)["predicate"]
@@ -297,7 +372,9 @@ def test_tamper_ctrf_leaves_only_the_phase_digest_stale(authority: TestAuthority
     assert pred["phases"]["deployment"]["ctrfDigest"] != sha(bad.files["ctrf/deployment.json"])
 
 
-def test_tamper_resign_keeps_the_claimed_signer(authority: TestAuthority, verifier: Verifier) -> None:
+def test_tamper_resign_keeps_the_claimed_signer(
+    authority: TestAuthority, verifier: Verifier
+) -> None:
     built = build_bundle(spec(), authority)
     bad = tamper_resign(built, WORKFLOW, authority)
     assert bad.pointer.signer == EMAIL
@@ -320,13 +397,19 @@ def test_tamper_predicate_type(authority: TestAuthority, verifier: Verifier) -> 
 def test_tamper_pointer_log_index(authority: TestAuthority) -> None:
     built = build_bundle(spec(), authority)
     bad = tamper_pointer_log_index(built)
-    assert YAML(typ="safe").load(bad.pointer_yaml)["attestations"][0]["signer"]["rekorLogIndex"] == built.rekor_log_index + 1  # type: ignore[operator]
+    assert (
+        YAML(typ="safe").load(bad.pointer_yaml)["attestations"][0]["signer"]["rekorLogIndex"]
+        == built.rekor_log_index + 1
+    )  # type: ignore[operator]
 
 
 def test_tamper_unsigned_claims_signer(authority: TestAuthority) -> None:
     bad = tamper_unsigned_claims_signer(build_bundle(spec(signer=None)), EMAIL)
     assert not bad.signed and bad.referrer_manifest is None
-    assert YAML(typ="safe").load(bad.pointer_yaml)["attestations"][0]["signer"]["identity"] == EMAIL.identity
+    assert (
+        YAML(typ="safe").load(bad.pointer_yaml)["attestations"][0]["signer"]["identity"]
+        == EMAIL.identity
+    )
     assert bad.pointer_path.startswith(f"evidence/{bad.recipe_name}/{EMAIL.slug}/")
 
 
@@ -340,9 +423,14 @@ def test_tamper_foreign_authority(authority: TestAuthority, verifier: Verifier) 
 def test_tamper_recipe_name(authority: TestAuthority, verifier: Verifier) -> None:
     built = build_bundle(spec(), authority)
     in_pointer = tamper_recipe_name(built, "other-recipe")
-    assert in_pointer.pointer.recipe == "other-recipe" and in_pointer.predicate["recipe"]["name"] == built.recipe_name
+    assert (
+        in_pointer.pointer.recipe == "other-recipe"
+        and in_pointer.predicate["recipe"]["name"] == built.recipe_name
+    )
     in_predicate = tamper_recipe_name(built, "other-recipe", authority=authority)
-    assert verified_statement(verifier, in_predicate)["predicate"]["recipe"]["name"] == "other-recipe"
+    assert (
+        verified_statement(verifier, in_predicate)["predicate"]["recipe"]["name"] == "other-recipe"
+    )
     assert in_predicate.pointer.recipe == built.recipe_name
 
 
@@ -365,6 +453,14 @@ def test_recipe_yaml_is_already_canonical(authority: TestAuthority, full: bool) 
     from generator.model import Canonicalizer
     from generator.recipe import canonical
 
-    built = build_bundle(spec(full=full, recipe=make_recipe(profile=("gpuStack", "a.b"))), authority)
-    assert canonical.canonicalize(built.files["recipe.yaml"], Canonicalizer.LEGACY) == built.files["recipe.yaml"]
-    assert canonical.canonicalize(built.files["snapshot.yaml"], Canonicalizer.LEGACY) == built.files["snapshot.yaml"]
+    built = build_bundle(
+        spec(full=full, recipe=make_recipe(profile=("gpuStack", "a.b"))), authority
+    )
+    assert (
+        canonical.canonicalize(built.files["recipe.yaml"], Canonicalizer.LEGACY)
+        == built.files["recipe.yaml"]
+    )
+    assert (
+        canonical.canonicalize(built.files["snapshot.yaml"], Canonicalizer.LEGACY)
+        == built.files["snapshot.yaml"]
+    )

@@ -16,8 +16,10 @@ from generator.model import source_slug
 GH_OAUTH = "https://github.com/login/oauth"
 GH_ACTIONS = "https://token.actions.githubusercontent.com"
 PERSON = "54385449+ramessesii2@users.noreply.github.com"
-WORKFLOW = ("https://github.com/yuanchen8911/aicr/.github/workflows/evidence-publish.yaml"
-            "@refs/heads/evidence/aks-h100-training-inference")
+WORKFLOW = (
+    "https://github.com/yuanchen8911/aicr/.github/workflows/evidence-publish.yaml"
+    "@refs/heads/evidence/aks-h100-training-inference"
+)
 UAT = "https://github.com/NVIDIA/aicr/.github/workflows/uat-aws.yaml@refs/heads/main"
 
 ALLOWLIST = f"""schemaVersion: 1.0.0
@@ -40,9 +42,15 @@ def digest_of(seed: str) -> str:
     return "sha256:" + hashlib.sha256(seed.encode()).hexdigest()
 
 
-def pointer_doc(recipe: str = "h100-eks-ubuntu-training", *, seed: str = "run-1",
-                issuer: str | None = GH_OAUTH, identity: str | None = PERSON,
-                profile: str | None = None, predicate: str = "v1") -> dict[str, Any]:
+def pointer_doc(
+    recipe: str = "h100-eks-ubuntu-training",
+    *,
+    seed: str = "run-1",
+    issuer: str | None = GH_OAUTH,
+    identity: str | None = PERSON,
+    profile: str | None = None,
+    predicate: str = "v1",
+) -> dict[str, Any]:
     """A valid pointer as plain data; `identity=None` gives an unsigned pointer."""
     entry: dict[str, Any] = {
         "attestedAt": "2026-09-09T13:31:02Z",
@@ -79,15 +87,24 @@ class TreeBuilder:
         path.write_text(text)
         return path
 
-    def nested(self, doc: dict[str, Any], *, recipe_dir: str | None = None,
-               source_dir: str | None = None, name: str | None = None,
-               raw: bytes | None = None) -> str:
+    def nested(
+        self,
+        doc: dict[str, Any],
+        *,
+        recipe_dir: str | None = None,
+        source_dir: str | None = None,
+        name: str | None = None,
+        raw: bytes | None = None,
+    ) -> str:
         """Write a pointer where it belongs (or where told); returns its display path."""
         entry = doc["attestations"][0]
         signer = entry.get("signer") or {"issuer": GH_OAUTH, "identity": PERSON}
         recipe = recipe_dir if recipe_dir is not None else doc["recipe"]
-        source = source_dir if source_dir is not None else source_slug(signer["issuer"],
-                                                                        signer["identity"])
+        source = (
+            source_dir
+            if source_dir is not None
+            else source_slug(signer["issuer"], signer["identity"])
+        )
         fname = name if name is not None else entry["bundle"]["digest"].replace(":", "-") + ".yaml"
         folder = self.evidence / recipe / source
         folder.mkdir(parents=True, exist_ok=True)
@@ -128,6 +145,13 @@ def kit() -> Any:
     import types
 
     return types.SimpleNamespace(
-        GH_OAUTH=GH_OAUTH, GH_ACTIONS=GH_ACTIONS, PERSON=PERSON, WORKFLOW=WORKFLOW, UAT=UAT,
-        ALLOWLIST=ALLOWLIST, pointer_doc=pointer_doc, dump=dump, digest_of=digest_of,
+        GH_OAUTH=GH_OAUTH,
+        GH_ACTIONS=GH_ACTIONS,
+        PERSON=PERSON,
+        WORKFLOW=WORKFLOW,
+        UAT=UAT,
+        ALLOWLIST=ALLOWLIST,
+        pointer_doc=pointer_doc,
+        dump=dump,
+        digest_of=digest_of,
     )

@@ -26,10 +26,13 @@ SLUG_A = "7c4c0edc8c765a95a0f3afdb3bbb8e91"
 SLUG_B = "9d71833b5a62cb2928c1b40fffc6c20f"
 
 
-def _doc(*, first: str = "[]", community: str = "[]", partner: str = "[]",
-         version: str = "1.0.0") -> bytes:
-    return (f"schemaVersion: {version}\nfirstParty: {first}\ncommunity: {community}\n"
-            f"partner: {partner}\n").encode()
+def _doc(
+    *, first: str = "[]", community: str = "[]", partner: str = "[]", version: str = "1.0.0"
+) -> bytes:
+    return (
+        f"schemaVersion: {version}\nfirstParty: {first}\ncommunity: {community}\n"
+        f"partner: {partner}\n"
+    ).encode()
 
 
 def _pat(pattern: str, issuer: str = ISS, label: str = "") -> str:
@@ -53,11 +56,18 @@ VALID: list[tuple[str, bytes]] = [
     ("escaped-at-left", _doc(first=_pat(r"^https://x\.io/a\@b@refs/.+$"))),
     ("group-alternation-right", _doc(first=_pat(r"^https://x\.io/a@refs/heads/(main|dev)$"))),
     ("class-pipe-right", _doc(first=_pat(r"^https://x\.io/a@refs/[|a]+$"))),
-    ("same-prefix-other-issuer", _doc(first=_pat(GOOD_PATTERN),
-                                      partner=_pat(GOOD_PATTERN, issuer="https://other"))),
-    ("empty-label-is-unset", _doc(community=f"[{{issuer: '{OAUTH}', source: '{SLUG_A}', "
-                                            f"label: ''}}, {{issuer: '{OAUTH}', "
-                                            f"source: '{SLUG_B}', label: ''}}]")),
+    (
+        "same-prefix-other-issuer",
+        _doc(first=_pat(GOOD_PATTERN), partner=_pat(GOOD_PATTERN, issuer="https://other")),
+    ),
+    (
+        "empty-label-is-unset",
+        _doc(
+            community=f"[{{issuer: '{OAUTH}', source: '{SLUG_A}', "
+            f"label: ''}}, {{issuer: '{OAUTH}', "
+            f"source: '{SLUG_B}', label: ''}}]"
+        ),
+    ),
 ]
 
 
@@ -75,27 +85,53 @@ INVALID: list[tuple[str, bytes, str]] = [
     ("unknown-top-key", _doc() + b"partners: []\n", "unknown top-level key"),
     ("class-not-list", b"schemaVersion: 1.0.0\ncommunity: {a: 1}\n", "not a list"),
     ("entry-not-map", _doc(community="[x]"), "not a mapping"),
-    ("identity-key", _doc(community=f"[{{issuer: '{OAUTH}', identity: 'me@x.org'}}]"),
-     "cleartext identity"),
-    ("unknown-entry-key", _doc(community=f"[{{issuer: '{OAUTH}', source: '{SLUG_A}', "
-                                         "lable: x}]"), "unknown entry key"),
+    (
+        "identity-key",
+        _doc(community=f"[{{issuer: '{OAUTH}', identity: 'me@x.org'}}]"),
+        "cleartext identity",
+    ),
+    (
+        "unknown-entry-key",
+        _doc(community=f"[{{issuer: '{OAUTH}', source: '{SLUG_A}', lable: x}}]"),
+        "unknown entry key",
+    ),
     ("no-issuer", _doc(community=f"[{{source: '{SLUG_A}'}}]"), "no issuer"),
     ("empty-issuer", _doc(community=f"[{{issuer: '', source: '{SLUG_A}'}}]"), "no issuer"),
     ("neither", _doc(community=f"[{{issuer: '{OAUTH}'}}]"), "exactly one"),
-    ("both", _doc(community=f"[{{issuer: '{ISS}', source: '{SLUG_A}', "
-                            f"identityPattern: '{GOOD_PATTERN}'}}]"), "exactly one"),
+    (
+        "both",
+        _doc(
+            community=f"[{{issuer: '{ISS}', source: '{SLUG_A}', "
+            f"identityPattern: '{GOOD_PATTERN}'}}]"
+        ),
+        "exactly one",
+    ),
     ("slug-12-hex", _doc(community=_src("7c4c0edc8c76")), "32-hex"),
     ("slug-upper", _doc(community=_src(SLUG_A.upper())), "32-hex"),
     ("slug-64-hex", _doc(community=_src("a" * 64)), "32-hex"),
-    ("dup-source-across-classes", _doc(first=_src(SLUG_A), community=_src(SLUG_A)),
-     "duplicate source"),
-    ("dup-label", _doc(first=_pat(GOOD_PATTERN, label="x"),
-                       community=f"[{{issuer: '{OAUTH}', source: '{SLUG_A}', label: x}}]"),
-     "duplicate label"),
-    ("overlap", _doc(first=_pat(GOOD_PATTERN),
-                     partner=_pat(GOOD_PATTERN.replace(".+$", "main$"))), "overlapping"),
-    ("overlap-escapes-removed", _doc(first=_pat(r"^https://a\.b/c@x$"),
-                                     community=_pat(r"^https://a\.b/c@y.*$")), "overlapping"),
+    (
+        "dup-source-across-classes",
+        _doc(first=_src(SLUG_A), community=_src(SLUG_A)),
+        "duplicate source",
+    ),
+    (
+        "dup-label",
+        _doc(
+            first=_pat(GOOD_PATTERN, label="x"),
+            community=f"[{{issuer: '{OAUTH}', source: '{SLUG_A}', label: x}}]",
+        ),
+        "duplicate label",
+    ),
+    (
+        "overlap",
+        _doc(first=_pat(GOOD_PATTERN), partner=_pat(GOOD_PATTERN.replace(".+$", "main$"))),
+        "overlapping",
+    ),
+    (
+        "overlap-escapes-removed",
+        _doc(first=_pat(r"^https://a\.b/c@x$"), community=_pat(r"^https://a\.b/c@y.*$")),
+        "overlapping",
+    ),
     ("no-caret", _doc(first=_pat(GOOD_PATTERN[1:])), "too broad"),
     ("no-dollar", _doc(first=_pat(GOOD_PATTERN[:-1])), "too broad"),
     ("escaped-dollar", _doc(first=_pat(r"^https://x\.io/a@b\$")), "too broad"),
@@ -113,20 +149,27 @@ INVALID: list[tuple[str, bytes, str]] = [
     ("lookbehind", _doc(first=_pat(r"^https://x\.io/a@.+(?<!x)$")), "RE2"),
     ("backreference", _doc(first=_pat(r"^https://x\.io/a@(refs)\1$")), "RE2"),
     ("unbalanced", _doc(first=_pat(r"^https://x\.io/a@(refs$")), "RE2"),
-    ("label-not-str", _doc(community=f"[{{issuer: '{OAUTH}', source: '{SLUG_A}', label: 5}}]"),
-     "not a string"),
+    (
+        "label-not-str",
+        _doc(community=f"[{{issuer: '{OAUTH}', source: '{SLUG_A}', label: 5}}]"),
+        "not a string",
+    ),
     ("dup-yaml-key", b"schemaVersion: 1.0.0\nschemaVersion: 1.0.0\n", "duplicate"),
 ]
 
 
-@pytest.mark.parametrize(("data", "fragment"), [v[1:] for v in INVALID],
-                         ids=[v[0] for v in INVALID])
+@pytest.mark.parametrize(
+    ("data", "fragment"), [v[1:] for v in INVALID], ids=[v[0] for v in INVALID]
+)
 def test_invalid_allowlists(data: bytes, fragment: str) -> None:
     with pytest.raises(AllowlistError) as info:
         parse_allowlist(data, file="evidence/allowlist.yaml")
     error = info.value
-    assert fragment in error.message or fragment in (error.found or "") or \
-        fragment in (error.location.key or "" if error.location else "")
+    assert (
+        fragment in error.message
+        or fragment in (error.found or "")
+        or fragment in (error.location.key or "" if error.location else "")
+    )
     assert error.location is not None and error.location.file == "evidence/allowlist.yaml"
 
 
@@ -173,16 +216,19 @@ def test_pattern_is_a_full_match() -> None:
     allowlist = _allowlist(first=_pat(r"^https://x\.io/a@refs/heads/(main|dev)$"))
     assert allowlist.classify(SignerIdentity(ISS, "https://x.io/a@refs/heads/dev")).allowlisted
     assert not allowlist.classify(
-        SignerIdentity(ISS, "https://x.io/a@refs/heads/devil")).allowlisted
+        SignerIdentity(ISS, "https://x.io/a@refs/heads/devil")
+    ).allowlisted
     assert not allowlist.classify(
-        SignerIdentity(ISS, "evil https://x.io/a@refs/heads/dev")).allowlisted
+        SignerIdentity(ISS, "evil https://x.io/a@refs/heads/dev")
+    ).allowlisted
 
 
 def test_unicode_digit_does_not_match_pattern() -> None:
     allowlist = _allowlist(first=_pat(r"^https://x\.io/a@refs/pull/\d+$"))
     assert allowlist.classify(SignerIdentity(ISS, "https://x.io/a@refs/pull/42")).allowlisted
     assert not allowlist.classify(
-        SignerIdentity(ISS, "https://x.io/a@refs/pull/\u0664\u0662")).allowlisted
+        SignerIdentity(ISS, "https://x.io/a@refs/pull/\u0664\u0662")
+    ).allowlisted
 
 
 # ------------------------------------------------------------------ classification
@@ -197,36 +243,66 @@ UAT = "https://github.com/NVIDIA/aicr/.github/workflows/uat-aws.yaml@refs/heads/
 FULL = _allowlist(
     first=_pat(GOOD_PATTERN, label="uat-aws"),
     community=f"[{_slug_entry('me@x.org')}, {{issuer: '{ISS}', identityPattern: "
-              f"'^https://github\\.com/acme/ci/\\.github/workflows/e\\.yaml@refs/.+$'}}]",
+    f"'^https://github\\.com/acme/ci/\\.github/workflows/e\\.yaml@refs/.+$'}}]",
     partner=f"[{_slug_entry(UAT, issuer=ISS, label='uat-as-partner-slug')}]",
 )
 
 CLASSIFY: list[tuple[str, SignerIdentity, SignerClass, bool, str | None]] = [
-    ("pattern-first-party", SignerIdentity(ISS, UAT.replace("main", "dev")),
-     SignerClass.FIRST_PARTY, True, "uat-aws"),
-    ("slug-beats-pattern", SignerIdentity(ISS, UAT), SignerClass.PARTNER, True,
-     "uat-as-partner-slug"),
+    (
+        "pattern-first-party",
+        SignerIdentity(ISS, UAT.replace("main", "dev")),
+        SignerClass.FIRST_PARTY,
+        True,
+        "uat-aws",
+    ),
+    (
+        "slug-beats-pattern",
+        SignerIdentity(ISS, UAT),
+        SignerClass.PARTNER,
+        True,
+        "uat-as-partner-slug",
+    ),
     ("slug-community", SignerIdentity(OAUTH, "me@x.org"), SignerClass.COMMUNITY, True, None),
-    ("slug-needs-same-issuer-hash", SignerIdentity(ISS, "me@x.org"), SignerClass.COMMUNITY,
-     False, None),
-    ("pattern-community", SignerIdentity(
-        ISS, "https://github.com/acme/ci/.github/workflows/e.yaml@refs/tags/v1"),
-     SignerClass.COMMUNITY, True, None),
-    ("pattern-wrong-issuer", SignerIdentity(OAUTH, UAT.replace("main", "dev")),
-     SignerClass.COMMUNITY, False, None),
-    ("pattern-tags-not-heads", SignerIdentity(ISS, UAT.replace("heads", "tags")),
-     SignerClass.COMMUNITY, False, None),
+    (
+        "slug-needs-same-issuer-hash",
+        SignerIdentity(ISS, "me@x.org"),
+        SignerClass.COMMUNITY,
+        False,
+        None,
+    ),
+    (
+        "pattern-community",
+        SignerIdentity(ISS, "https://github.com/acme/ci/.github/workflows/e.yaml@refs/tags/v1"),
+        SignerClass.COMMUNITY,
+        True,
+        None,
+    ),
+    (
+        "pattern-wrong-issuer",
+        SignerIdentity(OAUTH, UAT.replace("main", "dev")),
+        SignerClass.COMMUNITY,
+        False,
+        None,
+    ),
+    (
+        "pattern-tags-not-heads",
+        SignerIdentity(ISS, UAT.replace("heads", "tags")),
+        SignerClass.COMMUNITY,
+        False,
+        None,
+    ),
     ("unlisted", SignerIdentity(OAUTH, "someone@else.org"), SignerClass.COMMUNITY, False, None),
-    ("newline-identity", SignerIdentity(OAUTH, "me@x.org\n"), SignerClass.COMMUNITY, False,
-     None),
+    ("newline-identity", SignerIdentity(OAUTH, "me@x.org\n"), SignerClass.COMMUNITY, False, None),
     ("newline-issuer", SignerIdentity(ISS + "\n", UAT), SignerClass.COMMUNITY, False, None),
 ]
 
 
-@pytest.mark.parametrize(("signer", "klass", "listed", "label"), [c[1:] for c in CLASSIFY],
-                         ids=[c[0] for c in CLASSIFY])
-def test_classify(signer: SignerIdentity, klass: SignerClass, listed: bool,
-                  label: str | None) -> None:
+@pytest.mark.parametrize(
+    ("signer", "klass", "listed", "label"), [c[1:] for c in CLASSIFY], ids=[c[0] for c in CLASSIFY]
+)
+def test_classify(
+    signer: SignerIdentity, klass: SignerClass, listed: bool, label: str | None
+) -> None:
     result = FULL.classify(signer)
     assert result.signer_class is klass
     assert result.allowlisted is listed
@@ -237,14 +313,20 @@ def test_classify(signer: SignerIdentity, klass: SignerClass, listed: bool,
 
 def test_entries_keep_class_order_and_position() -> None:
     classes = [e.signer_class for e in FULL.entries]
-    assert classes == [SignerClass.FIRST_PARTY, SignerClass.COMMUNITY, SignerClass.COMMUNITY,
-                       SignerClass.PARTNER]
+    assert classes == [
+        SignerClass.FIRST_PARTY,
+        SignerClass.COMMUNITY,
+        SignerClass.COMMUNITY,
+        SignerClass.PARTNER,
+    ]
     assert [e.position for e in FULL.entries] == [0, 0, 1, 0]
 
 
 def test_newline_collision_is_not_a_match() -> None:
     # issuer "a", identity "b\nc" hashes like issuer "a\nb", identity "c"
-    allowlist = _allowlist(community=f"[{{issuer: 'a', source: '{source_slug('a', 'b' + chr(10) + 'c')}'}}]")
+    allowlist = _allowlist(
+        community=f"[{{issuer: 'a', source: '{source_slug('a', 'b' + chr(10) + 'c')}'}}]"
+    )
     assert not allowlist.classify(SignerIdentity("a", "b\nc")).allowlisted
     assert not allowlist.classify(SignerIdentity("a\nb", "c")).allowlisted
 
@@ -269,22 +351,37 @@ def test_load_allowlist_reads_bounded(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ display and organisation
 
 LABEL_CASES: list[tuple[str, SignerIdentity, str]] = [
-    ("github-workflow", SignerIdentity(ISS, "https://github.com/yuanchen8911/aicr/.github/"
-                                            "workflows/p.yaml@refs/heads/x"),
-     "yuanchen8911/aicr"),
-    ("gitlab-ci", SignerIdentity("https://gitlab.com", "https://gitlab.com/grp/proj//"
-                                                       ".gitlab-ci.yml@refs/heads/main"),
-     "grp/proj"),
-    ("noreply", SignerIdentity(OAUTH, "54385449+ramessesii2@users.noreply.github.com"),
-     "ramessesii2"),
+    (
+        "github-workflow",
+        SignerIdentity(
+            ISS, "https://github.com/yuanchen8911/aicr/.github/workflows/p.yaml@refs/heads/x"
+        ),
+        "yuanchen8911/aicr",
+    ),
+    (
+        "gitlab-ci",
+        SignerIdentity(
+            "https://gitlab.com", "https://gitlab.com/grp/proj//.gitlab-ci.yml@refs/heads/main"
+        ),
+        "grp/proj",
+    ),
+    (
+        "noreply",
+        SignerIdentity(OAUTH, "54385449+ramessesii2@users.noreply.github.com"),
+        "ramessesii2",
+    ),
     ("email", SignerIdentity(OAUTH, "yuanchen97@gmail.com"), "yuanchen97"),
-    ("other-url", SignerIdentity("https://accounts.example", "https://ci.example.org/job/7"),
-     "ci.example.org"),
+    (
+        "other-url",
+        SignerIdentity("https://accounts.example", "https://ci.example.org/job/7"),
+        "ci.example.org",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("signer", "label"), [c[1:] for c in LABEL_CASES],
-                         ids=[c[0] for c in LABEL_CASES])
+@pytest.mark.parametrize(
+    ("signer", "label"), [c[1:] for c in LABEL_CASES], ids=[c[0] for c in LABEL_CASES]
+)
 def test_display_label_without_entry(signer: SignerIdentity, label: str) -> None:
     shown = display_label(signer, UNLISTED)
     assert shown == label
@@ -304,15 +401,20 @@ def test_display_label_falls_back_to_slug() -> None:
 
 ORG_CASES: list[tuple[str, SignerIdentity, str]] = [
     ("workflow-org-lowercased", SignerIdentity(ISS, UAT), "nvidia"),
-    ("two-workflows-one-org", SignerIdentity(ISS, "https://github.com/NVIDIA/other/.github/"
-                                                  "workflows/x.yaml@refs/heads/main"), "nvidia"),
-    ("unlisted-email-is-identity", SignerIdentity(OAUTH, "someone@else.org"),
-     "someone@else.org"),
+    (
+        "two-workflows-one-org",
+        SignerIdentity(
+            ISS, "https://github.com/NVIDIA/other/.github/workflows/x.yaml@refs/heads/main"
+        ),
+        "nvidia",
+    ),
+    ("unlisted-email-is-identity", SignerIdentity(OAUTH, "someone@else.org"), "someone@else.org"),
 ]
 
 
-@pytest.mark.parametrize(("signer", "org"), [c[1:] for c in ORG_CASES],
-                         ids=[c[0] for c in ORG_CASES])
+@pytest.mark.parametrize(
+    ("signer", "org"), [c[1:] for c in ORG_CASES], ids=[c[0] for c in ORG_CASES]
+)
 def test_organisation_of(signer: SignerIdentity, org: str) -> None:
     assert organisation_of(signer, FULL.classify(signer)) == org
 

@@ -17,8 +17,9 @@ PATTERN = r"^https://github\.com/acme/aicr/\.github/workflows/uat\.yaml@refs/hea
 
 
 def _doc(first: str = "[]", community: str = "[]", partner: str = "[]") -> bytes:
-    return (f"schemaVersion: 1.0.0\nfirstParty: {first}\ncommunity: {community}\n"
-            f"partner: {partner}\n").encode()
+    return (
+        f"schemaVersion: 1.0.0\nfirstParty: {first}\ncommunity: {community}\npartner: {partner}\n"
+    ).encode()
 
 
 def _src(source: str, issuer: str = OAUTH) -> str:
@@ -31,7 +32,7 @@ def _pat(pattern: str = PATTERN, issuer: str = GH) -> str:
 
 def _flip(hex_text: str, position: int) -> str:
     digit = "0" if hex_text[position] != "0" else "1"
-    return hex_text[:position] + digit + hex_text[position + 1:]
+    return hex_text[:position] + digit + hex_text[position + 1 :]
 
 
 @pytest.mark.parametrize("position", [0, 12, 30, 31])
@@ -61,10 +62,19 @@ def test_a_slug_sharing_a_prefix_with_a_listed_source_is_unlisted() -> None:
     assert allowlist.classify(other) == UNLISTED
 
 
-@pytest.mark.parametrize("identity", [
-    WORKFLOW.replace("acme", "ACME"), WORKFLOW.replace("main", "Main"), WORKFLOW.upper(),
-    WORKFLOW + "x/", WORKFLOW + "\n", "x" + WORKFLOW, WORKFLOW.replace("uat.yaml", "uatxyaml"),
-], ids=["org-case", "ref-case", "upper", "suffix", "trailing-newline", "prefix", "dot-literal"])
+@pytest.mark.parametrize(
+    "identity",
+    [
+        WORKFLOW.replace("acme", "ACME"),
+        WORKFLOW.replace("main", "Main"),
+        WORKFLOW.upper(),
+        WORKFLOW + "x/",
+        WORKFLOW + "\n",
+        "x" + WORKFLOW,
+        WORKFLOW.replace("uat.yaml", "uatxyaml"),
+    ],
+    ids=["org-case", "ref-case", "upper", "suffix", "trailing-newline", "prefix", "dot-literal"],
+)
 def test_a_pattern_lists_exactly_its_identities(identity: str) -> None:
     allowlist = parse_allowlist(_doc(partner=_pat()), file="a.yaml")
     listed = allowlist.classify(SignerIdentity(GH, WORKFLOW))
@@ -89,41 +99,54 @@ def test_a_source_needs_its_issuer_exactly() -> None:
 
 def test_a_source_match_wins_over_a_pattern_match() -> None:
     signer = SignerIdentity(GH, WORKFLOW)
-    allowlist = parse_allowlist(_doc(first=_pat(), community=_src(str(signer.slug), GH)),
-                                file="a.yaml")
+    allowlist = parse_allowlist(
+        _doc(first=_pat(), community=_src(str(signer.slug), GH)), file="a.yaml"
+    )
     found = allowlist.classify(signer)
     assert found.allowlisted and found.signer_class is SignerClass.COMMUNITY
     assert found.entry is not None and found.entry.source == signer.slug
 
 
-@pytest.mark.parametrize(("klass", "expected"), [
-    ("first", SignerClass.FIRST_PARTY), ("community", SignerClass.COMMUNITY),
-    ("partner", SignerClass.PARTNER),
-])
+@pytest.mark.parametrize(
+    ("klass", "expected"),
+    [
+        ("first", SignerClass.FIRST_PARTY),
+        ("community", SignerClass.COMMUNITY),
+        ("partner", SignerClass.PARTNER),
+    ],
+)
 def test_each_class_key_gives_its_class(klass: str, expected: SignerClass) -> None:
     allowlist = parse_allowlist(_doc(**{klass: _src(str(ALICE.slug))}), file="a.yaml")
     found = allowlist.classify(ALICE)
     assert (found.allowlisted, found.signer_class) == (True, expected)
 
 
-@pytest.mark.parametrize("signer", [
-    SignerIdentity(OAUTH, "alice@example.com\n"), SignerIdentity(OAUTH, "alice@example.com\r"),
-    SignerIdentity(OAUTH + "\n", "alice@example.com"),
-], ids=["identity-lf", "identity-cr", "issuer-lf"])
-def test_a_signer_with_a_line_break_is_never_listed(
-        signer: SignerIdentity) -> None:
+@pytest.mark.parametrize(
+    "signer",
+    [
+        SignerIdentity(OAUTH, "alice@example.com\n"),
+        SignerIdentity(OAUTH, "alice@example.com\r"),
+        SignerIdentity(OAUTH + "\n", "alice@example.com"),
+    ],
+    ids=["identity-lf", "identity-cr", "issuer-lf"],
+)
+def test_a_signer_with_a_line_break_is_never_listed(signer: SignerIdentity) -> None:
     """Even when its slug is listed: such a signer cannot be displayed or matched safely."""
     slug = source_slug(signer.issuer, signer.identity)
     allowlist = parse_allowlist(_doc(first=_src(str(slug), issuer=OAUTH)), file="a.yaml")
     assert allowlist.classify(signer) == UNLISTED
 
 
-@pytest.mark.parametrize("signer", [SignerIdentity(OAUTH, ""), SignerIdentity("", WORKFLOW),
-                                    SignerIdentity(GH, "")], ids=["oauth", "no-issuer", "gh"])
+@pytest.mark.parametrize(
+    "signer",
+    [SignerIdentity(OAUTH, ""), SignerIdentity("", WORKFLOW), SignerIdentity(GH, "")],
+    ids=["oauth", "no-issuer", "gh"],
+)
 def test_a_signer_with_an_empty_part_is_never_listed(signer: SignerIdentity) -> None:
     """Such a signer has no slug at all: it is unlisted, never an error."""
-    allowlist = parse_allowlist(_doc(first=_src(str(ALICE.slug)), partner=_pat(r"^@.*$")),
-                                file="a.yaml")
+    allowlist = parse_allowlist(
+        _doc(first=_src(str(ALICE.slug)), partner=_pat(r"^@.*$")), file="a.yaml"
+    )
     assert allowlist.classify(signer) == UNLISTED
 
 

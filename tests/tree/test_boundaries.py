@@ -108,9 +108,14 @@ def test_a_read_error_is_refused_as_unreadable(
     def failing_read(fd: int, n: int) -> bytes:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(safeio, "os", SimpleNamespace(**{
-        name: getattr(os, name) for name in dir(os) if not name.startswith("__")
-    } | {"read": failing_read}))
+    monkeypatch.setattr(
+        safeio,
+        "os",
+        SimpleNamespace(
+            **{name: getattr(os, name) for name in dir(os) if not name.startswith("__")}
+            | {"read": failing_read}
+        ),
+    )
     with pytest.raises(FileRefusedError) as info:
         read_bounded(path, 10, display="evidence/p.yaml")
     assert info.value.reason == "unreadable"
@@ -118,8 +123,9 @@ def test_a_read_error_is_refused_as_unreadable(
 
 
 @pytest.mark.parametrize("limit_name", ["POINTER_LIMIT", "ALLOWLIST_LIMIT"])
-def test_pointer_and_allowlist_files_may_be_exactly_one_mib(tmp_path: Path,
-                                                            limit_name: str) -> None:
+def test_pointer_and_allowlist_files_may_be_exactly_one_mib(
+    tmp_path: Path, limit_name: str
+) -> None:
     """aicr reads pointers with a 1 MiB cap: 1,048,576 bytes pass, one more is refused."""
     limit = getattr(safeio, limit_name)
     path = tmp_path / "p.yaml"

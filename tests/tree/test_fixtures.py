@@ -41,12 +41,13 @@ def test_upstream_gate_reports_exactly_five(aicr_tree: Path) -> None:
     violations = check_tree(root)
     assert len(violations) == 5
     flat = [v for v in violations if v.path.count("/") == 1]
-    assert {v.path for v in flat} == {"evidence/h100-eks-ubuntu-inference-dynamo.yaml",
-                                      "evidence/h100-gke-cos-inference-dynamo.yaml"}
+    assert {v.path for v in flat} == {
+        "evidence/h100-eks-ubuntu-inference-dynamo.yaml",
+        "evidence/h100-gke-cos-inference-dynamo.yaml",
+    }
     assert all("aicr.nvidia.com" in v.message for v in flat)
     listed = [v for v in violations if v not in flat]
-    expected = [p.relative_to(root).as_posix() for p in _nested(root)
-                if p.parent.name in UNLISTED]
+    expected = [p.relative_to(root).as_posix() for p in _nested(root) if p.parent.name in UNLISTED]
     assert sorted(v.path for v in listed) == sorted(expected) and len(expected) == 3
     assert all("not in the allowlist" in v.message for v in listed)
     assert check_tree(root, allow_pending=True) == violations
@@ -71,8 +72,11 @@ def test_upstream_scan_every_nested_pointer_is_parsed(aicr_tree: Path) -> None:
 
 def test_fork_gate_strict_and_with_pending(aicr_tree: Path) -> None:
     root = aicr_tree / "fork" / "recipes"
-    flat_files = sorted(p.relative_to(root).as_posix()
-                        for p in (root / "evidence").glob("*.yaml") if p.name != "allowlist.yaml")
+    flat_files = sorted(
+        p.relative_to(root).as_posix()
+        for p in (root / "evidence").glob("*.yaml")
+        if p.name != "allowlist.yaml"
+    )
     assert len(flat_files) == 7
     strict = check_tree(root)
     assert [v.path for v in strict] == flat_files
@@ -80,8 +84,10 @@ def test_fork_gate_strict_and_with_pending(aicr_tree: Path) -> None:
     assert len(lenient) == 5
     assert all("flat pointer repeats the bundle digest" in v.message for v in lenient)
     pending = set(flat_files) - {v.path for v in lenient}
-    assert pending == {"evidence/vr200-rke2-ubuntu-inference-dynamo.yaml",
-                       "evidence/vr200-rke2-ubuntu-training.yaml"}
+    assert pending == {
+        "evidence/vr200-rke2-ubuntu-inference-dynamo.yaml",
+        "evidence/vr200-rke2-ubuntu-training.yaml",
+    }
 
 
 def test_fork_scan_dedupes_flat_copies(aicr_tree: Path) -> None:

@@ -36,8 +36,7 @@ def test_render_index_content(tree: Any, kit: Any) -> None:
     doc = load_yaml(render_index(tree.root, _allowlist(tree)).encode(), file="pointers.yaml")
     assert doc["schemaVersion"] == "1.0.0"
     entries = doc["pointers"]
-    assert [e["path"] for e in entries] == [paths["reported"], paths["pending"],
-                                            paths["community"]]
+    assert [e["path"] for e in entries] == [paths["reported"], paths["pending"], paths["community"]]
     assert [e["class"] for e in entries] == ["reported", "pending", "community"]
     assert entries[1]["source"] is None
     assert entries[2]["digest"] == kit.digest_of("1")
@@ -55,7 +54,8 @@ def test_render_is_deterministic_and_empty_tree(tree: Any, kit: Any) -> None:
 
 def test_default_index_path(tmp_path: Path) -> None:
     assert default_index_path(tmp_path / "recipes") == (
-        tmp_path / "pkg" / "evidence" / "index" / "pointers.yaml")
+        tmp_path / "pkg" / "evidence" / "index" / "pointers.yaml"
+    )
 
 
 def test_no_drift_after_write(tree: Any, kit: Any) -> None:

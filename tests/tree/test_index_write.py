@@ -56,11 +56,11 @@ def test_symlinked_parent_folder_is_refused(tree: Any, kit: Any, outside: Path) 
     assert list(outside.iterdir()) == []
 
 
-def test_index_option_outside_the_repository_is_refused(tree: Any, kit: Any,
-                                                        outside: Path) -> None:
+def test_index_option_outside_the_repository_is_refused(tree: Any, kit: Any, outside: Path) -> None:
     _populated(tree, kit)
-    code, err = _run("index", "--recipes", str(tree.root), "--write",
-                     "--index", str(outside / "pointers.yaml"))
+    code, err = _run(
+        "index", "--recipes", str(tree.root), "--write", "--index", str(outside / "pointers.yaml")
+    )
     assert code == 2, err
     assert "not below the repository root" in err
     assert list(outside.iterdir()) == []

@@ -21,6 +21,7 @@ def _att(doc: dict[str, Any]) -> dict[str, Any]:
 
 def _set(path: str, value: Any) -> Mutation:
     """Set a dotted key below the document (`a.` prefix = inside attestations[0])."""
+
     def apply(doc: dict[str, Any]) -> None:
         target = doc
         parts = path.split(".")
@@ -30,6 +31,7 @@ def _set(path: str, value: Any) -> Mutation:
         for part in parts[:-1]:
             target = target[part]
         target[parts[-1]] = value
+
     return apply
 
 
@@ -43,6 +45,7 @@ def _drop(path: str) -> Mutation:
         for part in parts[:-1]:
             target = target[part]
         del target[parts[-1]]
+
     return apply
 
 
@@ -50,6 +53,7 @@ def _both(*muts: Mutation) -> Mutation:
     def apply(doc: dict[str, Any]) -> None:
         for m in muts:
             m(doc)
+
     return apply
 
 
@@ -83,83 +87,211 @@ CASES: list[tuple[str, str, str, str | None, Mutation, str | None]] = [
     ("profile-empty-side", PROFILED, "v2", "=x", lambda d: None, "profile-grammar"),
     ("profile-bad-char", PROFILED, "v2", "gpu/Stack=x", lambda d: None, "profile-grammar"),
     ("profile-not-str", PROFILED, "v2", None, _set("profile", 5), "profile-grammar"),
-    ("profile-suffix", "h100-eks", "v2", "gpuStack=bundle-installer", lambda d: None,
-     "profile-suffix"),
-    ("profile-suffix-partial", "x-gpustack-bundle", "v2", "gpuStack=bundle-installer",
-     lambda d: None, "profile-suffix"),
+    (
+        "profile-suffix",
+        "h100-eks",
+        "v2",
+        "gpuStack=bundle-installer",
+        lambda d: None,
+        "profile-suffix",
+    ),
+    (
+        "profile-suffix-partial",
+        "x-gpustack-bundle",
+        "v2",
+        "gpuStack=bundle-installer",
+        lambda d: None,
+        "profile-suffix",
+    ),
     ("profile-empty-is-none", "h100-eks", "v1", None, _set("profile", ""), None),
-    ("attestations-zero", "h100-eks", "v1", None, _set("attestations", []),
-     "attestation-count"),
-    ("attestations-missing", "h100-eks", "v1", None, _drop("attestations"),
-     "attestation-count"),
-    ("attestations-two", "h100-eks", "v1", None,
-     lambda d: d["attestations"].append(dict(d["attestations"][0])), "attestation-count"),
-    ("attestations-not-list", "h100-eks", "v1", None, _set("attestations", {"a": 1}),
-     "pointer-shape"),
-    ("retired-domain", "h100-eks", "v1", None,
-     _set("a.bundle.predicateType", "https://aicr.nvidia.com/recipe-evidence/v1"),
-     "retired-domain"),
-    ("predicate-v4", "h100-eks", "v1", None,
-     _set("a.bundle.predicateType", "https://aicr.run/recipe-evidence/v4"), "predicate-type"),
-    ("predicate-missing", "h100-eks", "v1", None, _drop("a.bundle.predicateType"),
-     "predicate-type"),
-    ("predicate-http", "h100-eks", "v1", None,
-     _set("a.bundle.predicateType", "http://aicr.run/recipe-evidence/v1"), "predicate-type"),
-    ("v1-with-profile", PROFILED, "v1", "gpuStack=bundle-installer", lambda d: None,
-     "profile-type"),
+    ("attestations-zero", "h100-eks", "v1", None, _set("attestations", []), "attestation-count"),
+    ("attestations-missing", "h100-eks", "v1", None, _drop("attestations"), "attestation-count"),
+    (
+        "attestations-two",
+        "h100-eks",
+        "v1",
+        None,
+        lambda d: d["attestations"].append(dict(d["attestations"][0])),
+        "attestation-count",
+    ),
+    (
+        "attestations-not-list",
+        "h100-eks",
+        "v1",
+        None,
+        _set("attestations", {"a": 1}),
+        "pointer-shape",
+    ),
+    (
+        "retired-domain",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.bundle.predicateType", "https://aicr.nvidia.com/recipe-evidence/v1"),
+        "retired-domain",
+    ),
+    (
+        "predicate-v4",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.bundle.predicateType", "https://aicr.run/recipe-evidence/v4"),
+        "predicate-type",
+    ),
+    (
+        "predicate-missing",
+        "h100-eks",
+        "v1",
+        None,
+        _drop("a.bundle.predicateType"),
+        "predicate-type",
+    ),
+    (
+        "predicate-http",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.bundle.predicateType", "http://aicr.run/recipe-evidence/v1"),
+        "predicate-type",
+    ),
+    (
+        "v1-with-profile",
+        PROFILED,
+        "v1",
+        "gpuStack=bundle-installer",
+        lambda d: None,
+        "profile-type",
+    ),
     ("v2-without-profile", "h100-eks", "v2", None, lambda d: None, "profile-type"),
-    ("digest-no-prefix", "h100-eks", "v1", None, _set("a.bundle.digest", "ab" * 32),
-     "digest-format"),
-    ("digest-upper", "h100-eks", "v1", None, _set("a.bundle.digest", "sha256:" + "AB" * 32),
-     "digest-format"),
-    ("digest-short", "h100-eks", "v1", None, _set("a.bundle.digest", "sha256:abc"),
-     "digest-format"),
-    ("digest-sha512", "h100-eks", "v1", None, _set("a.bundle.digest", "sha512:" + "a" * 128),
-     "digest-format"),
-    ("digest-empty-with-oci", "h100-eks", "v1", None, _set("a.bundle.digest", ""),
-     "digest-format"),
+    (
+        "digest-no-prefix",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.bundle.digest", "ab" * 32),
+        "digest-format",
+    ),
+    (
+        "digest-upper",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.bundle.digest", "sha256:" + "AB" * 32),
+        "digest-format",
+    ),
+    (
+        "digest-short",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.bundle.digest", "sha256:abc"),
+        "digest-format",
+    ),
+    (
+        "digest-sha512",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.bundle.digest", "sha512:" + "a" * 128),
+        "digest-format",
+    ),
+    ("digest-empty-with-oci", "h100-eks", "v1", None, _set("a.bundle.digest", ""), "digest-format"),
     ("digest-not-str", "h100-eks", "v1", None, _set("a.bundle.digest", 5), "digest-format"),
-    ("unpushed-both-empty", "h100-eks", "v1", None,
-     _both(_set("a.bundle.digest", ""), _set("a.bundle.oci", "")), None),
-    ("signer-empty-identity", "h100-eks", "v1", None, _set("a.signer.identity", ""),
-     "signer-fields"),
-    ("signer-missing-issuer", "h100-eks", "v1", None, _drop("a.signer.issuer"),
-     "signer-fields"),
-    ("signer-newline", "h100-eks", "v1", None, _set("a.signer.identity", "a@b.c\nx"),
-     "signer-fields"),
-    ("signer-cr", "h100-eks", "v1", None, _set("a.signer.issuer", "https://x\r"),
-     "signer-fields"),
+    (
+        "unpushed-both-empty",
+        "h100-eks",
+        "v1",
+        None,
+        _both(_set("a.bundle.digest", ""), _set("a.bundle.oci", "")),
+        None,
+    ),
+    (
+        "signer-empty-identity",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.signer.identity", ""),
+        "signer-fields",
+    ),
+    ("signer-missing-issuer", "h100-eks", "v1", None, _drop("a.signer.issuer"), "signer-fields"),
+    (
+        "signer-newline",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.signer.identity", "a@b.c\nx"),
+        "signer-fields",
+    ),
+    ("signer-cr", "h100-eks", "v1", None, _set("a.signer.issuer", "https://x\r"), "signer-fields"),
     ("signer-not-map", "h100-eks", "v1", None, _set("a.signer", "me"), "signer-fields"),
     ("signer-empty-map", "h100-eks", "v1", None, _set("a.signer", {}), "signer-fields"),
     ("signer-null-is-unsigned", "h100-eks", "v1", None, _set("a.signer", None), None),
-    ("rekor-negative", "h100-eks", "v1", None, _set("a.signer.rekorLogIndex", -1),
-     "rekor-log-index"),
-    ("rekor-string", "h100-eks", "v1", None, _set("a.signer.rekorLogIndex", "12"),
-     "rekor-log-index"),
-    ("rekor-bool", "h100-eks", "v1", None, _set("a.signer.rekorLogIndex", True),
-     "rekor-log-index"),
-    ("rekor-float", "h100-eks", "v1", None, _set("a.signer.rekorLogIndex", 1.5),
-     "rekor-log-index"),
+    (
+        "rekor-negative",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.signer.rekorLogIndex", -1),
+        "rekor-log-index",
+    ),
+    (
+        "rekor-string",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.signer.rekorLogIndex", "12"),
+        "rekor-log-index",
+    ),
+    ("rekor-bool", "h100-eks", "v1", None, _set("a.signer.rekorLogIndex", True), "rekor-log-index"),
+    ("rekor-float", "h100-eks", "v1", None, _set("a.signer.rekorLogIndex", 1.5), "rekor-log-index"),
     ("rekor-absent", "h100-eks", "v1", None, _drop("a.signer.rekorLogIndex"), None),
     ("attested-missing", "h100-eks", "v1", None, _drop("a.attestedAt"), "attested-at"),
-    ("attested-date-only", "h100-eks", "v1", None, _set("a.attestedAt", "2026-09-09"),
-     "attested-at"),
-    ("attested-no-zone", "h100-eks", "v1", None, _set("a.attestedAt", "2026-09-09T13:31:02"),
-     "attested-at"),
-    ("attested-bad-month", "h100-eks", "v1", None, _set("a.attestedAt", "2026-13-09T13:31:02Z"),
-     "attested-at"),
+    (
+        "attested-date-only",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.attestedAt", "2026-09-09"),
+        "attested-at",
+    ),
+    (
+        "attested-no-zone",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.attestedAt", "2026-09-09T13:31:02"),
+        "attested-at",
+    ),
+    (
+        "attested-bad-month",
+        "h100-eks",
+        "v1",
+        None,
+        _set("a.attestedAt", "2026-13-09T13:31:02Z"),
+        "attested-at",
+    ),
     ("attested-int", "h100-eks", "v1", None, _set("a.attestedAt", 1), "attested-at"),
-    ("unknown-keys-ignored", "h100-eks", "v1", None,
-     _both(_set("fingerprint", {"x": 1}), _set("a.extra", 1)), None),
+    (
+        "unknown-keys-ignored",
+        "h100-eks",
+        "v1",
+        None,
+        _both(_set("fingerprint", {"x": 1}), _set("a.extra", 1)),
+        None,
+    ),
     ("bundle-not-map", "h100-eks", "v1", None, _set("a.bundle", "x"), "pointer-shape"),
     ("entry-not-map", "h100-eks", "v1", None, _set("attestations", ["x"]), "pointer-shape"),
 ]
 
 
-@pytest.mark.parametrize(("recipe", "predicate", "profile", "mutate", "rule"),
-                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_pointer_rules(kit: Any, recipe: str, predicate: str, profile: str | None,
-                       mutate: Mutation, rule: str | None) -> None:
+@pytest.mark.parametrize(
+    ("recipe", "predicate", "profile", "mutate", "rule"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_pointer_rules(
+    kit: Any, recipe: str, predicate: str, profile: str | None, mutate: Mutation, rule: str | None
+) -> None:
     doc = kit.pointer_doc(recipe, predicate=predicate, profile=profile)
     mutate(doc)
     data = kit.dump(doc)
@@ -240,8 +372,7 @@ def test_non_mapping_document(doc: bytes) -> None:
 
 def test_retired_domain_message_is_clear(kit: Any) -> None:
     doc = kit.pointer_doc()
-    doc["attestations"][0]["bundle"]["predicateType"] = (
-        "https://aicr.nvidia.com/recipe-evidence/v1")
+    doc["attestations"][0]["bundle"]["predicateType"] = "https://aicr.nvidia.com/recipe-evidence/v1"
     with pytest.raises(PointerError) as info:
         parse_pointer(kit.dump(doc), file="p.yaml")
     assert "aicr.nvidia.com" in info.value.message

@@ -103,9 +103,13 @@ def test_first_party_pointer(tree: Any, kit: Any) -> None:
 def test_unlisted_signer_is_parsed_by_scan_but_a_gate_violation(tree: Any, kit: Any) -> None:
     path = tree.nested(kit.pointer_doc(identity="stranger@example.org"))
     assert isinstance(_only(tree), ParsedPointer)
-    assert check_tree(tree.root) == (Violation(
-        path, f"signer (source {source_slug(kit.GH_OAUTH, 'stranger@example.org')}) is not in "
-              "the allowlist"),)
+    assert check_tree(tree.root) == (
+        Violation(
+            path,
+            f"signer (source {source_slug(kit.GH_OAUTH, 'stranger@example.org')}) is not in "
+            "the allowlist",
+        ),
+    )
 
 
 def test_flat_pending_pointer(tree: Any, kit: Any) -> None:
@@ -170,8 +174,7 @@ def test_symlinked_pointer_is_not_followed(tree: Any, kit: Any, tmp_path: Path) 
 
 
 @pytest.mark.parametrize("level", ["recipe", "source"])
-def test_symlinked_folder_is_not_followed(tree: Any, kit: Any, tmp_path: Path,
-                                          level: str) -> None:
+def test_symlinked_folder_is_not_followed(tree: Any, kit: Any, tmp_path: Path, level: str) -> None:
     elsewhere = tmp_path / "elsewhere"
     path = tree.nested(kit.pointer_doc())
     recipe_dir = tree.root / Path(path).parent.parent
@@ -290,8 +293,9 @@ def test_rejected_flat_pointer_names_its_recipe_for_display(tree: Any, kit: Any)
     assert found.recipe == "h100-x"
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
-                    reason="permission bits do not stop root")
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0, reason="permission bits do not stop root"
+)
 def test_unreadable_pointer(tree: Any, kit: Any) -> None:
     path = tree.root / tree.nested(kit.pointer_doc())
     path.chmod(0)

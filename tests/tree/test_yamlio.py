@@ -25,14 +25,40 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("yes", "yes"), ("no", "no"), ("on", "on"), ("off", "off"), ("y", "y"),
-        ("1:20", "1:20"), ("2026-09-09T13:31:02Z", "2026-09-09T13:31:02Z"),
-        ("2026-09-09", "2026-09-09"), ("true", True), ("False", False), ("TRUE", True),
-        ("tRue", "tRue"), ("null", None), ("~", None), ("", None), ("NULL", None),
-        ("12", 12), ("-3", -3), ("0o17", 15), ("0x1F", 31), ("1.5", 1.5), ("1e3", 1000.0),
-        (".inf", math.inf), ("-.inf", -math.inf), ("1_000", "1_000"), ("0b101", "0b101"),
-        ("'12'", "12"), ('"true"', "true"), ("!!str 12", "12"), ("!!int 12", 12),
-        ("!!float 2", 2.0), ("! 12", "12"), ("1.0", 1.0), ("1.0.0", "1.0.0"),
+        ("yes", "yes"),
+        ("no", "no"),
+        ("on", "on"),
+        ("off", "off"),
+        ("y", "y"),
+        ("1:20", "1:20"),
+        ("2026-09-09T13:31:02Z", "2026-09-09T13:31:02Z"),
+        ("2026-09-09", "2026-09-09"),
+        ("true", True),
+        ("False", False),
+        ("TRUE", True),
+        ("tRue", "tRue"),
+        ("null", None),
+        ("~", None),
+        ("", None),
+        ("NULL", None),
+        ("12", 12),
+        ("-3", -3),
+        ("0o17", 15),
+        ("0x1F", 31),
+        ("1.5", 1.5),
+        ("1e3", 1000.0),
+        (".inf", math.inf),
+        ("-.inf", -math.inf),
+        ("1_000", "1_000"),
+        ("0b101", "0b101"),
+        ("'12'", "12"),
+        ('"true"', "true"),
+        ("!!str 12", "12"),
+        ("!!int 12", 12),
+        ("!!float 2", 2.0),
+        ("! 12", "12"),
+        ("1.0", 1.0),
+        ("1.0.0", "1.0.0"),
     ],
 )
 def test_scalar_resolution_is_yaml_1_2_core(text: str, expected: Any, backend: str) -> None:
@@ -131,11 +157,19 @@ def test_alias_count_is_bounded(monkeypatch: pytest.MonkeyPatch, backend: str) -
     monkeypatch.setattr(yamlio, "MAX_ALIASES", 5)
     doc = b"a: &a 1\nb: [" + b", ".join([b"*a"] * 6) + b"]\n"
     assert "too many aliases" in _err(doc, backend).message
-    assert load_yaml(b"a: &a 1\nb: [" + b", ".join([b"*a"] * 5) + b"]\n", file="f", backend=backend)["b"] == [1] * 5
+    assert (
+        load_yaml(b"a: &a 1\nb: [" + b", ".join([b"*a"] * 5) + b"]\n", file="f", backend=backend)[
+            "b"
+        ]
+        == [1] * 5
+    )
 
 
 def test_small_alias_use_is_fine(backend: str) -> None:
-    assert load_yaml(_billion_laughs(levels=2, width=3), file="f.yaml", backend=backend)["l2"][0] == ["lol"] * 3
+    assert (
+        load_yaml(_billion_laughs(levels=2, width=3), file="f.yaml", backend=backend)["l2"][0]
+        == ["lol"] * 3
+    )
 
 
 def test_error_carries_position(backend: str) -> None:
@@ -149,8 +183,10 @@ def test_unknown_backend_is_refused() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=st.binary(max_size=200) | st.text(alphabet="ab:-[]{}&*!'\"#\n ,?|>~01.", max_size=80)
-       .map(lambda t: t.encode()))
+@given(
+    data=st.binary(max_size=200)
+    | st.text(alphabet="ab:-[]{}&*!'\"#\n ,?|>~01.", max_size=80).map(lambda t: t.encode())
+)
 def test_arbitrary_input_only_ever_raises_yaml_error(data: bytes) -> None:
     for name in BACKENDS:
         try:
@@ -162,9 +198,12 @@ def test_arbitrary_input_only_ever_raises_yaml_error(data: bytes) -> None:
 def _resolve_in_order(text: str) -> Any:
     """The core-schema rules one pattern at a time, the way the module states them."""
     rules = [
-        (yamlio._NULL, lambda t: None), (yamlio._TRUE, lambda t: True),
-        (yamlio._FALSE, lambda t: False), (yamlio._INT10, lambda t: int(t, 10)),
-        (yamlio._INT8, lambda t: int(t[2:], 8)), (yamlio._INT16, lambda t: int(t[2:], 16)),
+        (yamlio._NULL, lambda t: None),
+        (yamlio._TRUE, lambda t: True),
+        (yamlio._FALSE, lambda t: False),
+        (yamlio._INT10, lambda t: int(t, 10)),
+        (yamlio._INT8, lambda t: int(t[2:], 8)),
+        (yamlio._INT16, lambda t: int(t[2:], 16)),
         (yamlio._FLOAT, float),
         (yamlio._INF, lambda t: -math.inf if t.startswith("-") else math.inf),
         (yamlio._NAN, lambda t: math.nan),
@@ -176,8 +215,10 @@ def _resolve_in_order(text: str) -> Any:
 
 
 @settings(max_examples=3000, deadline=None)
-@given(st.text(alphabet="0123456789+-.eExXoOabcfFnNtTlLrRuUsSiIaA~_ :", max_size=8)
-       | st.text(max_size=6))
+@given(
+    st.text(alphabet="0123456789+-.eExXoOabcfFnNtTlLrRuUsSiIaA~_ :", max_size=8)
+    | st.text(max_size=6)
+)
 def test_resolve_plain_equals_the_rules_in_order(text: str) -> None:
     got, want = yamlio.resolve_plain(text), _resolve_in_order(text)
     if isinstance(want, float) and math.isnan(want):

@@ -105,21 +105,34 @@ kind: RecipeResult
 metadata:
   version: v0.14.2
 """
-PROFILE_RECIPE_YAML = RECIPE_YAML + b"""\
+PROFILE_RECIPE_YAML = (
+    RECIPE_YAML
+    + b"""\
   selectedProfile:
     name: gpuStack
     value: operator-managed
 """
+)
 
 
 def _ctrf(tests: list[tuple[str, str]]) -> bytes:
-    return (json.dumps({"results": {
-        "tool": {"name": "aicr"},
-        "summary": {"tests": len(tests),
-                    "passed": sum(s == "passed" for _, s in tests),
-                    "failed": sum(s == "failed" for _, s in tests)},
-        "tests": [{"name": n, "status": s, "duration": 12} for n, s in tests],
-    }}, indent=2) + "\n").encode()
+    return (
+        json.dumps(
+            {
+                "results": {
+                    "tool": {"name": "aicr"},
+                    "summary": {
+                        "tests": len(tests),
+                        "passed": sum(s == "passed" for _, s in tests),
+                        "failed": sum(s == "failed" for _, s in tests),
+                    },
+                    "tests": [{"name": n, "status": s, "duration": 12} for n, s in tests],
+                }
+            },
+            indent=2,
+        )
+        + "\n"
+    ).encode()
 
 
 @dataclass
@@ -147,13 +160,19 @@ class EvidenceCase:
 
     predicate_type: PredicateType = PredicateType.V3
     recipe_yaml: bytes = RECIPE_YAML
-    ctrf: dict[str, bytes] = field(default_factory=lambda: {
-        "deployment": _ctrf([("gpu-operator-healthy", "passed"), ("dra-ready", "passed")]),
-        "conformance": _ctrf([("dns", "passed"), ("gang-scheduling", "skipped")]),
-    })
-    bom: dict[str, Any] | None = field(default_factory=lambda: {
-        "bomFormat": "CycloneDX", "specVersion": "1.6",
-        "components": [{"name": "gpu-operator"}, {"name": "dra-driver"}]})
+    ctrf: dict[str, bytes] = field(
+        default_factory=lambda: {
+            "deployment": _ctrf([("gpu-operator-healthy", "passed"), ("dra-ready", "passed")]),
+            "conformance": _ctrf([("dns", "passed"), ("gang-scheduling", "skipped")]),
+        }
+    )
+    bom: dict[str, Any] | None = field(
+        default_factory=lambda: {
+            "bomFormat": "CycloneDX",
+            "specVersion": "1.6",
+            "components": [{"name": "gpu-operator"}, {"name": "dra-driver"}],
+        }
+    )
     snapshot_yaml: bytes | None = b"kind: Snapshot\nnodes: 4\n"
     oci_repo: str = "ghcr.io/acme/aicr-evidence"
     # filled by seal()
@@ -172,12 +191,17 @@ class EvidenceCase:
             files["bom.cdx.json"] = (json.dumps(self.bom, indent=2) + "\n").encode()
         if self.snapshot_yaml is not None:
             files["snapshot.yaml"] = self.snapshot_yaml
-        manifest = {"schemaVersion": "1.0.0", "files": [
-            {"path": p, "size": len(d), "sha256": "sha256:" + hashlib.sha256(d).hexdigest()}
-            for p, d in sorted(files.items())]}
+        manifest = {
+            "schemaVersion": "1.0.0",
+            "files": [
+                {"path": p, "size": len(d), "sha256": "sha256:" + hashlib.sha256(d).hexdigest()}
+                for p, d in sorted(files.items())
+            ],
+        }
         manifest_bytes = (json.dumps(manifest, indent=2) + "\n").encode()
         files["manifest.json"] = manifest_bytes
         from generator.tree.yamlio import load_yaml
+
         recipe = load_yaml(self.recipe_yaml, file="recipe.yaml")
         self.recipe_name = recipe_name_for(recipe)
         selection = profile_selection_for(recipe)
@@ -186,34 +210,61 @@ class EvidenceCase:
             "schemaVersion": "1.0.0",
             "attestedAt": ATTESTED_AT,
             "aicrVersion": "v0.14.2",
-            "recipe": {"name": self.recipe_name,
-                       "digest": digest_for_predicate_type(self.recipe_yaml, self.predicate_type)},
-            "criteriaMatch": {"matched": True, "perDimension": [
-                {"dimension": "service", "recipeRequires": "eks", "fingerprintProvides": "eks",
-                 "match": "matched"},
-                {"dimension": "intent", "recipeRequires": "training", "match": "unknown"}]},
+            "recipe": {
+                "name": self.recipe_name,
+                "digest": digest_for_predicate_type(self.recipe_yaml, self.predicate_type),
+            },
+            "criteriaMatch": {
+                "matched": True,
+                "perDimension": [
+                    {
+                        "dimension": "service",
+                        "recipeRequires": "eks",
+                        "fingerprintProvides": "eks",
+                        "match": "matched",
+                    },
+                    {"dimension": "intent", "recipeRequires": "training", "match": "unknown"},
+                ],
+            },
             "phases": {
-                phase: {"passed": 1, "failed": failed if phase == "deployment" else 0,
-                        "skipped": 0,
-                        "ctrfDigest": "sha256:" + hashlib.sha256(data).hexdigest()}
-                for phase, data in self.ctrf.items()},
-            "manifest": {"digest": "sha256:" + hashlib.sha256(manifest_bytes).hexdigest(),
-                         "fileCount": len(manifest["files"])},
+                phase: {
+                    "passed": 1,
+                    "failed": failed if phase == "deployment" else 0,
+                    "skipped": 0,
+                    "ctrfDigest": "sha256:" + hashlib.sha256(data).hexdigest(),
+                }
+                for phase, data in self.ctrf.items()
+            },
+            "manifest": {
+                "digest": "sha256:" + hashlib.sha256(manifest_bytes).hexdigest(),
+                "fileCount": len(manifest["files"]),
+            },
         }
         if self.bom is not None:
-            predicate["bom"] = {"format": "CycloneDX", "version": "1.6",
-                                "digest": "sha256:" + hashlib.sha256(files["bom.cdx.json"]).hexdigest(),
-                                "imageCount": len(self.bom.get("components", []))}
+            predicate["bom"] = {
+                "format": "CycloneDX",
+                "version": "1.6",
+                "digest": "sha256:" + hashlib.sha256(files["bom.cdx.json"]).hexdigest(),
+                "imageCount": len(self.bom.get("components", [])),
+            }
         if selection:
             predicate["profile"] = {"selection": selection, "policyDescriptorIdentity": "e" * 64}
-        oci_manifest = json.dumps({"schemaVersion": 2, "layers": [
-            {"digest": "sha256:" + hashlib.sha256(manifest_bytes).hexdigest()}]}).encode()
+        oci_manifest = json.dumps(
+            {
+                "schemaVersion": 2,
+                "layers": [{"digest": "sha256:" + hashlib.sha256(manifest_bytes).hexdigest()}],
+            }
+        ).encode()
         self.digest = "sha256:" + hashlib.sha256(oci_manifest).hexdigest()
         self.predicate = predicate
         self.statement = {
             "_type": "https://in-toto.io/Statement/v1",
-            "subject": [{"name": f"{self.oci_repo}:{self.recipe_name}-0123456789ab",
-                         "digest": {"sha256": self.digest.removeprefix("sha256:")}}],
+            "subject": [
+                {
+                    "name": f"{self.oci_repo}:{self.recipe_name}-0123456789ab",
+                    "digest": {"sha256": self.digest.removeprefix("sha256:")},
+                }
+            ],
             "predicateType": self.predicate_type.value,
             "predicate": predicate,
         }
@@ -224,14 +275,25 @@ class EvidenceCase:
     def statement_bytes(self) -> bytes:
         return json.dumps(self.statement).encode()
 
-    def pointer(self, *, signer: SignerIdentity | None = None, log_index: int | None = None,
-                **overrides: Any) -> tuple[Pointer, PointerLocation]:
+    def pointer(
+        self,
+        *,
+        signer: SignerIdentity | None = None,
+        log_index: int | None = None,
+        **overrides: Any,
+    ) -> tuple[Pointer, PointerLocation]:
         claimed = ClaimedSigner(signer, log_index) if signer is not None else None
         fields: dict[str, Any] = {
-            "schema_version": "1.0.0", "recipe": self.recipe_name, "profile": self.profile,
-            "bundle": BundleRef(f"{self.oci_repo}:{self.recipe_name}-0123456789ab",
-                                OciDigest(self.digest), self.predicate_type),
-            "signer": claimed, "attested_at": ATTESTED_AT,
+            "schema_version": "1.0.0",
+            "recipe": self.recipe_name,
+            "profile": self.profile,
+            "bundle": BundleRef(
+                f"{self.oci_repo}:{self.recipe_name}-0123456789ab",
+                OciDigest(self.digest),
+                self.predicate_type,
+            ),
+            "signer": claimed,
+            "attested_at": ATTESTED_AT,
         }
         fields.update(overrides)
         pointer = Pointer(**fields)
@@ -239,14 +301,18 @@ class EvidenceCase:
         digest = str(pointer.bundle.digest or "none")
         location = PointerLocation(
             path=f"evidence/{pointer.recipe}/{slug}/{digest.replace(':', '-')}.yaml",
-            folder_recipe=pointer.recipe, folder_source=slug)
+            folder_recipe=pointer.recipe,
+            folder_source=slug,
+        )
         return pointer, location
 
     def materialized(self, *bundles: bytes) -> FakeMaterialized:
         candidates = tuple(
-            FakeCandidate(OciDigest("sha256:" + hashlib.sha256(b).hexdigest()), b) for b in bundles)
-        return FakeMaterialized(digest=OciDigest(self.digest), files=dict(self.files),
-                                signatures=candidates)
+            FakeCandidate(OciDigest("sha256:" + hashlib.sha256(b).hexdigest()), b) for b in bundles
+        )
+        return FakeMaterialized(
+            digest=OciDigest(self.digest), files=dict(self.files), signatures=candidates
+        )
 
 
 def first_log_index(bundle_json: bytes) -> int:

@@ -54,18 +54,32 @@ def _leaf(issuer: str = ISSUER, san: x509.GeneralName | None = None) -> x509.Cer
 
 # ------------------------------------------------------------------ letter case and normalization
 
-@pytest.mark.parametrize("policy_issuer", [
-    ISSUER.upper(), ISSUER.replace("token", "Token"), ISSUER + "/", " " + ISSUER,
-], ids=["upper", "one-letter", "trailing-slash", "leading-space"])
+
+@pytest.mark.parametrize(
+    "policy_issuer",
+    [
+        ISSUER.upper(),
+        ISSUER.replace("token", "Token"),
+        ISSUER + "/",
+        " " + ISSUER,
+    ],
+    ids=["upper", "one-letter", "trailing-slash", "leading-space"],
+)
 def test_an_issuer_differing_only_by_case_or_a_character_is_refused(policy_issuer: str) -> None:
     policy = ExactIdentity(SignerIdentity(policy_issuer, WORKFLOW))
     with pytest.raises(VerificationError, match="OIDC issuer"):
         policy.verify(_leaf())
 
 
-@pytest.mark.parametrize("policy_identity", [
-    WORKFLOW.upper(), WORKFLOW.replace("acme", "ACME"), WORKFLOW.replace("main", "Main"),
-], ids=["upper", "org-upper", "ref-one-letter"])
+@pytest.mark.parametrize(
+    "policy_identity",
+    [
+        WORKFLOW.upper(),
+        WORKFLOW.replace("acme", "ACME"),
+        WORKFLOW.replace("main", "Main"),
+    ],
+    ids=["upper", "org-upper", "ref-one-letter"],
+)
 def test_a_san_differing_only_by_letter_case_is_refused(policy_identity: str) -> None:
     policy = ExactIdentity(SignerIdentity(ISSUER, policy_identity))
     with pytest.raises(VerificationError, match="identity"):
@@ -80,10 +94,14 @@ def test_an_email_san_differing_only_by_letter_case_is_refused() -> None:
             ExactIdentity(SignerIdentity(ISSUER, other)).verify(leaf)
 
 
-@pytest.mark.parametrize(("signed", "claimed"), [(CAFE_NFC, CAFE_NFD), (CAFE_NFD, CAFE_NFC)],
-                         ids=["nfc-cert", "nfd-cert"])
-def test_issuers_differing_only_by_unicode_normalization_are_different(signed: str,
-                                                                     claimed: str) -> None:
+@pytest.mark.parametrize(
+    ("signed", "claimed"),
+    [(CAFE_NFC, CAFE_NFD), (CAFE_NFD, CAFE_NFC)],
+    ids=["nfc-cert", "nfd-cert"],
+)
+def test_issuers_differing_only_by_unicode_normalization_are_different(
+    signed: str, claimed: str
+) -> None:
     leaf = _leaf(issuer=signed)
     assert certificate_issuer(leaf) == signed  # read byte-exactly, never normalized
     ExactIdentity(SignerIdentity(signed, WORKFLOW)).verify(leaf)
@@ -146,8 +164,11 @@ def test_a_malformed_der_issuer_is_refused(name: str, raw: bytes) -> None:
         certificate_issuer(cert(v2=raw))
 
 
-@pytest.mark.parametrize("raw", [b"\x0c", b"\x0c\x80abc", b"\x0c\x82\x00"],
-                         ids=["tag-only", "zero-count", "truncated-count"])
+@pytest.mark.parametrize(
+    "raw",
+    [b"\x0c", b"\x0c\x80abc", b"\x0c\x82\x00"],
+    ids=["tag-only", "zero-count", "truncated-count"],
+)
 def test_a_truncated_der_issuer_is_named_as_such(raw: bytes) -> None:
     with pytest.raises(VerificationError, match=r"\(\.1\.8\)"):
         certificate_issuer(cert(v2=raw))
@@ -165,21 +186,35 @@ def test_a_der_issuer_that_is_not_utf8_is_named_as_such() -> None:
 
 
 def test_every_san_is_named_in_certificate_order() -> None:
-    leaf = cert(v2=utf8(ISSUER), sans=(x509.RFC822Name("alice@example.com"),
-                                       x509.UniformResourceIdentifier(WORKFLOW),
-                                       x509.DNSName("example.com")))
-    assert certificate_sans(leaf) == ("email:alice@example.com", f"URI:{WORKFLOW}",
-                                      "DNS:example.com")
+    leaf = cert(
+        v2=utf8(ISSUER),
+        sans=(
+            x509.RFC822Name("alice@example.com"),
+            x509.UniformResourceIdentifier(WORKFLOW),
+            x509.DNSName("example.com"),
+        ),
+    )
+    assert certificate_sans(leaf) == (
+        "email:alice@example.com",
+        f"URI:{WORKFLOW}",
+        "DNS:example.com",
+    )
 
 
-@pytest.mark.parametrize(("issuer", "san", "part"), [
-    (ISSUER + "\n", WORKFLOW, "issuer"), (ISSUER + "\r", WORKFLOW, "issuer"),
-    (ISSUER, "alice@example.com\n", "identity"),
-])
-def test_a_line_break_in_the_signer_is_refused_naming_the_part(issuer: str, san: str,
-                                                               part: str) -> None:
-    name: x509.GeneralName = (x509.RFC822Name(san) if "@" in san
-                              else x509.UniformResourceIdentifier(san))
+@pytest.mark.parametrize(
+    ("issuer", "san", "part"),
+    [
+        (ISSUER + "\n", WORKFLOW, "issuer"),
+        (ISSUER + "\r", WORKFLOW, "issuer"),
+        (ISSUER, "alice@example.com\n", "identity"),
+    ],
+)
+def test_a_line_break_in_the_signer_is_refused_naming_the_part(
+    issuer: str, san: str, part: str
+) -> None:
+    name: x509.GeneralName = (
+        x509.RFC822Name(san) if "@" in san else x509.UniformResourceIdentifier(san)
+    )
     with pytest.raises(VerificationError, match=f"certificate {part} is empty or contains"):
         certificate_identity(cert(v2=utf8(issuer), sans=(name,)))
 
@@ -205,17 +240,24 @@ def test_agreeing_issuers_must_agree_exactly() -> None:
 PULLED = "0123456789abcdef" * 4
 
 
-def _ok(subject_hex: object, ptype: str = "https://aicr.run/recipe-evidence/v3",
-        predicate: object = None) -> SignatureOk:
-    statement = {"subject": [{"name": "bundle", "digest": {"sha256": subject_hex}}],
-                 "predicateType": ptype, "predicate": {} if predicate is None else predicate}
-    return SignatureOk(signer=SignerIdentity(ISSUER, WORKFLOW), log_index=1,
-                       statement=statement, rekor_v2=False)
+def _ok(
+    subject_hex: object,
+    ptype: str = "https://aicr.run/recipe-evidence/v3",
+    predicate: object = None,
+) -> SignatureOk:
+    statement = {
+        "subject": [{"name": "bundle", "digest": {"sha256": subject_hex}}],
+        "predicateType": ptype,
+        "predicate": {} if predicate is None else predicate,
+    }
+    return SignatureOk(
+        signer=SignerIdentity(ISSUER, WORKFLOW), log_index=1, statement=statement, rekor_v2=False
+    )
 
 
 def _near(hex_text: str, position: int) -> str:
     digit = "0" if hex_text[position] != "0" else "1"
-    return hex_text[:position] + digit + hex_text[position + 1:]
+    return hex_text[:position] + digit + hex_text[position + 1 :]
 
 
 def test_a_subject_equal_to_the_pulled_and_pointer_digest_binds() -> None:
@@ -224,33 +266,42 @@ def test_a_subject_equal_to_the_pulled_and_pointer_digest_binds() -> None:
 
 @pytest.mark.parametrize("position", [0, 11, 12, 62, 63])
 @pytest.mark.parametrize("against", ["pulled", "pointer"])
-def test_a_subject_one_hex_digit_from_the_bundle_does_not_bind(position: int,
-                                                                against: str) -> None:
+def test_a_subject_one_hex_digit_from_the_bundle_does_not_bind(position: int, against: str) -> None:
     near = _near(PULLED, position)
     pulled, pointer = (near, PULLED) if against == "pulled" else (PULLED, near)
     with pytest.raises(SignatureFailure, match=against if against == "pointer" else "pulled"):
         _check_statement(_ok(PULLED), pulled, pointer)
 
 
-@pytest.mark.parametrize("subject", [PULLED.upper(), PULLED[:63], PULLED + "0", "", None, 7,
-                                     "sha256:" + PULLED])
+@pytest.mark.parametrize(
+    "subject", [PULLED.upper(), PULLED[:63], PULLED + "0", "", None, 7, "sha256:" + PULLED]
+)
 def test_a_subject_that_is_not_64_lowercase_hex_does_not_bind(subject: object) -> None:
     with pytest.raises(SignatureFailure):
         _check_statement(_ok(subject), PULLED, PULLED)
 
 
-@pytest.mark.parametrize(("ptype", "predicate", "ok"), [
-    ("https://aicr.run/recipe-evidence/v1", {}, True),
-    ("https://aicr.run/recipe-evidence/v1", {"profile": {}}, False),
-    ("https://aicr.run/recipe-evidence/v2", {}, False),
-    ("https://aicr.run/recipe-evidence/v2",
-     {"profile": {"selection": "gpu=h100", "policyDescriptorIdentity": "p"}}, True),
-    ("https://aicr.run/recipe-evidence/v2",
-     {"profile": {"selection": "gpu=h100", "policyDescriptorIdentity": ""}}, False),
-    ("https://aicr.run/recipe-evidence/v3", {}, True),
-    ("https://aicr.run/recipe-evidence/V3", {}, False),
-    ("https://aicr.run/recipe-evidence/v4", {}, False),
-])
+@pytest.mark.parametrize(
+    ("ptype", "predicate", "ok"),
+    [
+        ("https://aicr.run/recipe-evidence/v1", {}, True),
+        ("https://aicr.run/recipe-evidence/v1", {"profile": {}}, False),
+        ("https://aicr.run/recipe-evidence/v2", {}, False),
+        (
+            "https://aicr.run/recipe-evidence/v2",
+            {"profile": {"selection": "gpu=h100", "policyDescriptorIdentity": "p"}},
+            True,
+        ),
+        (
+            "https://aicr.run/recipe-evidence/v2",
+            {"profile": {"selection": "gpu=h100", "policyDescriptorIdentity": ""}},
+            False,
+        ),
+        ("https://aicr.run/recipe-evidence/v3", {}, True),
+        ("https://aicr.run/recipe-evidence/V3", {}, False),
+        ("https://aicr.run/recipe-evidence/v4", {}, False),
+    ],
+)
 def test_the_predicate_type_must_be_coherent(ptype: str, predicate: object, ok: bool) -> None:
     if ok:
         _check_statement(_ok(PULLED, ptype, predicate), PULLED, PULLED)
@@ -264,28 +315,31 @@ def test_the_predicate_type_must_be_coherent(ptype: str, predicate: object, ok: 
 STATEMENT = b'{"subject": [{"digest": {"sha256": "aa"}}], "predicateType": "t", "predicate": {}}'
 
 
-@pytest.mark.parametrize("payload", [STATEMENT, base64.b64encode(STATEMENT),
-                                     b"  \n" + STATEMENT])
+@pytest.mark.parametrize("payload", [STATEMENT, base64.b64encode(STATEMENT), b"  \n" + STATEMENT])
 def test_a_statement_is_read_from_json_or_base64_of_json(payload: bytes) -> None:
     assert parse_statement(payload)["predicateType"] == "t"
 
 
-@pytest.mark.parametrize(("payload", "reason"), [
-    (b"", "DSSE payload is empty"),
-    (b" \n", "DSSE payload is empty"),
-    (b"not base64!", "neither JSON nor base64"),
-    (b"[1, 2]", "not a JSON object"),
-    (base64.b64encode(b"[1, 2]"), "not a JSON object"),
-    (b'{"predicateType": "t"}', "has no subject"),
-    (b'{"subject": [], "predicateType": "t"}', "has no subject"),
-    (b'{"subject": {"a": 1}, "predicateType": "t"}', "has no subject"),
-    (b'{"subject": [{}]}', "has no predicateType"),
-    (b'{"subject": [{}], "predicateType": ""}', "has no predicateType"),
-    (b'{"subject": [{}], "predicateType": 3}', "has no predicateType"),
-    (b'{"subject": [{}], "predicateType": "t", "predicate": []}', "predicate is not an object"),
-])
-def test_a_payload_that_is_not_a_statement_is_a_signature_failure(payload: bytes,
-                                                                   reason: str) -> None:
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (b"", "DSSE payload is empty"),
+        (b" \n", "DSSE payload is empty"),
+        (b"not base64!", "neither JSON nor base64"),
+        (b"[1, 2]", "not a JSON object"),
+        (base64.b64encode(b"[1, 2]"), "not a JSON object"),
+        (b'{"predicateType": "t"}', "has no subject"),
+        (b'{"subject": [], "predicateType": "t"}', "has no subject"),
+        (b'{"subject": {"a": 1}, "predicateType": "t"}', "has no subject"),
+        (b'{"subject": [{}]}', "has no predicateType"),
+        (b'{"subject": [{}], "predicateType": ""}', "has no predicateType"),
+        (b'{"subject": [{}], "predicateType": 3}', "has no predicateType"),
+        (b'{"subject": [{}], "predicateType": "t", "predicate": []}', "predicate is not an object"),
+    ],
+)
+def test_a_payload_that_is_not_a_statement_is_a_signature_failure(
+    payload: bytes, reason: str
+) -> None:
     with pytest.raises(SignatureFailure) as info:
         parse_statement(payload)
     assert reason in info.value.detail
@@ -293,12 +347,16 @@ def test_a_payload_that_is_not_a_statement_is_a_signature_failure(payload: bytes
 
 # ------------------------------------------------------------------ the first tlog entry
 
+
 def _material(entries: object) -> dict[str, object]:
     return {"verificationMaterial": {"tlogEntries": entries}}
 
 
-@pytest.mark.parametrize("entries", [[], None, {"logIndex": 1}, ["entry"], [None]],
-                         ids=["empty", "missing", "not-a-list", "string", "null"])
+@pytest.mark.parametrize(
+    "entries",
+    [[], None, {"logIndex": 1}, ["entry"], [None]],
+    ids=["empty", "missing", "not-a-list", "string", "null"],
+)
 def test_a_bundle_without_a_usable_tlog_entry_is_refused(entries: object) -> None:
     with pytest.raises(SignatureFailure, match="no transparency-log entry"):
         _first_entry(_material(entries))
@@ -306,26 +364,34 @@ def test_a_bundle_without_a_usable_tlog_entry_is_refused(entries: object) -> Non
         _first_entry({})
 
 
-@pytest.mark.parametrize(("entry", "expected"), [
-    ({"logIndex": "7", "inclusionPromise": {"x": 1}}, (7, False)),
-    ({"logIndex": 7, "inclusionPromise": {"x": 1}}, (7, False)),
-    ({"inclusionPromise": {"x": 1}}, (0, False)),
-    ({"logIndex": "7", "inclusionProof": {"logIndex": "7"}}, (7, True)),
-    ({"logIndex": "0", "inclusionProof": {}}, (0, True)),
-])
-def test_the_first_entry_gives_its_index_and_log_version(entry: dict[str, object],
-                                                         expected: tuple[int, bool]) -> None:
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ({"logIndex": "7", "inclusionPromise": {"x": 1}}, (7, False)),
+        ({"logIndex": 7, "inclusionPromise": {"x": 1}}, (7, False)),
+        ({"inclusionPromise": {"x": 1}}, (0, False)),
+        ({"logIndex": "7", "inclusionProof": {"logIndex": "7"}}, (7, True)),
+        ({"logIndex": "0", "inclusionProof": {}}, (0, True)),
+    ],
+)
+def test_the_first_entry_gives_its_index_and_log_version(
+    entry: dict[str, object], expected: tuple[int, bool]
+) -> None:
     assert _first_entry(_material([entry, {"logIndex": "99"}])) == expected
 
 
-@pytest.mark.parametrize("entry", [
-    {"logIndex": "7", "inclusionProof": {"logIndex": "8"}},
-    {"logIndex": "7", "inclusionProof": {"logIndex": "6"}},
-    {"logIndex": "7"},
-    {"logIndex": True, "inclusionPromise": {"x": 1}},
-    {"logIndex": "-1", "inclusionPromise": {"x": 1}},
-    {"logIndex": 1.5, "inclusionPromise": {"x": 1}},
-], ids=["v2-index-above", "v2-index-below", "v2-no-proof", "bool", "negative", "float"])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"logIndex": "7", "inclusionProof": {"logIndex": "8"}},
+        {"logIndex": "7", "inclusionProof": {"logIndex": "6"}},
+        {"logIndex": "7"},
+        {"logIndex": True, "inclusionPromise": {"x": 1}},
+        {"logIndex": "-1", "inclusionPromise": {"x": 1}},
+        {"logIndex": 1.5, "inclusionPromise": {"x": 1}},
+    ],
+    ids=["v2-index-above", "v2-index-below", "v2-no-proof", "bool", "negative", "float"],
+)
 def test_a_first_entry_with_an_unbound_or_bad_index_is_refused(entry: dict[str, object]) -> None:
     with pytest.raises(SignatureFailure):
         _first_entry(_material([entry]))
@@ -333,17 +399,31 @@ def test_a_first_entry_with_an_unbound_or_bad_index_is_refused(entry: dict[str, 
 
 # ------------------------------------------------------------------ the stale-root hint
 
-@pytest.mark.parametrize("message", [
-    "x509: certificate signed by unknown authority", "CertValidationError: root certificate",
-    "Signature does not match", "failed to verify SCT", "no timestamp authorities",
-])
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "x509: certificate signed by unknown authority",
+        "CertValidationError: root certificate",
+        "Signature does not match",
+        "failed to verify SCT",
+        "no timestamp authorities",
+    ],
+)
 def test_root_shaped_errors_get_the_refresh_hint(message: str) -> None:
     assert stale_root_hint(message) == STALE_ROOT_HINT
 
 
-@pytest.mark.parametrize("message", [
-    "", "DSSE payloadType mismatch", "in-toto statement has no subject", "x50", "certificate",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "",
+        "DSSE payloadType mismatch",
+        "in-toto statement has no subject",
+        "x50",
+        "certificate",
+    ],
+)
 def test_other_errors_get_no_refresh_hint(message: str) -> None:
     assert stale_root_hint(message) == ""
 
@@ -369,19 +449,26 @@ def test_a_sigstore_bundle_one_byte_over_10_mib_is_refused_unread(authority_trus
     _authority, trust = authority_trust
     with pytest.raises(SignatureFailure) as info:
         verify_signature(_json_of_size(TEN_MIB + 1), trust, expected=None)
-    assert info.value.detail == (f"sigstore bundle is {TEN_MIB + 1} bytes, over the "
-                                 f"{TEN_MIB}-byte limit")
+    assert info.value.detail == (
+        f"sigstore bundle is {TEN_MIB + 1} bytes, over the {TEN_MIB}-byte limit"
+    )
 
 
 # ------------------------------------------------------------------ real bundles
 
-@pytest.mark.parametrize("claimed", [
-    SignerIdentity("https://github.com/login/oauth", "Alice@example.com"),
-    SignerIdentity("https://github.com/login/OAuth", "alice@example.com"),
-    SignerIdentity("https://github.com/login/oauth", "alice@example.com\u200b"),
-], ids=["identity-case", "issuer-case", "zero-width"])
+
+@pytest.mark.parametrize(
+    "claimed",
+    [
+        SignerIdentity("https://github.com/login/oauth", "Alice@example.com"),
+        SignerIdentity("https://github.com/login/OAuth", "alice@example.com"),
+        SignerIdentity("https://github.com/login/oauth", "alice@example.com\u200b"),
+    ],
+    ids=["identity-case", "issuer-case", "zero-width"],
+)
 def test_a_real_bundle_claimed_by_a_case_variant_of_its_signer_is_rejected(
-        authority_trust: Any, case: Any, claimed: SignerIdentity) -> None:
+    authority_trust: Any, case: Any, claimed: SignerIdentity
+) -> None:
     signer = SignerIdentity("https://github.com/login/oauth", "alice@example.com")
     bundle = _sign(authority_trust, case, signer)
     assert isinstance(_pipeline(authority_trust, case, bundle, signer), Verified)
@@ -391,26 +478,34 @@ def test_a_real_bundle_claimed_by_a_case_variant_of_its_signer_is_rejected(
 
 
 @pytest.mark.parametrize("rekor_v2", [False, True], ids=["rekor-v1-log-time", "rekor-v2-tsa-time"])
-def test_a_verified_bundle_carries_the_time_sigstore_verified(authority_trust: Any, case: Any,
-                                                              rekor_v2: bool) -> None:
+def test_a_verified_bundle_carries_the_time_sigstore_verified(
+    authority_trust: Any, case: Any, rekor_v2: bool
+) -> None:
     """The log's integrated time (v1) or the TSA's signed time (v2), never the claimed one."""
     authority, trust = authority_trust
     signer = SignerIdentity("https://github.com/login/oauth", "alice@example.com")
-    bundle = bytes(authority.sign_dsse(case.statement_bytes(), signer=signer,
-                                       signed_at=SIGNED_AT, rekor_v2=rekor_v2))
+    bundle = bytes(
+        authority.sign_dsse(
+            case.statement_bytes(), signer=signer, signed_at=SIGNED_AT, rekor_v2=rekor_v2
+        )
+    )
     ok = verify_signature(bundle, trust, expected=signer)
     assert ok.logged_at == (SIGNED_AT + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert ok.rekor_v2 is rekor_v2
 
 
-@pytest.mark.parametrize(("raw", "reason"), [
-    (b"[1, 2]", "sigstore bundle is not a JSON object"),
-    (b'"dsseEnvelope"', "sigstore bundle is not a JSON object"),
-    (b"{}", "carries no DSSE envelope"),
-    (b"{", "sigstore bundle"),
-])
-def test_a_sigstore_bundle_that_is_not_an_object_is_named_as_such(authority_trust: Any,
-                                                                  raw: bytes, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"[1, 2]", "sigstore bundle is not a JSON object"),
+        (b'"dsseEnvelope"', "sigstore bundle is not a JSON object"),
+        (b"{}", "carries no DSSE envelope"),
+        (b"{", "sigstore bundle"),
+    ],
+)
+def test_a_sigstore_bundle_that_is_not_an_object_is_named_as_such(
+    authority_trust: Any, raw: bytes, reason: str
+) -> None:
     _authority, trust = authority_trust
     with pytest.raises(SignatureFailure) as info:
         verify_signature(raw, trust, expected=None)

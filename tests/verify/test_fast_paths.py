@@ -127,8 +127,9 @@ def test_a_cyclic_value_is_not_taken_as_is(monkeypatch: pytest.MonkeyPatch) -> N
     assert encode_data(big) == big  # over the budget: encoded node by node, same result
 
 
-def test_verdict_json_of_real_verdicts_is_unchanged(case: EvidenceCase,
-                                                    authority_trust: Any) -> None:
+def test_verdict_json_of_real_verdicts_is_unchanged(
+    case: EvidenceCase, authority_trust: Any
+) -> None:
     authority, trust = authority_trust
     bundle = authority.sign_dsse(case.statement_bytes(), signer=SIGNER, signed_at=SIGNED_AT)
     pointer, location = case.pointer(signer=SIGNER)
@@ -150,8 +151,9 @@ def test_packs_are_private_and_leave_no_temporary_files(tmp_path: Path) -> None:
     assert not list((tmp_path / "c").rglob(".tmp-*"))
 
 
-def test_leftover_temporary_names_are_skipped(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leftover_temporary_names_are_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(cache_module, "_TEMP_SERIAL", iter([0, 0, 1, 2, 3]))
     folder = tmp_path / "packs"
     folder.mkdir(parents=True)
@@ -166,8 +168,9 @@ def _unsigned(case: EvidenceCase) -> Any:
     return verify_pointer(pointer, location, FakeSource(case.materialized()), None)  # type: ignore[arg-type]
 
 
-def test_every_bundle_is_canonicalized_again(case: EvidenceCase,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_bundle_is_canonicalized_again(
+    case: EvidenceCase, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No memo across bundles: the digest check is part of the cost of every verification
     (and a wrong claimed digest is refused however often the recipe was seen)."""
     from generator.verify import pipeline
@@ -190,14 +193,16 @@ def test_every_bundle_is_canonicalized_again(case: EvidenceCase,
     assert any("recipe digest mismatch" in s.detail for s in wrong.steps)
 
 
-def test_a_recipe_that_cannot_be_canonicalized_is_refused(case: EvidenceCase,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_recipe_that_cannot_be_canonicalized_is_refused(
+    case: EvidenceCase, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from generator.errors import EvidenceDashError, Location
     from generator.verify import pipeline
 
     def refuse(*_: Any, **__: Any) -> Any:
-        raise EvidenceDashError("nope", location=Location("recipe.yaml"), expected="x",
-                                found="y", hint="z")
+        raise EvidenceDashError(
+            "nope", location=Location("recipe.yaml"), expected="x", found="y", hint="z"
+        )
 
     monkeypatch.setattr(pipeline, "digest_for_predicate_type", refuse)
     verdict = _unsigned(case)

@@ -24,53 +24,104 @@ WORKFLOW = "https://github.com/acme/aicr-evidence/.github/workflows/sign.yml@ref
 OTHER_WORKFLOW = "https://github.com/acme/aicr-evidence/.github/workflows/other.yml@refs/heads/main"
 
 
-def _sign(authority_trust: Any, case: EvidenceCase, signer: SignerIdentity,
-          shape: LeafShape | None = None) -> bytes:
+def _sign(
+    authority_trust: Any, case: EvidenceCase, signer: SignerIdentity, shape: LeafShape | None = None
+) -> bytes:
     authority, _trust = authority_trust
-    return bytes(authority.sign_dsse(case.statement_bytes(), signer=signer, signed_at=SIGNED_AT,
-                                     options=SigningOptions(leaf=shape)))
+    return bytes(
+        authority.sign_dsse(
+            case.statement_bytes(),
+            signer=signer,
+            signed_at=SIGNED_AT,
+            options=SigningOptions(leaf=shape),
+        )
+    )
 
 
-def _pipeline(authority_trust: Any, case: EvidenceCase, bundle: bytes,
-              claimed: SignerIdentity | None) -> Any:
+def _pipeline(
+    authority_trust: Any, case: EvidenceCase, bundle: bytes, claimed: SignerIdentity | None
+) -> Any:
     _authority, trust = authority_trust
-    pointer, location = case.pointer(signer=claimed, log_index=first_log_index(bundle)
-                                     if claimed else None)
+    pointer, location = case.pointer(
+        signer=claimed, log_index=first_log_index(bundle) if claimed else None
+    )
     return verify_pointer(pointer, location, FakeSource(case.materialized(bundle)), trust)
 
 
 # (case, leaf shape, claimed signer, words the reason must contain)
 MULTI_SAN = [
-    ("two-emails", LeafShape(sans=("alice@example.com", "bob@example.com")), ALICE,
-     ("email:alice@example.com", "email:bob@example.com")),
-    ("two-emails-claim-second", LeafShape(sans=("alice@example.com", "bob@example.com")), BOB,
-     ("email:alice@example.com", "email:bob@example.com")),
-    ("email-and-uri", LeafShape(sans=("alice@example.com", WORKFLOW)), ALICE,
-     ("email:alice@example.com", f"URI:{WORKFLOW}")),
-    ("two-uris", LeafShape(sans=(WORKFLOW, OTHER_WORKFLOW)),
-     SignerIdentity(OAUTH, OTHER_WORKFLOW), (f"URI:{WORKFLOW}", f"URI:{OTHER_WORKFLOW}")),
+    (
+        "two-emails",
+        LeafShape(sans=("alice@example.com", "bob@example.com")),
+        ALICE,
+        ("email:alice@example.com", "email:bob@example.com"),
+    ),
+    (
+        "two-emails-claim-second",
+        LeafShape(sans=("alice@example.com", "bob@example.com")),
+        BOB,
+        ("email:alice@example.com", "email:bob@example.com"),
+    ),
+    (
+        "email-and-uri",
+        LeafShape(sans=("alice@example.com", WORKFLOW)),
+        ALICE,
+        ("email:alice@example.com", f"URI:{WORKFLOW}"),
+    ),
+    (
+        "two-uris",
+        LeafShape(sans=(WORKFLOW, OTHER_WORKFLOW)),
+        SignerIdentity(OAUTH, OTHER_WORKFLOW),
+        (f"URI:{WORKFLOW}", f"URI:{OTHER_WORKFLOW}"),
+    ),
     ("no-san", LeafShape(sans=()), ALICE, ("SANs found: none",)),
     ("no-san-no-claim", LeafShape(sans=()), None, ("SANs found: none",)),
-    ("two-emails-no-claim", LeafShape(sans=("alice@example.com", "bob@example.com")), None,
-     ("email:alice@example.com", "email:bob@example.com")),
-    ("no-issuer", LeafShape(issuers_v2=(), omit_issuer_v1=True), ALICE,
-     ("no OIDC issuer", "alice@example.com")),
-    ("two-issuer-extensions", LeafShape(issuers_v2=(OAUTH, "https://evil.example")), ALICE,
-     ("repeats the extension 1.3.6.1.4.1.57264.1.8", "OIDC issuer")),
-    ("split-issuers", LeafShape(issuer_v1="https://evil.example"), ALICE,
-     ("two different OIDC issuers", "alice@example.com")),
+    (
+        "two-emails-no-claim",
+        LeafShape(sans=("alice@example.com", "bob@example.com")),
+        None,
+        ("email:alice@example.com", "email:bob@example.com"),
+    ),
+    (
+        "no-issuer",
+        LeafShape(issuers_v2=(), omit_issuer_v1=True),
+        ALICE,
+        ("no OIDC issuer", "alice@example.com"),
+    ),
+    (
+        "two-issuer-extensions",
+        LeafShape(issuers_v2=(OAUTH, "https://evil.example")),
+        ALICE,
+        ("repeats the extension 1.3.6.1.4.1.57264.1.8", "OIDC issuer"),
+    ),
+    (
+        "split-issuers",
+        LeafShape(issuer_v1="https://evil.example"),
+        ALICE,
+        ("two different OIDC issuers", "alice@example.com"),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "shape", "claimed", "words"), MULTI_SAN,
-                         ids=[c[0] for c in MULTI_SAN])
+@pytest.mark.parametrize(
+    ("name", "shape", "claimed", "words"), MULTI_SAN, ids=[c[0] for c in MULTI_SAN]
+)
 def test_ambiguous_certificate_is_rejected_naming_what_it_carries(
-        authority_trust: Any, case: EvidenceCase, name: str, shape: LeafShape,
-        claimed: SignerIdentity | None, words: tuple[str, ...]) -> None:
+    authority_trust: Any,
+    case: EvidenceCase,
+    name: str,
+    shape: LeafShape,
+    claimed: SignerIdentity | None,
+    words: tuple[str, ...],
+) -> None:
     bundle = _sign(authority_trust, case, claimed or ALICE, shape)
     with pytest.raises(SignatureFailure) as caught:
-        verify_signature(bundle, authority_trust[1], expected=claimed,
-                         rekor_log_index=first_log_index(bundle) if claimed else None)
+        verify_signature(
+            bundle,
+            authority_trust[1],
+            expected=claimed,
+            rekor_log_index=first_log_index(bundle) if claimed else None,
+        )
     for word in words:
         assert word in caught.value.detail, caught.value.detail
     verdict = _pipeline(authority_trust, case, bundle, claimed)
@@ -82,8 +133,9 @@ def test_ambiguous_certificate_is_rejected_naming_what_it_carries(
 
 
 @pytest.mark.parametrize("claimed", [ALICE, None], ids=["claimed", "unclaimed"])
-def test_single_san_leaf_still_verifies(authority_trust: Any, case: EvidenceCase,
-                                        claimed: SignerIdentity | None) -> None:
+def test_single_san_leaf_still_verifies(
+    authority_trust: Any, case: EvidenceCase, claimed: SignerIdentity | None
+) -> None:
     bundle = _sign(authority_trust, case, ALICE)
     ok = verify_signature(bundle, authority_trust[1], expected=claimed)
     assert ok.signer == ALICE
@@ -92,14 +144,20 @@ def test_single_san_leaf_still_verifies(authority_trust: Any, case: EvidenceCase
     assert verdict.signer == ALICE
 
 
-@pytest.mark.parametrize(("claimed", "words"), [
-    (BOB, ("'alice@example.com'", "'bob@example.com'", "certificate identity (SAN)")),
-    (SignerIdentity("https://evil.example", "alice@example.com"),
-     ("OIDC issuer", "'https://evil.example'", f"'{OAUTH}'")),
-], ids=["other-identity", "other-issuer"])
+@pytest.mark.parametrize(
+    ("claimed", "words"),
+    [
+        (BOB, ("'alice@example.com'", "'bob@example.com'", "certificate identity (SAN)")),
+        (
+            SignerIdentity("https://evil.example", "alice@example.com"),
+            ("OIDC issuer", "'https://evil.example'", f"'{OAUTH}'"),
+        ),
+    ],
+    ids=["other-identity", "other-issuer"],
+)
 def test_claim_other_than_the_single_san_is_rejected(
-        authority_trust: Any, case: EvidenceCase, claimed: SignerIdentity,
-        words: tuple[str, ...]) -> None:
+    authority_trust: Any, case: EvidenceCase, claimed: SignerIdentity, words: tuple[str, ...]
+) -> None:
     bundle = _sign(authority_trust, case, ALICE)
     verdict = _pipeline(authority_trust, case, bundle, claimed)
     assert isinstance(verdict, Rejected), verdict
@@ -108,16 +166,20 @@ def test_claim_other_than_the_single_san_is_rejected(
         assert word in verdict.cause.detail, verdict.cause.detail
 
 
-def test_one_multi_san_key_cannot_be_two_signers(authority_trust: Any,
-                                                 case: EvidenceCase) -> None:
+def test_one_multi_san_key_cannot_be_two_signers(authority_trust: Any, case: EvidenceCase) -> None:
     """The issue's attack at the verifier: one key, two pointers, two claimed identities."""
     shape = LeafShape(sans=("alice@example.com", "bob@example.com"))
     authority, _trust = authority_trust
     verdicts = []
     for claimed in (ALICE, BOB):
-        bundle = bytes(authority.sign_dsse(
-            case.statement_bytes(), signer=claimed, signed_at=SIGNED_AT,
-            options=SigningOptions(leaf=shape, key_label="shared-multi-san")))
+        bundle = bytes(
+            authority.sign_dsse(
+                case.statement_bytes(),
+                signer=claimed,
+                signed_at=SIGNED_AT,
+                options=SigningOptions(leaf=shape, key_label="shared-multi-san"),
+            )
+        )
         verdicts.append(_pipeline(authority_trust, case, bundle, claimed))
     assert not any(isinstance(v, Verified) for v in verdicts), verdicts
     assert all(v.cause.failure_class is FailureClass.SIGNATURE for v in verdicts)

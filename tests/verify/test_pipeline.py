@@ -44,9 +44,14 @@ from tests.verify.conftest import (
 )
 
 
-def run(case: EvidenceCase, trust: Trust | None = None, *bundles: bytes,
-        signer: SignerIdentity | None = None, log_index: int | None = None,
-        **pointer_overrides: Any) -> Any:
+def run(
+    case: EvidenceCase,
+    trust: Trust | None = None,
+    *bundles: bytes,
+    signer: SignerIdentity | None = None,
+    log_index: int | None = None,
+    **pointer_overrides: Any,
+) -> Any:
     pointer, location = case.pointer(signer=signer, log_index=log_index, **pointer_overrides)
     source = FakeSource(case.materialized(*bundles))
     return verify_pointer(pointer, location, source, trust or load_trust(offline=True))
@@ -56,8 +61,11 @@ def assert_failed_at(verdict: Any, step: int, failure_class: FailureClass) -> No
     assert isinstance(verdict, Rejected | NoVerdict), verdict
     assert [s.step for s in verdict.steps] == [1, 2, 3, 4, 5]
     assert verdict.steps[step - 1].status in (StepStatus.FAILED, StepStatus.SKIPPED)
-    assert all(s.status is StepStatus.PASSED for s in verdict.steps[: step - 1]
-               if s.step != 2 or s.status is not StepStatus.SKIPPED)
+    assert all(
+        s.status is StepStatus.PASSED
+        for s in verdict.steps[: step - 1]
+        if s.step != 2 or s.status is not StepStatus.SKIPPED
+    )
     assert all(s.status is StepStatus.SKIPPED for s in verdict.steps[step:4])
     assert verdict.steps[4].status is StepStatus.INFORMATIONAL
     assert verdict.cause.failure_class is failure_class, verdict.cause
@@ -81,23 +89,37 @@ def test_unsigned_without_claimed_signer_is_pending(case: EvidenceCase) -> None:
     verdict = run(case)
     assert isinstance(verdict, Pending)
     statuses = [s.status for s in verdict.steps]
-    assert statuses == [StepStatus.PASSED, StepStatus.SKIPPED, StepStatus.PASSED,
-                        StepStatus.PASSED, StepStatus.INFORMATIONAL]
+    assert statuses == [
+        StepStatus.PASSED,
+        StepStatus.SKIPPED,
+        StepStatus.PASSED,
+        StepStatus.PASSED,
+        StepStatus.INFORMATIONAL,
+    ]
     assert "pending signature" in verdict.steps[1].detail
     assert "unsigned statement.intoto.json" in verdict.steps[2].detail
     ev = verdict.evidence
     assert ev.bundle_digest == case.digest
     assert set(ev.ctrf) == {Phase.DEPLOYMENT, Phase.CONFORMANCE}
-    assert [t.name for t in ev.ctrf[Phase.DEPLOYMENT].tests] == ["gpu-operator-healthy", "dra-ready"]
+    assert [t.name for t in ev.ctrf[Phase.DEPLOYMENT].tests] == [
+        "gpu-operator-healthy",
+        "dra-ready",
+    ]
     assert ev.recipe["kind"] == "RecipeResult"
     assert ev.snapshot == {"kind": "Snapshot", "nodes": 4}
     assert ev.bom is not None and len(ev.bom["components"]) == 2
     assert ev.recipe_yaml == case.recipe_yaml
     assert result_exit(verdict) is VerifyExit.VALID
     beyond = [r for r in verdict.steps[3].sub_rows if r.beyond_aicr]
-    assert {r.key for r in beyond} >= {"bom.digest", "bom.imageCount", "manifest.fileCount",
-                                       "predicate.schemaVersion", "pointer attestedAt",
-                                       "pointer file name", "criteriaMatch"}
+    assert {r.key for r in beyond} >= {
+        "bom.digest",
+        "bom.imageCount",
+        "manifest.fileCount",
+        "predicate.schemaVersion",
+        "pointer attestedAt",
+        "pointer file name",
+        "criteriaMatch",
+    }
 
 
 def test_unsigned_with_phase_failures_is_exit_one_not_pending() -> None:
@@ -127,8 +149,11 @@ def test_pulled_digest_must_equal_pointer_digest(case: EvidenceCase) -> None:
 
 def test_tag_only_and_unpushed_pointers(case: EvidenceCase) -> None:
     from generator.model import BundleRef
-    for bundle in (BundleRef("ghcr.io/acme/e:tag", None, PredicateType.V3),
-                   BundleRef("", None, PredicateType.V3)):
+
+    for bundle in (
+        BundleRef("ghcr.io/acme/e:tag", None, PredicateType.V3),
+        BundleRef("", None, PredicateType.V3),
+    ):
         pointer, location = case.pointer(bundle=bundle)
         source = FakeSource(case.materialized())
         verdict = verify_pointer(pointer, location, source, load_trust(offline=True))
@@ -137,22 +162,54 @@ def test_tag_only_and_unpushed_pointers(case: EvidenceCase) -> None:
 
 
 FETCH_TABLE: list[tuple[str, Callable[[], BundleFetchError], type, FailureClass, int | None]] = [
-    ("401", lambda: status_error(401, "manifest", url="u"), Rejected, FailureClass.REGISTRY_FORBIDDEN, 401),
-    ("403", lambda: status_error(403, "manifest", url="u"), Rejected, FailureClass.REGISTRY_FORBIDDEN, 403),
+    (
+        "401",
+        lambda: status_error(401, "manifest", url="u"),
+        Rejected,
+        FailureClass.REGISTRY_FORBIDDEN,
+        401,
+    ),
+    (
+        "403",
+        lambda: status_error(403, "manifest", url="u"),
+        Rejected,
+        FailureClass.REGISTRY_FORBIDDEN,
+        403,
+    ),
     ("404", lambda: status_error(404, "manifest", url="u"), Rejected, FailureClass.NOT_FOUND, 404),
     ("400", lambda: status_error(400, "manifest", url="u"), Rejected, FailureClass.REGISTRY, 400),
     ("429", lambda: status_error(429, "manifest", url="u"), NoVerdict, FailureClass.TRANSIENT, 429),
     ("503", lambda: status_error(503, "manifest", url="u"), NoVerdict, FailureClass.TRANSIENT, 503),
-    ("timeout", lambda: transient_error("timed out", url="u"), NoVerdict, FailureClass.TRANSIENT, None),
-    ("policy", lambda: policy_error("evil.example/x", ("ghcr.io/acme",)), NoVerdict,
-     FailureClass.REGISTRY, None),
+    (
+        "timeout",
+        lambda: transient_error("timed out", url="u"),
+        NoVerdict,
+        FailureClass.TRANSIENT,
+        None,
+    ),
+    (
+        "policy",
+        lambda: policy_error("evil.example/x", ("ghcr.io/acme",)),
+        NoVerdict,
+        FailureClass.REGISTRY,
+        None,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "error", "kind", "failure_class", "status"), FETCH_TABLE,
-                         ids=[r[0] for r in FETCH_TABLE])
-def test_fetch_failures(case: EvidenceCase, name: str, error: Callable[[], BundleFetchError],
-                        kind: type, failure_class: FailureClass, status: int | None) -> None:
+@pytest.mark.parametrize(
+    ("name", "error", "kind", "failure_class", "status"),
+    FETCH_TABLE,
+    ids=[r[0] for r in FETCH_TABLE],
+)
+def test_fetch_failures(
+    case: EvidenceCase,
+    name: str,
+    error: Callable[[], BundleFetchError],
+    kind: type,
+    failure_class: FailureClass,
+    status: int | None,
+) -> None:
     pointer, location = case.pointer()
     verdict = verify_pointer(pointer, location, FakeSource(error()), load_trust(offline=True))
     assert isinstance(verdict, kind)
@@ -175,6 +232,7 @@ def test_pointer_recipe_must_equal_predicate(case: EvidenceCase) -> None:
 
 def test_pointer_predicate_type_must_equal_statement(case: EvidenceCase) -> None:
     from generator.model import BundleRef
+
     pointer, _ = case.pointer()
     bundle = BundleRef(pointer.bundle.oci, pointer.bundle.digest, PredicateType.V1)
     verdict = run(case, None, bundle=bundle)
@@ -182,16 +240,25 @@ def test_pointer_predicate_type_must_equal_statement(case: EvidenceCase) -> None
     assert any(r.beyond_aicr for r in verdict.steps[2].sub_rows)
 
 
-@pytest.mark.parametrize(("ptype", "profile", "ok"), [
-    ("https://aicr.nvidia.com/recipe-evidence/v1", None, False),
-    (PredicateType.V1.value, {"selection": "a=b", "policyDescriptorIdentity": "e" * 64}, False),
-    (PredicateType.V2.value, None, False),
-    (PredicateType.V2.value, {"selection": "a = b", "policyDescriptorIdentity": "e" * 64}, False),
-    (PredicateType.V3.value, {"selection": "a=b", "policyDescriptorIdentity": ""}, False),
-    (PredicateType.V3.value, None, True),
-], ids=["unknown", "v1-with-profile", "v2-without", "v2-bad-selection", "v3-empty-pdi", "v3-none"])
-def test_predicate_type_coherence_unsigned(case: EvidenceCase, ptype: str,
-                                           profile: dict[str, Any] | None, ok: bool) -> None:
+@pytest.mark.parametrize(
+    ("ptype", "profile", "ok"),
+    [
+        ("https://aicr.nvidia.com/recipe-evidence/v1", None, False),
+        (PredicateType.V1.value, {"selection": "a=b", "policyDescriptorIdentity": "e" * 64}, False),
+        (PredicateType.V2.value, None, False),
+        (
+            PredicateType.V2.value,
+            {"selection": "a = b", "policyDescriptorIdentity": "e" * 64},
+            False,
+        ),
+        (PredicateType.V3.value, {"selection": "a=b", "policyDescriptorIdentity": ""}, False),
+        (PredicateType.V3.value, None, True),
+    ],
+    ids=["unknown", "v1-with-profile", "v2-without", "v2-bad-selection", "v3-empty-pdi", "v3-none"],
+)
+def test_predicate_type_coherence_unsigned(
+    case: EvidenceCase, ptype: str, profile: dict[str, Any] | None, ok: bool
+) -> None:
     case.statement["predicateType"] = ptype
     if profile is not None:
         case.predicate["profile"] = profile
@@ -262,8 +329,10 @@ def _manifest_version(case: EvidenceCase) -> None:
 
 
 def _profile_without_selected(case: EvidenceCase) -> None:
-    case.predicate["profile"] = {"selection": "gpuStack=operator-managed",
-                                 "policyDescriptorIdentity": "e" * 64}
+    case.predicate["profile"] = {
+        "selection": "gpuStack=operator-managed",
+        "policyDescriptorIdentity": "e" * 64,
+    }
     reseal_statement(case)
 
 
@@ -320,10 +389,12 @@ INTEGRITY_TABLE: list[tuple[str, Callable[[EvidenceCase], None], bool]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "tamper", "beyond"), INTEGRITY_TABLE,
-                         ids=[r[0] for r in INTEGRITY_TABLE])
-def test_integrity_tamper(case: EvidenceCase, name: str, tamper: Callable[[EvidenceCase], None],
-                          beyond: bool) -> None:
+@pytest.mark.parametrize(
+    ("name", "tamper", "beyond"), INTEGRITY_TABLE, ids=[r[0] for r in INTEGRITY_TABLE]
+)
+def test_integrity_tamper(
+    case: EvidenceCase, name: str, tamper: Callable[[EvidenceCase], None], beyond: bool
+) -> None:
     assert isinstance(run(case), Pending)  # the untampered case passes
     tamper(case)
     verdict = run(case)
@@ -336,10 +407,16 @@ def test_integrity_tamper(case: EvidenceCase, name: str, tamper: Callable[[Evide
 
 def test_pointer_file_name_must_be_the_digest(case: EvidenceCase) -> None:
     from generator.model import PointerLocation
+
     pointer, location = case.pointer()
-    wrong = PointerLocation(location.path.rsplit("/", 1)[0] + "/sha256-" + "f" * 64 + ".yaml",
-                            location.folder_recipe, location.folder_source)
-    verdict = verify_pointer(pointer, wrong, FakeSource(case.materialized()), load_trust(offline=True))
+    wrong = PointerLocation(
+        location.path.rsplit("/", 1)[0] + "/sha256-" + "f" * 64 + ".yaml",
+        location.folder_recipe,
+        location.folder_source,
+    )
+    verdict = verify_pointer(
+        pointer, wrong, FakeSource(case.materialized()), load_trust(offline=True)
+    )
     assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
     assert "pointer file name" in verdict.cause.detail
 
@@ -356,6 +433,7 @@ def test_criteria_mismatch_is_flagged_not_failed(case: EvidenceCase) -> None:
 
 def test_profile_binding(tmp_path: Any) -> None:
     from tests.verify.conftest import PROFILE_RECIPE_YAML
+
     case = EvidenceCase(recipe_yaml=PROFILE_RECIPE_YAML).seal()
     assert case.profile == "gpuStack=operator-managed"
     assert isinstance(run(case), Pending)
@@ -389,8 +467,9 @@ CLASSIFY_TABLE = [
 
 
 @pytest.mark.parametrize(("step", "status", "transient", "canceled", "expected"), CLASSIFY_TABLE)
-def test_classify(step: int, status: int | None, transient: bool, canceled: bool,
-                  expected: FailureClass) -> None:
+def test_classify(
+    step: int, status: int | None, transient: bool, canceled: bool, expected: FailureClass
+) -> None:
     assert classify(step, http_status=status, transient=transient, canceled=canceled) is expected
 
 
@@ -398,15 +477,20 @@ def _cause(cls: FailureClass) -> FailureCause:
     return FailureCause(cls, cls.value, "")
 
 
-@pytest.mark.parametrize(("first", "second", "winner"), [
-    (None, FailureClass.SIGNATURE, FailureClass.SIGNATURE),
-    (FailureClass.INTEGRITY, FailureClass.SIGNATURE, FailureClass.INTEGRITY),
-    (FailureClass.TRANSIENT, FailureClass.INTEGRITY, FailureClass.INTEGRITY),
-    (FailureClass.CANCELED, FailureClass.SCHEMA, FailureClass.SCHEMA),
-    (FailureClass.TRANSIENT, FailureClass.CANCELED, FailureClass.TRANSIENT),
-    (FailureClass.SIGNATURE, FailureClass.TRANSIENT, FailureClass.SIGNATURE),
-])
-def test_merge_cause(first: FailureClass | None, second: FailureClass, winner: FailureClass) -> None:
+@pytest.mark.parametrize(
+    ("first", "second", "winner"),
+    [
+        (None, FailureClass.SIGNATURE, FailureClass.SIGNATURE),
+        (FailureClass.INTEGRITY, FailureClass.SIGNATURE, FailureClass.INTEGRITY),
+        (FailureClass.TRANSIENT, FailureClass.INTEGRITY, FailureClass.INTEGRITY),
+        (FailureClass.CANCELED, FailureClass.SCHEMA, FailureClass.SCHEMA),
+        (FailureClass.TRANSIENT, FailureClass.CANCELED, FailureClass.TRANSIENT),
+        (FailureClass.SIGNATURE, FailureClass.TRANSIENT, FailureClass.SIGNATURE),
+    ],
+)
+def test_merge_cause(
+    first: FailureClass | None, second: FailureClass, winner: FailureClass
+) -> None:
     current = _cause(first) if first else None
     assert merge_cause(current, _cause(second)).failure_class is winner
 
@@ -414,11 +498,18 @@ def test_merge_cause(first: FailureClass | None, second: FailureClass, winner: F
 # --------------------------------------------------------------------------- signed bundles
 
 
-def sign(authority: Any, statement: dict[str, Any] | bytes, *, signer: SignerIdentity = SIGNER,
-         rekor_v2: bool = False, **kwargs: Any) -> bytes:
+def sign(
+    authority: Any,
+    statement: dict[str, Any] | bytes,
+    *,
+    signer: SignerIdentity = SIGNER,
+    rekor_v2: bool = False,
+    **kwargs: Any,
+) -> bytes:
     payload = statement if isinstance(statement, bytes) else json.dumps(statement).encode()
-    return authority.sign_dsse(payload, signer=signer, signed_at=SIGNED_AT, rekor_v2=rekor_v2,
-                               **kwargs)
+    return authority.sign_dsse(
+        payload, signer=signer, signed_at=SIGNED_AT, rekor_v2=rekor_v2, **kwargs
+    )
 
 
 @pytest.mark.parametrize("rekor_v2", [False, True], ids=["rekor-v1", "rekor-v2"])
@@ -445,8 +536,9 @@ def test_signed_with_phase_failures_is_exit_one(authority_trust: Any) -> None:
     assert isinstance(verdict, Verified) and verdict.exit is VerifyExit.VALID_WITH_FAILURES
 
 
-def test_no_claimed_signer_reports_certificate_identity(case: EvidenceCase,
-                                                        authority_trust: Any) -> None:
+def test_no_claimed_signer_reports_certificate_identity(
+    case: EvidenceCase, authority_trust: Any
+) -> None:
     authority, trust = authority_trust
     verdict = run(case, trust, sign(authority, case.statement, signer=OTHER))
     assert isinstance(verdict, Verified)
@@ -476,7 +568,9 @@ def test_at_most_eight_candidates_are_tried(case: EvidenceCase, authority_trust:
     assert isinstance(run(case, trust, *others[:7], good, signer=SIGNER), Verified)
 
 
-def test_verify_materialized_matches_verify_pointer(case: EvidenceCase, authority_trust: Any) -> None:
+def test_verify_materialized_matches_verify_pointer(
+    case: EvidenceCase, authority_trust: Any
+) -> None:
     authority, trust = authority_trust
     bundle = sign(authority, case.statement)
     pointer, location = case.pointer(signer=SIGNER)
@@ -517,12 +611,14 @@ def _t_payload(a: Any, c: EvidenceCase) -> tuple[bytes, dict[str, Any]]:
         st = json.loads(base64.b64decode(d["dsseEnvelope"]["payload"]))
         st["predicate"]["aicrVersion"] = "v9.9.9"
         d["dsseEnvelope"]["payload"] = base64.b64encode(json.dumps(st).encode()).decode()
+
     return _edit(sign(a, c.statement), fn), {}
 
 
 def _simple(fn: Callable[[dict[str, Any]], None], **sign_kwargs: Any) -> Callable[..., Any]:
     def make(a: Any, c: EvidenceCase) -> tuple[bytes, dict[str, Any]]:
         return _edit(sign(a, c.statement, **sign_kwargs), fn), {}
+
     return make
 
 
@@ -557,18 +653,21 @@ def _t_two_sigs(a: Any, c: EvidenceCase) -> tuple[bytes, dict[str, Any]]:
 def _t_other_ts(a: Any, c: EvidenceCase) -> tuple[bytes, dict[str, Any]]:
     other = _json(sign(a, c.statement, rekor_v2=True))
     doc = _json(sign(a, c.statement, rekor_v2=True))
-    doc["verificationMaterial"]["timestampVerificationData"] = \
-        other["verificationMaterial"]["timestampVerificationData"]
+    doc["verificationMaterial"]["timestampVerificationData"] = other["verificationMaterial"][
+        "timestampVerificationData"
+    ]
     return _dump(doc), {}
 
 
 def _rogue(**authority_kwargs: Any) -> Callable[..., Any]:
     def make(a: Any, c: EvidenceCase) -> tuple[bytes, dict[str, Any]]:
         from generator.testing.authority import TestAuthority
+
         seed = authority_kwargs.pop("seed", a.seed)
         rogue = TestAuthority(seed, name=a.name, shard_offset=a.shard_offset, **authority_kwargs)
         authority_kwargs["seed"] = seed
         return sign(rogue, c.statement, rekor_v2="tsa_seed" in authority_kwargs), {}
+
     return make
 
 
@@ -577,12 +676,14 @@ def _statement_edit(fn: Callable[[dict[str, Any]], None]) -> Callable[..., Any]:
         statement = json.loads(json.dumps(c.statement))
         fn(statement)
         return sign(a, statement), {}
+
     return make
 
 
 def _wrong_claim(claim: SignerIdentity) -> Callable[..., Any]:
     def make(a: Any, c: EvidenceCase) -> tuple[bytes, dict[str, Any]]:
         return sign(a, c.statement), {"signer": claim}
+
     return make
 
 
@@ -594,6 +695,7 @@ def _t_log_index_claim(a: Any, c: EvidenceCase) -> tuple[bytes, dict[str, Any]]:
 def _t_v2_index(a: Any, c: EvidenceCase) -> tuple[bytes, dict[str, Any]]:
     def fn(d: dict[str, Any]) -> None:
         _entry(d)["logIndex"] = str(int(_entry(d)["logIndex"]) + 7)
+
     return _edit(sign(a, c.statement, rekor_v2=True), fn), {}
 
 
@@ -613,6 +715,7 @@ def _set(key: str, fn: Callable[[Any], Any]) -> Callable[[dict[str, Any]], None]
         for p in parts[:-1]:
             target = target[p]
         target[parts[-1]] = fn(target[parts[-1]])
+
     return edit
 
 
@@ -640,16 +743,19 @@ def _flip_proof(d: dict[str, Any]) -> None:
 
 def _no_sct_opts() -> Any:
     from generator.testing.authority import SigningOptions
+
     return SigningOptions(embed_sct=False)
 
 
 def _late_log_opts() -> Any:
     from generator.testing.authority import SigningOptions
+
     return SigningOptions(log_delay=timedelta(minutes=30))
 
 
 def _late_ts_opts() -> Any:
     from generator.testing.authority import SigningOptions
+
     return SigningOptions(timestamp_delay=timedelta(minutes=30))
 
 
@@ -659,16 +765,31 @@ TAMPER_TABLE: list[tuple[str, Callable[..., Any], str]] = [
     ("payload-modified", _t_payload, "test"),
     ("payload-type-modified", _simple(_payload_type), "test"),
     ("entry-log-index", _simple(_set("logIndex", lambda v: str(int(v) + 1))), "test"),
-    ("shard-local-index", _simple(lambda d: _entry(d).update(
-        logIndex=_entry(d)["inclusionProof"]["logIndex"])), "test"),
-    ("proof-log-index", _simple(_set("inclusionProof.logIndex", lambda v: str(int(v) - 1))), "test"),
+    (
+        "shard-local-index",
+        _simple(lambda d: _entry(d).update(logIndex=_entry(d)["inclusionProof"]["logIndex"])),
+        "test",
+    ),
+    (
+        "proof-log-index",
+        _simple(_set("inclusionProof.logIndex", lambda v: str(int(v) - 1))),
+        "test",
+    ),
     ("integrated-time-plus-1", _simple(_set("integratedTime", lambda v: str(int(v) + 1))), "test"),
     ("integrated-time-minus-1", _simple(_set("integratedTime", lambda v: str(int(v) - 1))), "test"),
-    ("integrated-time-outside", _simple(_set("integratedTime", lambda v: str(int(v) + 7200))), "test"),
+    (
+        "integrated-time-outside",
+        _simple(_set("integratedTime", lambda v: str(int(v) + 7200))),
+        "test",
+    ),
     ("proof-hash-flipped", _simple(_flip_proof), "test"),
     ("checkpoint-edited", _simple(_checkpoint), "test"),
     ("set-removed-no-tsa", _simple(_del_set), "test"),
-    ("cert-expired-at-integration", lambda a, c: (sign(a, c.statement, options=_late_log_opts()), {}), "test"),
+    (
+        "cert-expired-at-integration",
+        lambda a, c: (sign(a, c.statement, options=_late_log_opts()), {}),
+        "test",
+    ),
     ("untrusted-look-alike-ca", _rogue(seed="look-alike"), "test"),
     ("unknown-ct-key", _rogue(ct_seed="rogue-ct"), "test"),
     ("no-sct", lambda a, c: (sign(a, c.statement, options=_no_sct_opts()), {}), "test"),
@@ -681,8 +802,11 @@ TAMPER_TABLE: list[tuple[str, Callable[..., Any], str]] = [
     ("v2-tsa-missing-from-root", lambda a, c: (sign(a, c.statement, rekor_v2=True), {}), "no-tsa"),
     ("v2-rogue-tsa", _rogue(tsa_seed="rogue-tsa"), "test"),
     ("v2-timestamp-over-other-signature", _t_other_ts, "test"),
-    ("v2-timestamp-after-expiry", lambda a, c: (
-        sign(a, c.statement, rekor_v2=True, options=_late_ts_opts()), {}), "test"),
+    (
+        "v2-timestamp-after-expiry",
+        lambda a, c: (sign(a, c.statement, rekor_v2=True, options=_late_ts_opts()), {}),
+        "test",
+    ),
     ("v2-entry-log-index-unbound", _t_v2_index, "test"),
     ("pointer-log-index", _t_log_index_claim, "test"),
     ("subject-differs", _statement_edit(_set_subject), "test"),
@@ -726,8 +850,14 @@ EXPECTED_DETAIL = {
 
 
 @pytest.mark.parametrize(("name", "make", "root"), TAMPER_TABLE, ids=[r[0] for r in TAMPER_TABLE])
-def test_signature_tamper(case: EvidenceCase, authority_trust: Any, tmp_path: Any, name: str,
-                          make: Callable[..., Any], root: str) -> None:
+def test_signature_tamper(
+    case: EvidenceCase,
+    authority_trust: Any,
+    tmp_path: Any,
+    name: str,
+    make: Callable[..., Any],
+    root: str,
+) -> None:
     authority, trust = authority_trust
     authority.add_filler_entries(3)
     if root == "production":
@@ -767,19 +897,23 @@ def test_a_ctrf_report_with_non_finite_numbers_is_rejected_not_a_crash(report: b
 
 def test_a_statement_with_a_nan_count_is_rejected_not_a_crash(case: EvidenceCase) -> None:
     case.files["statement.intoto.json"] = case.statement_bytes().replace(
-        b'"passed": 1', b'"passed": NaN', 1)
+        b'"passed": 1', b'"passed": NaN', 1
+    )
     verdict = run(case)
     assert_failed_at(verdict, 3, FailureClass.SCHEMA)
     assert "not JSON" in verdict.cause.detail
 
 
 @pytest.mark.parametrize("depth", [65, 10_000])
-def test_a_deep_unsigned_statement_is_rejected_naming_the_limit(case: EvidenceCase,
-                                                                depth: int) -> None:
+def test_a_deep_unsigned_statement_is_rejected_naming_the_limit(
+    case: EvidenceCase, depth: int
+) -> None:
     """Python's json raised RecursionError on ~1,000 levels, out of the verifier."""
     case.files["statement.intoto.json"] = case.statement_bytes().replace(
-        b'"predicate": {', b'"predicate": {"deep": ' + b"[" * (depth - 2) + b"]" * (depth - 2)
-        + b", ", 1)
+        b'"predicate": {',
+        b'"predicate": {"deep": ' + b"[" * (depth - 2) + b"]" * (depth - 2) + b", ",
+        1,
+    )
     verdict = run(case)
     assert_failed_at(verdict, 3, FailureClass.SCHEMA)
     assert "statement.intoto.json exceeds a parse limit" in verdict.cause.detail
@@ -787,13 +921,16 @@ def test_a_deep_unsigned_statement_is_rejected_naming_the_limit(case: EvidenceCa
 
 
 def test_a_lone_surrogate_in_a_ctrf_report_is_replaced_and_the_verdict_caches(
-        tmp_path: Any) -> None:
+    tmp_path: Any,
+) -> None:
     """`"\\ud800"` is valid JSON but no character: kept, it made the verdict cache (and data/)
     unwritable as UTF-8. As in Go, it reads as U+FFFD."""
     from generator.verify.cache import VerdictCache
 
-    report = (b'{"results": {"tool": {"name": "x"}, "summary": {"tests": 1},'
-              b' "tests": [{"name": "bad\\ud800name", "status": "passed"}]}}')
+    report = (
+        b'{"results": {"tool": {"name": "x"}, "summary": {"tests": 1},'
+        b' "tests": [{"name": "bad\\ud800name", "status": "passed"}]}}'
+    )
     case = EvidenceCase(ctrf={"deployment": report}).seal()
     verdict = run(case)
     assert isinstance(verdict, Pending)

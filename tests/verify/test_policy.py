@@ -32,9 +32,12 @@ def utf8(text: str) -> bytes:
     return bytes([0x0C, len(raw)]) + raw
 
 
-def cert(*, v2: bytes | None = None, v1: bytes | None = None,
-         sans: tuple[x509.GeneralName, ...] = (x509.UniformResourceIdentifier(WORKFLOW),)
-         ) -> x509.Certificate:
+def cert(
+    *,
+    v2: bytes | None = None,
+    v1: bytes | None = None,
+    sans: tuple[x509.GeneralName, ...] = (x509.UniformResourceIdentifier(WORKFLOW),),
+) -> x509.Certificate:
     now = datetime(2026, 1, 1, tzinfo=UTC)
     builder = (
         x509.CertificateBuilder()
@@ -48,9 +51,13 @@ def cert(*, v2: bytes | None = None, v1: bytes | None = None,
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(list(sans)), critical=True)
     if v1 is not None:
-        builder = builder.add_extension(x509.UnrecognizedExtension(OID_ISSUER_V1, v1), critical=False)
+        builder = builder.add_extension(
+            x509.UnrecognizedExtension(OID_ISSUER_V1, v1), critical=False
+        )
     if v2 is not None:
-        builder = builder.add_extension(x509.UnrecognizedExtension(OID_ISSUER_V2, v2), critical=False)
+        builder = builder.add_extension(
+            x509.UnrecognizedExtension(OID_ISSUER_V2, v2), critical=False
+        )
     return builder.sign(KEY, hashes.SHA256())
 
 
@@ -66,8 +73,12 @@ ISSUER_TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("case", "v2", "v1", "issuer"), ISSUER_TABLE, ids=[r[0] for r in ISSUER_TABLE])
-def test_certificate_issuer(case: str, v2: bytes | None, v1: bytes | None, issuer: str | None) -> None:
+@pytest.mark.parametrize(
+    ("case", "v2", "v1", "issuer"), ISSUER_TABLE, ids=[r[0] for r in ISSUER_TABLE]
+)
+def test_certificate_issuer(
+    case: str, v2: bytes | None, v1: bytes | None, issuer: str | None
+) -> None:
     c = cert(v2=v2, v1=v1)
     if issuer is None:
         with pytest.raises(VerificationError):
@@ -90,10 +101,14 @@ POLICY_TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("case", "v2", "v1", "issuer", "identity", "accepted"), POLICY_TABLE,
-                         ids=[r[0] for r in POLICY_TABLE])
-def test_exact_identity_policy(case: str, v2: bytes | None, v1: bytes | None, issuer: str,
-                               identity: str, accepted: bool) -> None:
+@pytest.mark.parametrize(
+    ("case", "v2", "v1", "issuer", "identity", "accepted"),
+    POLICY_TABLE,
+    ids=[r[0] for r in POLICY_TABLE],
+)
+def test_exact_identity_policy(
+    case: str, v2: bytes | None, v1: bytes | None, issuer: str, identity: str, accepted: bool
+) -> None:
     policy = ExactIdentity(SignerIdentity(issuer=issuer, identity=identity))
     c = cert(v2=v2, v1=v1)
     if accepted:
@@ -112,16 +127,23 @@ def test_sigstore_identity_policy_misses_v2_only_issuer() -> None:
 
 
 def test_certificate_identity_email_and_uri() -> None:
-    assert certificate_identity(cert(v2=utf8(OAUTH), sans=(x509.RFC822Name("a@b.example"),))) == \
-        SignerIdentity(issuer=OAUTH, identity="a@b.example")
-    assert certificate_identity(cert(v1=GH.encode())) == SignerIdentity(issuer=GH, identity=WORKFLOW)
+    assert certificate_identity(
+        cert(v2=utf8(OAUTH), sans=(x509.RFC822Name("a@b.example"),))
+    ) == SignerIdentity(issuer=OAUTH, identity="a@b.example")
+    assert certificate_identity(cert(v1=GH.encode())) == SignerIdentity(
+        issuer=GH, identity=WORKFLOW
+    )
 
 
-@pytest.mark.parametrize("sans", [
-    (),
-    (x509.RFC822Name("a@b.example"), x509.UniformResourceIdentifier(WORKFLOW)),
-    (x509.DNSName("example.com"),),
-], ids=["none", "two", "dns-only"])
+@pytest.mark.parametrize(
+    "sans",
+    [
+        (),
+        (x509.RFC822Name("a@b.example"), x509.UniformResourceIdentifier(WORKFLOW)),
+        (x509.DNSName("example.com"),),
+    ],
+    ids=["none", "two", "dns-only"],
+)
 def test_certificate_identity_needs_one_email_or_uri(sans: tuple[x509.GeneralName, ...]) -> None:
     with pytest.raises(VerificationError):
         certificate_identity(cert(v2=utf8(GH), sans=sans))
@@ -129,7 +151,9 @@ def test_certificate_identity_needs_one_email_or_uri(sans: tuple[x509.GeneralNam
 
 def test_certificate_identity_refuses_line_breaks() -> None:
     with pytest.raises(VerificationError, match="line break"):
-        certificate_identity(cert(v2=utf8(GH), sans=(x509.UniformResourceIdentifier(WORKFLOW + "\nx"),)))
+        certificate_identity(
+            cert(v2=utf8(GH), sans=(x509.UniformResourceIdentifier(WORKFLOW + "\nx"),))
+        )
 
 
 def test_policy_needs_a_signer() -> None:

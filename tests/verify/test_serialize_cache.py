@@ -40,12 +40,14 @@ def verdicts(case: EvidenceCase, authority_trust: Any) -> dict[str, Any]:
     out = {
         "verified": verify_pointer(pointer, location, FakeSource(case.materialized(bundle)), trust),
         "rejected": verify_pointer(pointer, location, FakeSource(case.materialized()), trust),
-        "no-verdict": verify_pointer(pointer, location, FakeSource(status_error(503, "m", url="u")),
-                                     trust),
+        "no-verdict": verify_pointer(
+            pointer, location, FakeSource(status_error(503, "m", url="u")), trust
+        ),
     }
     unsigned, unsigned_location = case.pointer()
-    out["pending"] = verify_pointer(unsigned, unsigned_location,
-                                    FakeSource(case.materialized()), trust)
+    out["pending"] = verify_pointer(
+        unsigned, unsigned_location, FakeSource(case.materialized()), trust
+    )
     return out
 
 
@@ -59,14 +61,18 @@ def test_round_trip_every_outcome(case: EvidenceCase, authority_trust: Any) -> N
     assert kinds == {Verified, Rejected, NoVerdict, Pending}
 
 
-@pytest.mark.parametrize("value", [
-    {"a": [1, 2.5, None, True, "x"]},
-    {1: "int key", 2.5: "float key", None: "null key"},
-    {"$float": "looks tagged"},
-    [math.inf, -math.inf],
-    b"\x00\xffraw",
-    {"nested": {"k": {2: [b"x"]}}},
-], ids=["plain", "non-string-keys", "dollar-key", "infinities", "bytes", "nested"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": [1, 2.5, None, True, "x"]},
+        {1: "int key", 2.5: "float key", None: "null key"},
+        {"$float": "looks tagged"},
+        [math.inf, -math.inf],
+        b"\x00\xffraw",
+        {"nested": {"k": {2: [b"x"]}}},
+    ],
+    ids=["plain", "non-string-keys", "dollar-key", "infinities", "bytes", "nested"],
+)
 def test_tagged_data_round_trip(value: Any) -> None:
     assert decode_data(json.loads(json.dumps(encode_data(value)))) == value
 
@@ -80,9 +86,15 @@ def test_unknown_types_are_refused() -> None:
         encode_data({"x": object()})
 
 
-@pytest.mark.parametrize("doc", [{}, {"format": "other"}, {"format": "evidence-dashboard/verdict/v1"},
-                                 {"format": "evidence-dashboard/verdict/v1", "kind": "Nope",
-                                  "steps": []}])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {},
+        {"format": "other"},
+        {"format": "evidence-dashboard/verdict/v1"},
+        {"format": "evidence-dashboard/verdict/v1", "kind": "Nope", "steps": []},
+    ],
+)
 def test_bad_documents(doc: dict[str, Any]) -> None:
     with pytest.raises(VerdictFormatError):
         verdict_from_json(doc)
@@ -97,9 +109,13 @@ def test_aicr_result_shape(case: EvidenceCase, authority_trust: Any) -> None:
     assert ok["signer"]["identity"] == SIGNER.identity and ok["signer"]["issuer"] == SIGNER.issuer
     assert ok["recipeName"] == case.recipe_name and ok["bundleDigest"] == case.digest
     assert ok["predicate"]["recipe"]["name"] == case.recipe_name
-    assert [s["name"] for s in ok["steps"]] == ["materialize-bundle", "signature-verify",
-                                                "predicate-parse", "manifest-hash-check",
-                                                "render-summary"]
+    assert [s["name"] for s in ok["steps"]] == [
+        "materialize-bundle",
+        "signature-verify",
+        "predicate-parse",
+        "manifest-hash-check",
+        "render-summary",
+    ]
     rows = [r for s in ok["steps"] for r in s.get("subRows", [])]
     assert all(set(r) <= {"key", "value", "beyondAicr"} for r in rows)
     assert any(r.get("beyondAicr") for r in rows)
@@ -115,7 +131,9 @@ def test_aicr_result_shape(case: EvidenceCase, authority_trust: Any) -> None:
     json.dumps(ok), json.dumps(bad), json.dumps(pending)
 
 
-def test_cache_key_covers_every_part(case: EvidenceCase, tmp_path: Path, authority_trust: Any) -> None:
+def test_cache_key_covers_every_part(
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any
+) -> None:
     cache = VerdictCache(tmp_path)
     production = load_trust(offline=True)
     _, test_trust = authority_trust
@@ -134,8 +152,9 @@ def test_cache_key_covers_every_part(case: EvidenceCase, tmp_path: Path, authori
     assert base not in variants and len(variants) == 5
 
 
-def test_cache_put_get_and_remembered(case: EvidenceCase, tmp_path: Path,
-                                      authority_trust: Any) -> None:
+def test_cache_put_get_and_remembered(
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any
+) -> None:
     verdict = verdicts(case, authority_trust)["verified"]
     cache = VerdictCache(tmp_path)
     trust = authority_trust[1]
@@ -147,15 +166,18 @@ def test_cache_put_get_and_remembered(case: EvidenceCase, tmp_path: Path,
     # a fresh cache object (a later build) remembers it under the same full key only
     later = VerdictCache(tmp_path)
     assert later.remembered(key) == Remembered(verdict, "2026-09-19T03:00:00Z", trust.digest)
-    for other_key in (later.key(pointer, location, trust, "b" * 64),
-                      later.key(pointer, location, load_trust(offline=True), "a" * 64),
-                      later.key(pointer, location, trust, "a" * 64, policy="other")):
+    for other_key in (
+        later.key(pointer, location, trust, "b" * 64),
+        later.key(pointer, location, load_trust(offline=True), "a" * 64),
+        later.key(pointer, location, trust, "a" * 64, policy="other"),
+    ):
         assert later.get(other_key) is None and later.remembered(other_key) is None
     assert not list(tmp_path.rglob(".tmp-*"))
 
 
 def test_remembered_sees_packs_written_after_the_index_was_read(
-        case: EvidenceCase, tmp_path: Path, authority_trust: Any) -> None:
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any
+) -> None:
     verdict = verdicts(case, authority_trust)["verified"]
     pointer, location = case.pointer(signer=SIGNER)
     reader = VerdictCache(tmp_path)
@@ -171,8 +193,9 @@ def _tamper(pack: Path, old: bytes, new: bytes) -> None:
     pack.write_bytes(data.replace(old, new))
 
 
-def test_an_edited_pack_line_is_a_counted_miss(case: EvidenceCase, tmp_path: Path,
-                                               authority_trust: Any) -> None:
+def test_an_edited_pack_line_is_a_counted_miss(
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any
+) -> None:
     """Editing a cached rejection into a pass (a JSON edit that keeps the line well formed)
     must not be believed: the line fails its HMAC and is counted."""
     from generator.cacheauth import failures, reset_failures
@@ -191,8 +214,9 @@ def test_an_edited_pack_line_is_a_counted_miss(case: EvidenceCase, tmp_path: Pat
     assert len(failures()) == 1
 
 
-def test_a_pack_written_under_another_key_is_all_misses(case: EvidenceCase, tmp_path: Path,
-                                                        authority_trust: Any) -> None:
+def test_a_pack_written_under_another_key_is_all_misses(
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any
+) -> None:
     from generator.cacheauth import CacheAuth, failures, reset_failures
 
     verdict = verdicts(case, authority_trust)["verified"]
@@ -206,8 +230,9 @@ def test_a_pack_written_under_another_key_is_all_misses(case: EvidenceCase, tmp_
     assert len(failures()) == 1
 
 
-def test_corrupt_cache_entries_are_misses(case: EvidenceCase, tmp_path: Path,
-                                         authority_trust: Any) -> None:
+def test_corrupt_cache_entries_are_misses(
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any
+) -> None:
     verdict = verdicts(case, authority_trust)["verified"]
     pointer, location = case.pointer(signer=SIGNER)
     cache = VerdictCache(tmp_path)
@@ -229,8 +254,9 @@ def test_corrupt_cache_entries_are_misses(case: EvidenceCase, tmp_path: Path,
         cache.get("../../etc")
 
 
-def test_a_batch_is_one_pack_and_a_later_pack_wins(case: EvidenceCase, tmp_path: Path,
-                                                   authority_trust: Any) -> None:
+def test_a_batch_is_one_pack_and_a_later_pack_wins(
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any
+) -> None:
     verdict = verdicts(case, authority_trust)["verified"]
     rejected = verdicts(case, authority_trust)["rejected"]
     cache = VerdictCache(tmp_path)
@@ -250,9 +276,9 @@ def test_a_batch_is_one_pack_and_a_later_pack_wins(case: EvidenceCase, tmp_path:
     assert not list(tmp_path.rglob(".tmp-*"))
 
 
-def test_a_big_batch_is_written_in_packs_of_bounded_size(case: EvidenceCase, tmp_path: Path,
-                                                         authority_trust: Any,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_big_batch_is_written_in_packs_of_bounded_size(
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from generator.verify import cache as cache_module
 
     monkeypatch.setattr(cache_module, "PACK_ENTRIES", 3)
@@ -267,42 +293,54 @@ def test_a_big_batch_is_written_in_packs_of_bounded_size(case: EvidenceCase, tmp
     assert all(later.get(key) == (verdict, "2026-01-01T00:00:00Z") for key in keys)
 
 
-@pytest.mark.parametrize("value", [
-    {"a": [1, 2.5, None, True, "x"]},
-    {1: "int key", 2.5: "float key", None: "null key"},
-    {"$float": "looks tagged", "$schema": "x"},
-    [math.inf, -math.inf, {"$bytes": b"\x00"}],
-    b"\x00\xffraw",
-    {"nested": {"k": {2: [b"x"]}}, "$map": [[1, 2]]},
-    {(1, 2): "tuple key"},
-], ids=["plain", "non-string-keys", "dollar-keys", "infinities", "bytes", "nested", "tuple-key"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": [1, 2.5, None, True, "x"]},
+        {1: "int key", 2.5: "float key", None: "null key"},
+        {"$float": "looks tagged", "$schema": "x"},
+        [math.inf, -math.inf, {"$bytes": b"\x00"}],
+        b"\x00\xffraw",
+        {"nested": {"k": {2: [b"x"]}}, "$map": [[1, 2]]},
+        {(1, 2): "tuple key"},
+    ],
+    ids=["plain", "non-string-keys", "dollar-keys", "infinities", "bytes", "nested", "tuple-key"],
+)
 def test_decoding_while_parsing_matches_decode_data(value: Any) -> None:
     text = json.dumps({"data": encode_data(value)})
     assert loads_decoded(text) == {"data": decode_data(json.loads(text)["data"])}
 
 
-def test_cache_reads_tagged_evidence_back(case: EvidenceCase, tmp_path: Path,
-                                         authority_trust: Any) -> None:
+def test_cache_reads_tagged_evidence_back(
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any
+) -> None:
     import dataclasses
 
     verified = verdicts(case, authority_trust)["verified"]
     assert isinstance(verified, Verified)
-    odd = {"$schema": "https://example.invalid/bom", "ratio": math.inf, "raw": b"\x01",
-           3: ["int key"], "note": "\\u0024float"}
-    verdict = dataclasses.replace(verified, evidence=dataclasses.replace(verified.evidence,
-                                                                         bom=odd))
+    odd = {
+        "$schema": "https://example.invalid/bom",
+        "ratio": math.inf,
+        "raw": b"\x01",
+        3: ["int key"],
+        "note": "\\u0024float",
+    }
+    verdict = dataclasses.replace(
+        verified, evidence=dataclasses.replace(verified.evidence, bom=odd)
+    )
     cache = VerdictCache(tmp_path)
     pointer, location = case.pointer(signer=SIGNER)
     key = cache.key(pointer, location, authority_trust[1], "a" * 64)
     cache.put(key, verdict, "2026-09-19T03:00:00Z")
     assert VerdictCache(tmp_path).get(key) == (verdict, "2026-09-19T03:00:00Z")
-    assert VerdictCache(tmp_path).remembered(key) == Remembered(verdict, "2026-09-19T03:00:00Z",
-                                                                None)
+    assert VerdictCache(tmp_path).remembered(key) == Remembered(
+        verdict, "2026-09-19T03:00:00Z", None
+    )
 
 
-def test_the_key_covers_the_verifier_code(case: EvidenceCase, tmp_path: Path,
-                                          authority_trust: Any,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_covers_the_verifier_code(
+    case: EvidenceCase, tmp_path: Path, authority_trust: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A verdict is remembered for the verifier code that made it, not only its version."""
     from generator.verify import cache as cache_module
 

@@ -24,7 +24,13 @@ from generator.verify.trust import Trust, load_trust
 
 pytestmark = pytest.mark.fixtures
 
-_CASES_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "sigstore-real" / "cases.json"
+_CASES_FILE = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "fixtures"
+    / "sigstore-real"
+    / "cases.json"
+)
 CASES: list[dict[str, Any]] = json.loads(_CASES_FILE.read_text()) if _CASES_FILE.is_file() else []
 
 
@@ -44,8 +50,9 @@ def test_twelve_cases_are_present() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)
-def test_real_case(case: dict[str, Any], trusts: dict[str, Trust], sigstore_real: Path,
-                   no_network: list[Any]) -> None:
+def test_real_case(
+    case: dict[str, Any], trusts: dict[str, Trust], sigstore_real: Path, no_network: list[Any]
+) -> None:
     bundle_json = (sigstore_real / case["bundle"]).read_bytes()
     trust = trusts[case["trust"]]
     signer = SignerIdentity(issuer=case["issuer"], identity=case["identity"])
@@ -66,10 +73,12 @@ def test_real_case(case: dict[str, Any], trusts: dict[str, Trust], sigstore_real
         with pytest.raises(SignatureFailure, match="no DSSE envelope"):
             verify_signature(bundle_json, trust, expected=signer)
         bundle = Bundle.from_json(bundle_json) if case["expect"] == "valid" else None
-        hashed = Hashed(algorithm=HashAlgorithm.SHA2_256,
-                        digest=bytes.fromhex(case["artifactSha256"]))
+        hashed = Hashed(
+            algorithm=HashAlgorithm.SHA2_256, digest=bytes.fromhex(case["artifactSha256"])
+        )
         if "artifact" in case:
             import hashlib
+
             data = (sigstore_real / case["artifact"]).read_bytes()
             assert hashlib.sha256(data).hexdigest() == case["artifactSha256"]
         if case["expect"] == "valid":
@@ -78,7 +87,8 @@ def test_real_case(case: dict[str, Any], trusts: dict[str, Trust], sigstore_real
         else:
             with pytest.raises(Exception) as info:  # noqa: PT011 - InvalidBundle or VerificationError
                 verifier_for(trust).verify_artifact(
-                    hashed, Bundle.from_json(bundle_json), ExactIdentity(signer))
+                    hashed, Bundle.from_json(bundle_json), ExactIdentity(signer)
+                )
             assert "sigstore" in type(info.value).__module__
     assert no_network == []
 
@@ -92,22 +102,29 @@ def test_wrong_artifact_digest_is_rejected(trusts: dict[str, Trust], sigstore_re
         verifier_for(trusts[case["trust"]]).verify_artifact(wrong, bundle, ExactIdentity(signer))
 
 
-def test_claimed_log_index_must_equal_first_entry(trusts: dict[str, Trust],
-                                                  sigstore_real: Path) -> None:
+def test_claimed_log_index_must_equal_first_entry(
+    trusts: dict[str, Trust], sigstore_real: Path
+) -> None:
     case = CASES[0] if CASES else pytest.skip("no fixtures")
     data = (sigstore_real / case["bundle"]).read_bytes()
     signer = SignerIdentity(issuer=case["issuer"], identity=case["identity"])
     ok = verify_signature(data, trusts["production"], expected=signer)
     assert ok.log_index is not None
-    assert verify_signature(data, trusts["production"], expected=signer,
-                            rekor_log_index=ok.log_index).log_index == ok.log_index
+    assert (
+        verify_signature(
+            data, trusts["production"], expected=signer, rekor_log_index=ok.log_index
+        ).log_index
+        == ok.log_index
+    )
     with pytest.raises(SignatureFailure, match="rekorLogIndex"):
-        verify_signature(data, trusts["production"], expected=signer,
-                         rekor_log_index=ok.log_index + 1)
+        verify_signature(
+            data, trusts["production"], expected=signer, rekor_log_index=ok.log_index + 1
+        )
 
 
-def test_no_claimed_signer_reports_certificate_identity(trusts: dict[str, Trust],
-                                                        sigstore_real: Path) -> None:
+def test_no_claimed_signer_reports_certificate_identity(
+    trusts: dict[str, Trust], sigstore_real: Path
+) -> None:
     case = CASES[0] if CASES else pytest.skip("no fixtures")
     data = (sigstore_real / case["bundle"]).read_bytes()
     ok = verify_signature(data, trusts["production"], expected=None)

@@ -58,7 +58,8 @@ def test_refresh_failure_falls_back_to_embedded() -> None:
 
 
 def test_default_refresh_fails_closed_to_embedded_without_network(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     trust = load_trust()
@@ -70,11 +71,17 @@ def test_root_file_bare_and_client_trust_config(tmp_path: Path) -> None:
     bare = tmp_path / "trusted_root.json"
     bare.write_bytes(root)
     config = tmp_path / "trust_config.json"
-    config.write_text(json.dumps({
-        "mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json",
-        "trustedRoot": json.loads(root),
-        "signingConfig": {"mediaType": "application/vnd.dev.sigstore.signingconfig.v0.2+json"},
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json",
+                "trustedRoot": json.loads(root),
+                "signingConfig": {
+                    "mediaType": "application/vnd.dev.sigstore.signingconfig.v0.2+json"
+                },
+            }
+        )
+    )
     for path in (bare, config):
         trust = load_trust(root_file=path)
         assert not trust.production and not trust.refreshed and trust.public_log_base is None
@@ -82,11 +89,17 @@ def test_root_file_bare_and_client_trust_config(tmp_path: Path) -> None:
         assert trust.name == path.name
 
 
-@pytest.mark.parametrize("content", [
-    b"not json",
-    json.dumps({"mediaType": "application/vnd.dev.sigstore.trustedroot.v0.2+json"}).encode(),
-    json.dumps({"mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json"}).encode(),
-], ids=["not-json", "wrong-media-type", "config-without-root"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not json",
+        json.dumps({"mediaType": "application/vnd.dev.sigstore.trustedroot.v0.2+json"}).encode(),
+        json.dumps(
+            {"mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json"}
+        ).encode(),
+    ],
+    ids=["not-json", "wrong-media-type", "config-without-root"],
+)
 def test_bad_root_files(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "root.json"
     path.write_bytes(content)

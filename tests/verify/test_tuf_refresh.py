@@ -91,23 +91,35 @@ class LocalTufRepo:
         metadata.sign(signer or self.signers[role])
         return bytes(metadata.to_bytes())
 
-    def publish(self, *, version: int = 1, timestamp_expires: datetime = FAR,
-                timestamp_signer: Signer | None = None, served_target: bytes | None = None,
-                ) -> None:
+    def publish(
+        self,
+        *,
+        version: int = 1,
+        timestamp_expires: datetime = FAR,
+        timestamp_signer: Signer | None = None,
+        served_target: bytes | None = None,
+    ) -> None:
         """Publish every role at `version` over `payload`; the knobs make one part hostile."""
         targets = Targets(version=version, expires=FAR)
         targets.targets["trusted_root.json"] = TargetFile.from_data(
-            "trusted_root.json", self.payload)
-        snapshot = Snapshot(version=version, expires=FAR,
-                            meta={"targets.json": MetaFile(version=version)})
-        timestamp = Timestamp(version=version, expires=timestamp_expires,
-                              snapshot_meta=MetaFile(version=version))
-        self.server.files.update({
-            "targets.json": self._signed(targets, "targets"),
-            "snapshot.json": self._signed(snapshot, "snapshot"),
-            "timestamp.json": self._signed(timestamp, "timestamp", timestamp_signer),
-            "targets/trusted_root.json": self.payload if served_target is None else served_target,
-        })
+            "trusted_root.json", self.payload
+        )
+        snapshot = Snapshot(
+            version=version, expires=FAR, meta={"targets.json": MetaFile(version=version)}
+        )
+        timestamp = Timestamp(
+            version=version, expires=timestamp_expires, snapshot_meta=MetaFile(version=version)
+        )
+        self.server.files.update(
+            {
+                "targets.json": self._signed(targets, "targets"),
+                "snapshot.json": self._signed(snapshot, "snapshot"),
+                "timestamp.json": self._signed(timestamp, "timestamp", timestamp_signer),
+                "targets/trusted_root.json": self.payload
+                if served_target is None
+                else served_target,
+            }
+        )
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -155,19 +167,28 @@ def _tampered_same_length(payload: bytes) -> bytes:
 
 SECURITY: list[tuple[str, Callable[[LocalTufRepo], None], str]] = [
     ("expired-timestamp", lambda r: r.publish(timestamp_expires=PAST), "ExpiredMetadataError"),
-    ("unsigned-timestamp", lambda r: r.publish(timestamp_signer=CryptoSigner.generate_ed25519()),
-     "UnsignedMetadataError"),
-    ("target-hash-mismatch", lambda r: r.publish(served_target=_tampered_same_length(PAYLOAD)),
-     "LengthOrHashMismatchError"),
-    ("target-too-long", lambda r: r.publish(served_target=PAYLOAD + b" " * 64),
-     "DownloadLengthMismatchError"),
+    (
+        "unsigned-timestamp",
+        lambda r: r.publish(timestamp_signer=CryptoSigner.generate_ed25519()),
+        "UnsignedMetadataError",
+    ),
+    (
+        "target-hash-mismatch",
+        lambda r: r.publish(served_target=_tampered_same_length(PAYLOAD)),
+        "LengthOrHashMismatchError",
+    ),
+    (
+        "target-too-long",
+        lambda r: r.publish(served_target=PAYLOAD + b" " * 64),
+        "DownloadLengthMismatchError",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "make", "error"), SECURITY, ids=[c[0] for c in SECURITY])
-def test_a_tuf_security_error_stops_the_build(repo: LocalTufRepo, name: str,
-                                              make: Callable[[LocalTufRepo], None],
-                                              error: str) -> None:
+def test_a_tuf_security_error_stops_the_build(
+    repo: LocalTufRepo, name: str, make: Callable[[LocalTufRepo], None], error: str
+) -> None:
     make(repo)
     with pytest.raises(InputError) as caught:
         _load(repo)
@@ -196,8 +217,9 @@ def test_an_unreachable_repository_falls_back_with_a_reason(repo: LocalTufRepo) 
     assert trust.fallback is not None
     assert PRODUCTION_TUF_URL in trust.fallback
     assert "could not reach the repository" in trust.fallback
-    assert "DownloadError" in trust.fallback or "SlowRetrievalError" in trust.fallback, \
+    assert "DownloadError" in trust.fallback or "SlowRetrievalError" in trust.fallback, (
         trust.fallback
+    )
 
 
 def test_a_server_error_falls_back_with_a_reason(repo: LocalTufRepo) -> None:
@@ -220,6 +242,7 @@ def _wrapped(error: BaseException) -> Callable[[str], bytes]:
             raise error
         except BaseException as exc:
             raise TUFError("Failed to refresh TUF metadata") from exc
+
     return refresh
 
 
@@ -264,6 +287,7 @@ def test_seam_network_errors_fall_back_with_a_reason(error: BaseException) -> No
 def test_a_network_error_raised_while_replacing_a_bad_local_copy_falls_back() -> None:
     """Only the outermost classifiable error decides: an invalid local copy being replaced is
     not the failure."""
+
     def refresh(_url: str) -> bytes:
         try:
             try:
@@ -272,6 +296,7 @@ def test_a_network_error_raised_while_replacing_a_bad_local_copy_falls_back() ->
                 raise tuf_errors.DownloadError("then the download failed") from None
         except tuf_errors.DownloadError as exc:
             raise TUFError("Failed to refresh TUF metadata") from exc
+
     assert load_trust(refresh=refresh).fallback
 
 
@@ -293,14 +318,29 @@ def _cli_build(repo: LocalTufRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     from generator.verify import trust as trust_module
 
     monkeypatch.setattr(trust_module, "tuf_refresh", lambda _url: tuf_refresh(repo.url))
-    return CliRunner().invoke(main, [
-        "build", "--recipes", str(RECIPES), "--out", str(tmp_path / "site"),
-        "--cache", str(tmp_path / "cache"), "--oci-layout", str(RECIPES / "bundles"),
-        "--data-only", "--quiet", "--format", "json"])
+    return CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--recipes",
+            str(RECIPES),
+            "--out",
+            str(tmp_path / "site"),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--oci-layout",
+            str(RECIPES / "bundles"),
+            "--data-only",
+            "--quiet",
+            "--format",
+            "json",
+        ],
+    )
 
 
-def test_the_cli_exits_2_on_a_tuf_security_error(repo: LocalTufRepo, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_exits_2_on_a_tuf_security_error(
+    repo: LocalTufRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo.publish(timestamp_expires=PAST)
     result = _cli_build(repo, tmp_path, monkeypatch)
     assert result.exit_code == 2, result.output
@@ -309,7 +349,8 @@ def test_the_cli_exits_2_on_a_tuf_security_error(repo: LocalTufRepo, tmp_path: P
 
 
 def test_the_cli_records_a_network_fallback_in_build_info(
-        repo: LocalTufRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: LocalTufRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import json
 
     repo.publish()

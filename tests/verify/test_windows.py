@@ -40,38 +40,74 @@ def _trust(authority: TestAuthority, tmp_path: Path, windows: RootWindows | None
 
 
 def _sign(authority: TestAuthority, case: EvidenceCase, *, rekor_v2: bool = False) -> bytes:
-    return bytes(authority.sign_dsse(case.statement_bytes(), signer=SIGNER, signed_at=SIGNED_AT,
-                                     rekor_v2=rekor_v2))
+    return bytes(
+        authority.sign_dsse(
+            case.statement_bytes(), signer=SIGNER, signed_at=SIGNED_AT, rekor_v2=rekor_v2
+        )
+    )
 
 
 # (case, windows, rekor v2, words the reason must contain)
 OUTSIDE = [
-    ("ca-ended-before-signing", RootWindows(ca=ENDED), False,
-     ("certificate authority", ENDED_TEXT, "integrated time", "2024-03-01T12:00:01Z")),
-    ("ca-starts-after-signing", RootWindows(ca=LATER), False,
-     ("certificate authority", LATER_TEXT)),
-    ("tlog-ended-before-signing", RootWindows(tlog=ENDED), False,
-     ("transparency log key", "https://rekor.test.invalid", ENDED_TEXT)),
-    ("tlog-starts-after-signing", RootWindows(tlog=LATER), False,
-     ("transparency log key", LATER_TEXT)),
-    ("ctlog-ended-before-signing", RootWindows(ctlog=ENDED), False,
-     ("CT log key", "https://ctfe.test.invalid/test", ENDED_TEXT)),
-    ("ctlog-starts-after-signing", RootWindows(ctlog=LATER), False,
-     ("CT log key", LATER_TEXT)),
-    ("v2-ca-ended-before-timestamp", RootWindows(ca=ENDED), True,
-     ("certificate authority", ENDED_TEXT, "signed timestamp", "2024-03-01T12:00:01Z")),
-    ("v2-tlog-starts-after-timestamp", RootWindows(tlog=LATER), True,
-     ("transparency log key", "https://log2.rekor.test.invalid", LATER_TEXT)),
-    ("v2-ctlog-ended-before-timestamp", RootWindows(ctlog=ENDED), True,
-     ("CT log key", ENDED_TEXT)),
+    (
+        "ca-ended-before-signing",
+        RootWindows(ca=ENDED),
+        False,
+        ("certificate authority", ENDED_TEXT, "integrated time", "2024-03-01T12:00:01Z"),
+    ),
+    (
+        "ca-starts-after-signing",
+        RootWindows(ca=LATER),
+        False,
+        ("certificate authority", LATER_TEXT),
+    ),
+    (
+        "tlog-ended-before-signing",
+        RootWindows(tlog=ENDED),
+        False,
+        ("transparency log key", "https://rekor.test.invalid", ENDED_TEXT),
+    ),
+    (
+        "tlog-starts-after-signing",
+        RootWindows(tlog=LATER),
+        False,
+        ("transparency log key", LATER_TEXT),
+    ),
+    (
+        "ctlog-ended-before-signing",
+        RootWindows(ctlog=ENDED),
+        False,
+        ("CT log key", "https://ctfe.test.invalid/test", ENDED_TEXT),
+    ),
+    ("ctlog-starts-after-signing", RootWindows(ctlog=LATER), False, ("CT log key", LATER_TEXT)),
+    (
+        "v2-ca-ended-before-timestamp",
+        RootWindows(ca=ENDED),
+        True,
+        ("certificate authority", ENDED_TEXT, "signed timestamp", "2024-03-01T12:00:01Z"),
+    ),
+    (
+        "v2-tlog-starts-after-timestamp",
+        RootWindows(tlog=LATER),
+        True,
+        ("transparency log key", "https://log2.rekor.test.invalid", LATER_TEXT),
+    ),
+    ("v2-ctlog-ended-before-timestamp", RootWindows(ctlog=ENDED), True, ("CT log key", ENDED_TEXT)),
 ]
 
 
-@pytest.mark.parametrize(("name", "windows", "rekor_v2", "words"), OUTSIDE,
-                         ids=[c[0] for c in OUTSIDE])
+@pytest.mark.parametrize(
+    ("name", "windows", "rekor_v2", "words"), OUTSIDE, ids=[c[0] for c in OUTSIDE]
+)
 def test_key_outside_its_window_at_signing_is_rejected(
-        authority: TestAuthority, case: EvidenceCase, tmp_path: Path, name: str,
-        windows: RootWindows, rekor_v2: bool, words: tuple[str, ...]) -> None:
+    authority: TestAuthority,
+    case: EvidenceCase,
+    tmp_path: Path,
+    name: str,
+    windows: RootWindows,
+    rekor_v2: bool,
+    words: tuple[str, ...],
+) -> None:
     trust = _trust(authority, tmp_path, windows)
     bundle = _sign(authority, case, rekor_v2=rekor_v2)
     with pytest.raises(SignatureFailure) as caught:
@@ -88,26 +124,46 @@ def test_key_outside_its_window_at_signing_is_rejected(
 
 INSIDE = [
     ("default-windows", None, False),
-    ("all-ended-after-signing", RootWindows(
-        ca=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
-        tlog=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
-        ctlog=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC))), False),
-    ("all-started-just-before", RootWindows(
-        ca=Window(datetime(2024, 3, 1, 11, 0, tzinfo=UTC)),
-        tlog=Window(datetime(2024, 3, 1, 11, 0, tzinfo=UTC)),
-        ctlog=Window(datetime(2024, 3, 1, 11, 0, tzinfo=UTC))), False),
+    (
+        "all-ended-after-signing",
+        RootWindows(
+            ca=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
+            tlog=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
+            ctlog=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
+        ),
+        False,
+    ),
+    (
+        "all-started-just-before",
+        RootWindows(
+            ca=Window(datetime(2024, 3, 1, 11, 0, tzinfo=UTC)),
+            tlog=Window(datetime(2024, 3, 1, 11, 0, tzinfo=UTC)),
+            ctlog=Window(datetime(2024, 3, 1, 11, 0, tzinfo=UTC)),
+        ),
+        False,
+    ),
     ("v2-default-windows", None, True),
-    ("v2-all-ended-after-signing", RootWindows(
-        ca=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
-        tlog=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
-        ctlog=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC))), True),
+    (
+        "v2-all-ended-after-signing",
+        RootWindows(
+            ca=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
+            tlog=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
+            ctlog=Window(DEFAULT_EPOCH, datetime(2025, 1, 1, tzinfo=UTC)),
+        ),
+        True,
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "windows", "rekor_v2"), INSIDE, ids=[c[0] for c in INSIDE])
 def test_bundle_signed_inside_every_window_verifies(
-        authority: TestAuthority, case: EvidenceCase, tmp_path: Path, name: str,
-        windows: RootWindows | None, rekor_v2: bool) -> None:
+    authority: TestAuthority,
+    case: EvidenceCase,
+    tmp_path: Path,
+    name: str,
+    windows: RootWindows | None,
+    rekor_v2: bool,
+) -> None:
     trust = _trust(authority, tmp_path, windows)
     bundle = _sign(authority, case, rekor_v2=rekor_v2)
     assert verify_signature(bundle, trust, expected=SIGNER).signer == SIGNER
@@ -116,16 +172,13 @@ def test_bundle_signed_inside_every_window_verifies(
     assert isinstance(verdict, Verified), verdict
 
 
-def test_windows_are_indexed_once_per_trust_root(authority: TestAuthority,
-                                                 tmp_path: Path) -> None:
+def test_windows_are_indexed_once_per_trust_root(authority: TestAuthority, tmp_path: Path) -> None:
     from generator.verify.windows import windows_for
 
     trust = _trust(authority, tmp_path, RootWindows(ca=ENDED))
     first = windows_for(trust.digest, trust.trusted_root)
     assert windows_for(trust.digest, trust.trusted_root) is first
     assert [k.window.end for k in first.tlogs] == [None, None]
-
-
 
 
 def _rehint(bundle: bytes) -> bytes:
@@ -142,7 +195,8 @@ def _rehint(bundle: bytes) -> bytes:
 
 
 def test_an_unknown_log_key_hint_cannot_borrow_another_key_s_window(
-        authority: TestAuthority, case: EvidenceCase, tmp_path: Path) -> None:
+    authority: TestAuthority, case: EvidenceCase, tmp_path: Path
+) -> None:
     """sigstore tries every log key when the hint names none: then the key that really signed
     the checkpoint must be inside its window, not merely some key."""
     bundle = _rehint(_sign(authority, case, rekor_v2=True))
@@ -153,6 +207,9 @@ def test_an_unknown_log_key_hint_cannot_borrow_another_key_s_window(
     assert verify_signature(bundle, trust, expected=SIGNER).signer == SIGNER
     # the signing v2 key outside, the v1 key inside: rejected
     trust = _trust(authority, tmp_path, RootWindows(tlog=LATER, rekor_v1=Window(DEFAULT_EPOCH)))
-    with pytest.raises(SignatureFailure, match="no transparency-log key of the trust root that "
-                                               "is valid at 2024-03-01T12:00:01Z signed this"):
+    with pytest.raises(
+        SignatureFailure,
+        match="no transparency-log key of the trust root that "
+        "is valid at 2024-03-01T12:00:01Z signed this",
+    ):
         verify_signature(bundle, trust, expected=SIGNER)

@@ -21,7 +21,8 @@ TEMPLATE = REPO / "docs" / "templates" / "evidence-repo-pages.yml"
 #: `uses: owner/repo[/path]@<40 hex> # v1.2.3` (the comment names the release the SHA is).
 PINNED_USES = re.compile(
     r"^\s*(?:-\s+)?uses:\s*(?P<action>[\w.-]+/[\w.-]+(?:/[\w./-]+)?)@(?P<sha>[0-9a-f]{40})"
-    r"\s+#\s*(?P<version>v\d+(?:\.\d+){0,2})\s*$")
+    r"\s+#\s*(?P<version>v\d+(?:\.\d+){0,2})\s*$"
+)
 USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*\S")
 
 

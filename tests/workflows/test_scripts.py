@@ -32,10 +32,16 @@ def _run_clock(path: Path, tmp_path: Path, **env: str) -> tuple[int, dict[str, s
     step = next(s for s in load(path).steps("build") if s.get("id") == "clock")
     out = tmp_path / "github_output"
     out.write_text("")
-    full = {"PATH": os.environ.get("PATH", ""), "GITHUB_OUTPUT": str(out),
-            "GITHUB_REPOSITORY": "Some-Org/some-repo", "GITHUB_REPOSITORY_OWNER": "Some-Org", **env}
-    done = subprocess.run([BASH, "-e", "-c", step["run"]], env=full, capture_output=True,
-                          text=True, check=False)
+    full = {
+        "PATH": os.environ.get("PATH", ""),
+        "GITHUB_OUTPUT": str(out),
+        "GITHUB_REPOSITORY": "Some-Org/some-repo",
+        "GITHUB_REPOSITORY_OWNER": "Some-Org",
+        **env,
+    }
+    done = subprocess.run(
+        [BASH, "-e", "-c", step["run"]], env=full, capture_output=True, text=True, check=False
+    )
     values = dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
     return done.returncode, values
 
@@ -53,8 +59,12 @@ def test_clock_is_todays_midnight_utc(path: Path, tmp_path: Path) -> None:
 
 
 def test_clock_takes_a_dispatched_epoch_and_a_configured_url(tmp_path: Path) -> None:
-    code, values = _run_clock(WORKFLOWS / "pages.yml", tmp_path, INPUT_EPOCH="1795132800",
-                              PAGES_SITE_URL="https://example.org/dash/")
+    code, values = _run_clock(
+        WORKFLOWS / "pages.yml",
+        tmp_path,
+        INPUT_EPOCH="1795132800",
+        PAGES_SITE_URL="https://example.org/dash/",
+    )
     assert code == 0
     assert values == {"epoch": "1795132800", "site_url": "https://example.org/dash/"}
 
@@ -97,11 +107,16 @@ new AsyncFunction('require', 'github', 'context', 'core', script)(require, githu
 """
 
 HEAD = "a" * 40
-RUN = {"head_sha": HEAD, "head_repository": {"full_name": "fork/r"},
-       "html_url": "https://github.com/o/r/actions/runs/1"}
+RUN = {
+    "head_sha": HEAD,
+    "head_repository": {"full_name": "fork/r"},
+    "html_url": "https://github.com/o/r/actions/runs/1",
+}
 
 
-def _pr(number: int, *, sha: str = HEAD, repo: str = "fork/r", state: str = "open") -> dict[str, Any]:
+def _pr(
+    number: int, *, sha: str = HEAD, repo: str = "fork/r", state: str = "open"
+) -> dict[str, Any]:
     return {"number": number, "state": state, "head": {"sha": sha, "repo": {"full_name": repo}}}
 
 
@@ -109,23 +124,36 @@ def _comment(cid: int, body: str, login: str = "github-actions[bot]") -> dict[st
     return {"id": cid, "body": body, "user": {"login": login, "type": "Bot"}}
 
 
-def _run_comment(tmp_path: Path, *, pulls: list[Any], comments: list[Any],
-                 report: str | None) -> list[list[Any]]:
+def _run_comment(
+    tmp_path: Path, *, pulls: list[Any], comments: list[Any], report: str | None
+) -> list[list[Any]]:
     assert NODE is not None  # the `node` fixture (every caller uses it) skips first
-    step = next(s for s in load(WORKFLOWS / "pr-comment.yml").steps("comment")
-                if action_of(s) == "actions/github-script")
+    step = next(
+        s
+        for s in load(WORKFLOWS / "pr-comment.yml").steps("comment")
+        if action_of(s) == "actions/github-script"
+    )
     (tmp_path / "script.js").write_text(step["with"]["script"])
     (tmp_path / "harness.js").write_text(HARNESS)
-    (tmp_path / "scenario.json").write_text(json.dumps(
-        {"pulls": pulls, "comments": comments, "run": RUN}))
+    (tmp_path / "scenario.json").write_text(
+        json.dumps({"pulls": pulls, "comments": comments, "run": RUN})
+    )
     report_file = tmp_path / "report.md"
     if report is not None:
         report_file.write_text(report, encoding="utf-8")
     done = subprocess.run(
-        [NODE, str(tmp_path / "harness.js"), str(tmp_path / "scenario.json"),
-         str(tmp_path / "script.js")],
+        [
+            NODE,
+            str(tmp_path / "harness.js"),
+            str(tmp_path / "scenario.json"),
+            str(tmp_path / "script.js"),
+        ],
         env={"PATH": os.environ.get("PATH", ""), "REPORT_FILE": str(report_file)},
-        capture_output=True, text=True, check=False, timeout=60)
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     calls: list[list[Any]] = json.loads(done.stdout)
     return calls
@@ -137,8 +165,12 @@ def _writes(calls: list[list[Any]]) -> list[list[Any]]:
 
 @pytest.mark.usefixtures("node")
 def test_creates_one_comment_with_the_marker(tmp_path: Path) -> None:
-    calls = _run_comment(tmp_path, pulls=[_pr(7)], comments=[_comment(1, "unrelated")],
-                         report="## Recipe evidence check\n\nall good\n")
+    calls = _run_comment(
+        tmp_path,
+        pulls=[_pr(7)],
+        comments=[_comment(1, "unrelated")],
+        report="## Recipe evidence check\n\nall good\n",
+    )
     writes = _writes(calls)
     assert len(writes) == 1 and writes[0][:2] == ["create", 7]
     assert writes[0][2].startswith(MARKER) and "all good" in writes[0][2]
@@ -160,16 +192,21 @@ def test_updates_its_own_sticky_comment(tmp_path: Path) -> None:
     assert "new" in writes[0][2]
 
 
-@pytest.mark.parametrize("pulls", [
-    [],
-    [_pr(7), _pr(8)],
-    [_pr(7, state="closed")],
-    [_pr(7, repo="attacker/r")],
-    [_pr(7, sha="b" * 40)],
-], ids=["none", "two", "closed", "other-head-repo", "other-head-sha"])
+@pytest.mark.parametrize(
+    "pulls",
+    [
+        [],
+        [_pr(7), _pr(8)],
+        [_pr(7, state="closed")],
+        [_pr(7, repo="attacker/r")],
+        [_pr(7, sha="b" * 40)],
+    ],
+    ids=["none", "two", "closed", "other-head-repo", "other-head-sha"],
+)
 @pytest.mark.usefixtures("node")
 def test_no_comment_unless_exactly_one_open_pr_matches_the_head(
-        tmp_path: Path, pulls: list[Any]) -> None:
+    tmp_path: Path, pulls: list[Any]
+) -> None:
     calls = _run_comment(tmp_path, pulls=pulls, comments=[], report="x\n")
     assert _writes(calls) == []
     assert any(c[0] == "notice" for c in calls)

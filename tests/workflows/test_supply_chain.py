@@ -69,10 +69,17 @@ def _zizmor() -> str:
     return found
 
 
-@pytest.mark.parametrize("target", [WORKFLOWS, REPO / "docs" / "templates" / "evidence-repo-pages.yml"],
-                         ids=["workflows", "template"])
+@pytest.mark.parametrize(
+    "target",
+    [WORKFLOWS, REPO / "docs" / "templates" / "evidence-repo-pages.yml"],
+    ids=["workflows", "template"],
+)
 def test_zizmor_offline_reports_nothing(target: Path) -> None:
-    done = subprocess.run([_zizmor(), "--offline", "--format", "plain", str(target)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [_zizmor(), "--offline", "--format", "plain", str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "No findings to report" in done.stdout + done.stderr

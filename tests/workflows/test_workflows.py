@@ -72,11 +72,16 @@ def test_top_level_permissions_are_empty(workflow: Workflow) -> None:
 def test_every_job_declares_its_own_permissions(workflow: Workflow) -> None:
     for name, job in workflow.jobs().items():
         assert isinstance(job.get("permissions"), dict), f"{workflow.path.name}: job {name}"
-        assert "write-all" not in str(job["permissions"]) and "read-all" not in str(job["permissions"])
+        assert "write-all" not in str(job["permissions"]) and "read-all" not in str(
+            job["permissions"]
+        )
 
 
-@pytest.mark.parametrize(("path", "job", "expected"), JOB_PERMISSIONS,
-                         ids=[f"{p.name}:{j}" for p, j, _ in JOB_PERMISSIONS])
+@pytest.mark.parametrize(
+    ("path", "job", "expected"),
+    JOB_PERMISSIONS,
+    ids=[f"{p.name}:{j}" for p, j, _ in JOB_PERMISSIONS],
+)
 def test_least_privilege_per_job(path: Any, job: str, expected: dict[str, str]) -> None:
     assert load(path).job(job)["permissions"] == expected
 
@@ -90,14 +95,19 @@ def test_every_uses_is_pinned_to_a_full_sha_with_a_version_comment(workflow: Wor
     lines = [line for line in workflow.text.splitlines() if USES_LINE.match(line)]
     assert lines, f"{workflow.path.name} uses no actions"
     for line in lines:
-        assert PINNED_USES.match(line), f"{workflow.path.name}: not pinned with a version: {line.strip()}"
+        assert PINNED_USES.match(line), (
+            f"{workflow.path.name}: not pinned with a version: {line.strip()}"
+        )
 
 
 def test_parsed_uses_match_the_raw_pins(workflow: Workflow) -> None:
     """No `uses:` hides from the line check (flow style, quoting): the parsed values agree."""
-    raw = {f"{m['action']}@{m['sha']}" for m in map(PINNED_USES.match, workflow.text.splitlines()) if m}
-    parsed = {uses_of(step) for name in workflow.jobs() for step in workflow.steps(name)
-              if "uses" in step}
+    raw = {
+        f"{m['action']}@{m['sha']}" for m in map(PINNED_USES.match, workflow.text.splitlines()) if m
+    }
+    parsed = {
+        uses_of(step) for name in workflow.jobs() for step in workflow.steps(name) if "uses" in step
+    }
     assert parsed == raw
 
 
@@ -215,8 +225,9 @@ def test_determinism_gate(path: Any) -> None:
     assert cache and option(argv_b, "--cache") == cache, "the second build reuses the first's cache"
     out_a, out_b = option(argv_a, "--out"), option(argv_b, "--out")
     assert out_a and out_b and out_a != out_b
-    gates = [(i, s) for i, s in enumerate(steps)
-             if re.search(r"\bdiff -r\b", str(s.get("run", "")))]
+    gates = [
+        (i, s) for i, s in enumerate(steps) if re.search(r"\bdiff -r\b", str(s.get("run", "")))
+    ]
     assert len(gates) == 1
     i_gate, gate = gates[0]
     assert out_a in gate["run"] and out_b in gate["run"]
@@ -337,13 +348,19 @@ def test_the_commenting_job_never_checks_out_or_runs_code() -> None:
 def test_the_render_job_runs_only_the_default_branch_code() -> None:
     wf = load(COMMENT)
     steps = wf.steps("render")
-    checkouts = [s for name in wf.jobs() for s in wf.steps(name)
-                 if action_of(s) == "actions/checkout"]
+    checkouts = [
+        s for name in wf.jobs() for s in wf.steps(name) if action_of(s) == "actions/checkout"
+    ]
     assert len(checkouts) == 1 and checkouts[0] in steps
     assert checkouts[0]["with"]["ref"] == "${{ github.event.repository.default_branch }}"
     # nothing of the PR run's commit is checked out or named as code to run
-    for forbidden in ("workflow_run.head_sha", "workflow_run.head_branch",
-                      "workflow_run.head_commit", "pull_request.head", "refs/pull/"):
+    for forbidden in (
+        "workflow_run.head_sha",
+        "workflow_run.head_branch",
+        "workflow_run.head_commit",
+        "pull_request.head",
+        "refs/pull/",
+    ):
         assert forbidden not in str(wf.job("render")), forbidden
     order = [action_of(s) or str(s.get("run", "")).split("\n")[0] for s in steps]
     assert order.index("actions/checkout") < order.index("actions/download-artifact")
@@ -370,8 +387,9 @@ def test_the_comment_is_rendered_from_the_json_artifact() -> None:
 
 
 def test_comment_script_uses_the_marker_and_a_limit_below_github_s() -> None:
-    script = next(s for s in load(COMMENT).steps("comment")
-                  if action_of(s) == "actions/github-script")["with"]["script"]
+    script = next(
+        s for s in load(COMMENT).steps("comment") if action_of(s) == "actions/github-script"
+    )["with"]["script"]
     assert f"'{MARKER}'" in script
     limit = int(re.search(r"const LIMIT = (\d+);", script)[1])  # type: ignore[index]
     assert limit < 65536
@@ -401,8 +419,9 @@ def test_netlify_previews_use_the_preview_url_and_flag() -> None:
 
 def test_this_repositorys_builds_and_report_name_their_trusted_registry() -> None:
     """Every build and report the shipped workflows run limits fetches to ghcr.io."""
-    runs = [str(s.get("run", "")) for s in [*load(PAGES).steps("build"),
-                                             *load(PR).steps("preview")]]
+    runs = [
+        str(s.get("run", "")) for s in [*load(PAGES).steps("build"), *load(PR).steps("preview")]
+    ]
     builds = [argv for run in runs for argv in build_commands(run)]
     assert len(builds) == 3
     for argv in builds:
@@ -426,8 +445,9 @@ def test_publishing_builds_take_the_cache_key_from_a_repository_secret(path: Any
 
 @pytest.mark.parametrize("path", PUBLISHERS, ids=_ids)
 def test_the_gate_compares_build_info_but_for_its_cache_report(path: Any) -> None:
-    gate = next(s for s in load(path).steps("build")
-                if re.search(r"\bdiff -r\b", str(s.get("run", ""))))
+    gate = next(
+        s for s in load(path).steps("build") if re.search(r"\bdiff -r\b", str(s.get("run", "")))
+    )
     assert "--exclude=build-info.json" in gate["run"]
     assert 'pop("cache", None)' in gate["run"] and "data/build-info.json" in gate["run"]
 
@@ -436,16 +456,19 @@ def test_pull_requests_build_with_a_fresh_random_key_and_no_secret() -> None:
     wf = load(PR)
     assert "secrets." not in wf.text
     steps = wf.steps("preview")
-    keyed = [i for i, s in enumerate(steps)
-             if "openssl rand" in str(s.get("run", "")) and CACHE_KEY in str(s.get("run", ""))]
+    keyed = [
+        i
+        for i, s in enumerate(steps)
+        if "openssl rand" in str(s.get("run", "")) and CACHE_KEY in str(s.get("run", ""))
+    ]
     assert len(keyed) == 1 and "GITHUB_ENV" in steps[keyed[0]]["run"]
     assert "add-mask" in steps[keyed[0]]["run"]
-    first_use = min(i for i, s in enumerate(steps)
-                    if "--cache" in str(s.get("run", "")))
+    first_use = min(i for i, s in enumerate(steps) if "--cache" in str(s.get("run", "")))
     assert keyed[0] < first_use
 
 
 # --------------------------------------------------------------------------- the signed manifest
+
 
 def _signs(step: dict[str, Any]) -> bool:
     return "sigstore sign" in str(step.get("run", ""))
@@ -477,11 +500,11 @@ def test_the_manifest_is_signed_after_the_gate_and_published_with_the_site(path:
     assert not sign.get("env"), "keyless signing takes GitHub's OIDC token, no secret"
     gate = next(i for i, s in enumerate(steps) if re.search(r"\bdiff -r\b", str(s.get("run", ""))))
     check = next(i for i, s in enumerate(steps) if "verify-site" in str(s.get("run", "")))
-    upload = next(i for i, s in enumerate(steps)
-                  if action_of(s) == "actions/upload-pages-artifact")
+    upload = next(i for i, s in enumerate(steps) if action_of(s) == "actions/upload-pages-artifact")
     assert gate < i_sign < check < upload
     assert uses_of(steps[upload]) and steps[upload]["with"]["path"] == first_out.replace(
-        "$RUNNER_TEMP", "${{ runner.temp }}")
+        "$RUNNER_TEMP", "${{ runner.temp }}"
+    )
     verify = steps[check]
     assert "--certificate-oidc-issuer https://token.actions.githubusercontent.com" in verify["run"]
     assert "github.workflow_ref" in verify["env"]["SIGNER"]
@@ -499,8 +522,9 @@ def test_both_builds_name_the_identity_that_signs(path: Any) -> None:
 
 @pytest.mark.parametrize("path", PUBLISHERS, ids=_ids)
 def test_the_gate_compares_the_manifests_but_for_build_info(path: Any) -> None:
-    gate = next(s for s in load(path).steps("build")
-                if re.search(r"\bdiff -r\b", str(s.get("run", ""))))
+    gate = next(
+        s for s in load(path).steps("build") if re.search(r"\bdiff -r\b", str(s.get("run", "")))
+    )
     assert "--exclude=manifest.json" in gate["run"]
     assert 'f["path"] != "data/build-info.json"' in gate["run"]
     assert "site-a/data/manifest.json" in gate["run"] and "site-b/data/manifest.json" in gate["run"]
