@@ -19,7 +19,6 @@ from generator.evaluate.clock import build_time_for, rfc3339, verdict_logged
 from generator.evaluate.engine import Engines
 from generator.evaluate.evaluation import Evaluation, evaluate, schema_rejection
 from generator.evaluate.memoize import MemoSlot, counts_of
-from generator.evaluate.options import BuildOptions
 from generator.evaluate.output import (
     STAGING_PREFIX,
     size_warnings,
@@ -29,6 +28,7 @@ from generator.evaluate.output import (
 from generator.evaluate.pool import bulk_allocation
 from generator.evaluate.single import verify_one
 from generator.evaluate.summary import BuildSummary, check_unverified, summarize
+from generator.options import BuildOptions
 from generator.outdir import build_guards, claim_output
 from generator.site.siteconfig import load_site_config
 
@@ -53,19 +53,23 @@ def run_build(options: BuildOptions) -> BuildSummary:
 
     The output folder is checked and locked first (generator.outdir); the build publishes into
     its resolved target (a symlinked --out stays a link)."""
-    if options.config is not None and not options.data_only:
-        load_site_config(options.config)  # refuse a configuration that runs code before any work
-    with claim_output(options.out, build_guards(options), timeout=options.lock_timeout) as target:
+    if options.output.config is not None and not options.output.data_only:
+        load_site_config(
+            options.output.config
+        )  # refuse a configuration that runs code before any work
+    with claim_output(
+        options.output.out, build_guards(options), timeout=options.output.lock_timeout
+    ) as target:
         with bulk_allocation():  # GC paused: a build's objects are trees, freed by refcounting
-            summary = _build(dataclasses.replace(options, out=target))
-    return dataclasses.replace(summary, out=str(options.out))
+            summary = _build(options.replace(out=target))
+    return dataclasses.replace(summary, out=str(options.output.out))
 
 
 def _build(options: BuildOptions) -> BuildSummary:
     """The stages of a build into a claimed output folder."""
     reset_failures()  # cache authentication failures, counted afresh for this build
     # 1. The engine: the OCI layouts are indexed on the other core while the tree is read.
-    with Engines(options) as engines:
+    with Engines(options.engine) as engines:
         # 2. The memo: an identical earlier evaluation is reused; nothing is verified.
         memo = MemoSlot.for_build(options)
         reused = memo.load()
@@ -81,7 +85,7 @@ def _build(options: BuildOptions) -> BuildSummary:
             recipes = len(reused.documents["series"])
             return _finish(options, reused.counts, recipes, from_memo=True)
         # 3. The evaluation: read the tree, verify, assess, corroborate, make the documents.
-        evaluation = evaluate(options, engines)
+        evaluation = evaluate(options.evaluation, engines)
     counts = counts_of(evaluation)
     # 4. The policy: too many pointers without a verdict keeps the previous site.
     check_unverified(options, counts)

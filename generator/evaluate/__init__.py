@@ -1,8 +1,7 @@
 """The evaluation of an evidence tree, stage by stage (the narrative is `generator.build`).
 
-- `options`: what a build depends on.
 - `engine`: trust root, bundle source and verdict cache, built once (`Engines`).
-- `verification`: the cache split and the `Verifier` interface (`InProcess`, one pointer at a time).
+- `verification`: the cache split and the `Verifier` interface (`InProcess`).
 - `pool`: the speed machinery (worker processes, shared strings, GC pauses).
 - `assess`: what a verdict means (record, board entry, freshness).
 - `refs`: `--bundle-refs` entries.
@@ -10,8 +9,11 @@
 - `memoize`: the evaluation memo of one build.
 - `output`: staging, the data files and the site, the atomic swap.
 - `summary`, `clock`, `single` (the `verify` command).
+
+The options they read are `generator.options`.
 """
 
-from generator.evaluate.options import BuildOptions
+from generator.evaluate.evaluation import Evaluation, evaluate
+from generator.evaluate.summary import BuildSummary
 
-__all__ = ["BuildOptions"]
+__all__ = ["BuildSummary", "Evaluation", "evaluate"]

@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 from generator.corroborate import BoardEntry, board_entry
 from generator.data import FreshnessExplanation, FreshnessInfo, PointerRecord
 from generator.errors import InputError
-from generator.evaluate.options import BuildOptions
 from generator.freshness import ContentMemo, StaleExplainer, compare, providers_for
 from generator.model import Classification, Freshness, ParsedPointer, Rejected, Verdict, Verified
+from generator.options import EvaluationOptions, FreshnessOptions
 from generator.tree import display_label
 from generator.verify.times import flagged_skew
 
@@ -69,12 +69,12 @@ class Assessor:
         """The digest of the build's trust root (a reused verdict was judged under it)."""
 
     @classmethod
-    def for_build(cls, options: BuildOptions, allowlist: Any, memo: ContentMemo) -> Assessor:
+    def for_build(cls, options: EvaluationOptions, allowlist: Any, memo: ContentMemo) -> Assessor:
         """The assessor of a build: its freshness providers and explainer share `memo`."""
         return cls(
             allowlist,
             freshness_providers(options, memo),
-            StaleExplainer.for_recipes(options.recipes, memo),
+            StaleExplainer.for_recipes(options.tree.recipes, memo),
             memo,
         )
 
@@ -119,7 +119,7 @@ class Assessor:
         return record, entry
 
 
-def aicr_program(options: BuildOptions) -> Path | None:
+def aicr_program(options: FreshnessOptions) -> Path | None:
     """The aicr binary freshness would use (`--aicr`, else `aicr` on PATH)."""
     if options.aicr is not None:
         return options.aicr
@@ -127,10 +127,13 @@ def aicr_program(options: BuildOptions) -> Path | None:
     return Path(found) if found else None
 
 
-def freshness_providers(options: BuildOptions, memo: ContentMemo | None = None) -> list[Any]:
+def freshness_providers(options: EvaluationOptions, memo: ContentMemo | None = None) -> list[Any]:
     """The digest providers freshness compares a signed recipe against."""
     return providers_for(
-        options.recipes, digests=options.digests, aicr=aicr_program(options), memo=memo
+        options.tree.recipes,
+        digests=options.freshness.digests,
+        aicr=aicr_program(options.freshness),
+        memo=memo,
     )
 
 

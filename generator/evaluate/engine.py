@@ -18,7 +18,7 @@ from generator.bundle.layout import IndexPrefetch, OciLayoutSource
 from generator.bundle.registry import RegistryClient
 from generator.bundle.types import Limits
 from generator.cacheauth import CacheAuth
-from generator.evaluate.options import BuildOptions
+from generator.options import EngineOptions
 from generator.verify.cache import VerdictCache
 from generator.verify.trust import Trust, load_trust
 
@@ -34,12 +34,12 @@ class Engine:
     verdicts: VerdictCache
 
 
-def cache_root(options: BuildOptions) -> Path:
+def cache_root(options: EngineOptions) -> Path:
     """`--cache`, else the user's cache folder."""
     return options.cache or default_cache_dir()
 
 
-def build_engine(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Engine:
+def build_engine(options: EngineOptions, indexes: IndexPrefetch | None = None) -> Engine:
     """Trust, bundle source and verdict cache for these options (`indexes`: an
     `IndexPrefetch` of the layouts, when one was started)."""
     trust = load_trust(
@@ -81,7 +81,7 @@ class Engines:
     process (`prefetch=True`); `close` stops an index that is not needed (the evaluation was
     reused from the memo). A context manager."""
 
-    def __init__(self, options: BuildOptions, *, prefetch: bool = True) -> None:
+    def __init__(self, options: EngineOptions, *, prefetch: bool = True) -> None:
         self._options = options
         self._indexes = IndexPrefetch(options.oci_layouts, Limits()) if prefetch else None
         self._engine: Engine | None = None

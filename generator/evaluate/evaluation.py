@@ -21,7 +21,6 @@ from generator.errors import InputError, Location
 from generator.evaluate.assess import Assessed, Assessor, remembered
 from generator.evaluate.clock import build_time_for
 from generator.evaluate.engine import Engines, cache_root
-from generator.evaluate.options import BuildOptions
 from generator.evaluate.pool import bulk_allocation, choose_verifier
 from generator.evaluate.refs import verify_refs
 from generator.evaluate.verification import Progress, split_cached
@@ -37,6 +36,7 @@ from generator.model import (
     StepStatus,
     Verdict,
 )
+from generator.options import EvaluationOptions
 from generator.tree import Allowlist, TreeScan, load_allowlist, organisation_of, scan_tree
 from generator.verify.cache import verdict_policy
 from generator.verify.trust import Trust
@@ -94,38 +94,42 @@ def schema_rejection(pointer: RejectedPointer) -> Rejected:
     )
 
 
-def evaluate(options: BuildOptions, engines: Engines | None = None) -> Evaluation:
-    """Read, verify and corroborate the tree at `options.recipes`; write nothing but caches.
+def evaluate(options: EvaluationOptions, engines: Engines | None = None) -> Evaluation:
+    """Read, verify and corroborate the tree at `options.tree.recipes`; write nothing but caches.
 
     Raises `InputError` (exit 2) when the tree or allowlist cannot be used at all. Runs
     under `bulk_allocation` (a build already does; the PR report calls this directly).
     `engines` builds the engine (a build's has the OCI layouts indexed meanwhile).
     """
     with bulk_allocation():
-        return _evaluate(options, engines or Engines(options, prefetch=False))
+        return _evaluate(options, engines or Engines(options.engine, prefetch=False))
 
 
-def _read_tree(options: BuildOptions) -> tuple[Allowlist, TreeScan, tuple[BundleRefEntry, ...]]:
+def _read_tree(
+    options: EvaluationOptions,
+) -> tuple[Allowlist, TreeScan, tuple[BundleRefEntry, ...]]:
     """The allowlist, the scanned pointer files and the `--bundle-refs` entries."""
-    evidence_root = options.recipes / "evidence"
+    evidence_root = options.tree.recipes / "evidence"
     if not evidence_root.is_dir():
         raise InputError(
             "the recipes folder has no evidence/ folder",
-            location=Location(str(options.recipes)),
+            location=Location(str(options.tree.recipes)),
             expected="<recipes>/evidence/ with allowlist.yaml and pointer files",
             found="no such folder",
             hint="pass --recipes pointing at an aicr checkout's recipes/ folder",
         )
     allowlist = load_allowlist(evidence_root / "allowlist.yaml")
-    scan = scan_tree(options.recipes, allowlist=allowlist, allow_pending=options.allow_pending)
-    refs = () if options.bundle_refs is None else load_bundle_refs(options.bundle_refs)
+    scan = scan_tree(
+        options.tree.recipes, allowlist=allowlist, allow_pending=options.policy.allow_pending
+    )
+    refs = () if options.tree.bundle_refs is None else load_bundle_refs(options.tree.bundle_refs)
     return allowlist, scan, refs
 
 
-def _evaluate(options: BuildOptions, engines: Engines) -> Evaluation:
+def _evaluate(options: EvaluationOptions, engines: Engines) -> Evaluation:
     """`evaluate` itself: the stages of one evaluation, in order."""
     allowlist, scan, refs = _read_tree(options)
-    memo = ContentMemo(cache_root(options) / "freshness" / "memo.json")
+    memo = ContentMemo(cache_root(options.engine) / "freshness" / "memo.json")
     assessor = Assessor.for_build(options, allowlist, memo)
     duplicate_of = dict(scan.duplicate_of)
     engine = engines.engine()
@@ -134,14 +138,16 @@ def _evaluate(options: BuildOptions, engines: Engines) -> Evaluation:
     if refs:
         todo = [f for f in scan.files if isinstance(f, ParsedPointer)]
         done.verdicts.update(
-            verify_refs(refs, todo, engine, done.ref_files, duplicate_of, options.source_date_epoch)
+            verify_refs(
+                refs, todo, engine, done.ref_files, duplicate_of, options.clock.source_date_epoch
+            )
         )
     records, entries, documents = _records(
         (*scan.files, *done.ref_files), done, duplicate_of, assessor, engine.trust.digest
     )
     memo.save()
     board = build_board(entries, organisation_of=remembered(organisation_of))
-    build_time = build_time_for(options.source_date_epoch, [e.run.logged_at for e in entries])
+    build_time = build_time_for(options.clock.source_date_epoch, [e.run.logged_at for e in entries])
     return Evaluation(
         records=tuple(records),
         board=board,
@@ -159,7 +165,7 @@ def _evaluate(options: BuildOptions, engines: Engines) -> Evaluation:
 
 
 def verify_pointers(
-    options: BuildOptions,
+    options: EvaluationOptions,
     files: Sequence[Any],
     allowlist_digest: str,
     engines: Engines,
@@ -170,13 +176,15 @@ def verify_pointers(
     been judged on time (generator.verify.times); any exception of one pointer is that
     pointer's `internal` verdict. Results are in path order, whatever the workers' timing."""
     engine = engines.engine()
-    policy = verdict_policy(options.trusted_registries, options.allow_private_registries)
+    policy = verdict_policy(
+        options.engine.trusted_registries, options.engine.allow_private_registries
+    )
     todo = [f for f in files if isinstance(f, ParsedPointer)]
-    epoch = options.source_date_epoch
+    epoch = options.clock.source_date_epoch
     verdicts, misses = split_cached(todo, engine, allowlist_digest, policy, epoch)
     verified_at: dict[str, str] = {}
     assessed: dict[str, Assessed] = {}
-    progress = Progress(len(misses), "verifying", options.quiet)
+    progress = Progress(len(misses), "verifying", options.engine.quiet)
     try:
         verifier = choose_verifier(options, engine, assessor, len(misses))
         for outcome in verifier.verify_all(misses):
@@ -227,20 +235,23 @@ def _records(
     return records, count_each_bundle_once(candidates), documents
 
 
-def _build_info(options: BuildOptions, build_time: str, trust: Trust) -> dict[str, Any]:
+def _build_info(options: EvaluationOptions, build_time: str, trust: Trust) -> dict[str, Any]:
     """data/build-info.json: when, from what, verified by what and under which trust root."""
     return build_info_document(
         build_time=build_time,
-        commit=options.commit,
-        source_url=options.source_url,
+        commit=options.tree.commit,
+        source_url=options.tree.source_url,
         verifier=f"evidence-dashboard {__version__}, sigstore {sigstore.__version__}",
         trust_name=trust.name,
         trust_production=trust.production,
         trust_refreshed="TUF" if trust.refreshed else None,
         trust_fallback=trust.fallback,
-        trusted_registries=options.trusted_registries,
-        preview=options.preview,
+        trusted_registries=options.engine.trusted_registries,
+        preview=options.stamp.preview,
         publisher=None
-        if options.publisher_identity is None
-        else {"identity": options.publisher_identity, "issuer": options.publisher_issuer},
+        if options.stamp.publisher_identity is None
+        else {
+            "identity": options.stamp.publisher_identity,
+            "issuer": options.stamp.publisher_issuer,
+        },
     )

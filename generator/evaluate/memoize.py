@@ -11,8 +11,8 @@ from generator.buildmemo import Counts, EvaluationMemo, Memo, fingerprint
 from generator.evaluate.assess import aicr_program
 from generator.evaluate.engine import cache_root
 from generator.evaluate.evaluation import Evaluation
-from generator.evaluate.options import BuildOptions
 from generator.model import NoVerdict, Pending, Verified
+from generator.options import BuildOptions
 
 __all__ = ["MemoSlot", "counts_of"]
 
@@ -40,8 +40,12 @@ class MemoSlot:
 
     @classmethod
     def for_build(cls, options: BuildOptions) -> MemoSlot:
-        key = None if options.reevaluate else fingerprint(options, aicr_program(options))
-        return cls(key, EvaluationMemo(cache_root(options)))
+        key = (
+            None
+            if options.output.reevaluate
+            else fingerprint(options.evaluation, aicr_program(options.freshness))
+        )
+        return cls(key, EvaluationMemo(cache_root(options.engine)))
 
     def load(self) -> Memo | None:
         """The memo of an identical earlier evaluation, or None."""

@@ -15,8 +15,8 @@ from generator.data import SCHEMA_FILES, write_documents
 from generator.data.schemaid import stamp_schema_ids
 from generator.data.writers import report_cache_failures
 from generator.errors import BuildError, EvidenceDashError
-from generator.evaluate.options import BuildOptions
 from generator.manifest import refresh_entries
+from generator.options import BuildOptions
 from generator.outputsize import measure, record
 from generator.publish import finish_site
 from generator.site.build import SiteInputs, build_site
@@ -76,7 +76,9 @@ def write_output(
     `page_digests` are the site's document digests stored with the memo; the digests the
     site used are returned (for the memo), None without a site.
     """
-    out = options.out.absolute()  # the staging folder and MkDocs' docs_dir must not be relative
+    out = (
+        options.output.out.absolute()
+    )  # the staging folder and MkDocs' docs_dir must not be relative
     out.parent.mkdir(parents=True, exist_ok=True)
     sweep_dead_staging(out.parent)
     work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent))
@@ -85,12 +87,14 @@ def write_output(
         data_dir = work / "data"
         if data_from is not None:
             shutil.copytree(data_from, data_dir)
-            stamp_schema_ids(data_dir, SCHEMA_FILES, options.site_url)  # memo: any site's $id
+            stamp_schema_ids(
+                data_dir, SCHEMA_FILES, options.output.site_url
+            )  # memo: any site's $id
         else:
-            write_documents(work, documents, site_url=options.site_url)
+            write_documents(work, documents, site_url=options.output.site_url)
             if keep_data is not None:
                 keeper = Background(lambda: keep_data(data_dir))
-        if options.data_only:
+        if options.output.data_only:
             _publish_data(options, documents, work, keeper, out)
             return None
         used = _publish_site(options, documents, work, keeper, out, page_digests)
@@ -137,8 +141,8 @@ def _publish_site(
         series=documents["series"],
         pointers=documents["pointers"],
         build_info=documents["build_info"],
-        preview=options.preview,
-        site_url=options.site_url,
+        preview=options.stamp.preview,
+        site_url=options.output.site_url,
     )
 
     def data_ready() -> None:
@@ -148,11 +152,11 @@ def _publish_site(
     used = build_site(
         inputs,
         out=out,
-        config=options.config,  # None: the packaged one, never ./mkdocs.yml (site.siteconfig)
+        config=options.output.config,  # None: the packaged one, never ./mkdocs.yml (site.siteconfig)
         work_dir=work,
         data_dir=data_dir,
         move_data=True,
-        page_cache=(options.cache or default_cache_dir()) / "pages",
+        page_cache=(options.engine.cache or default_cache_dir()) / "pages",
         digests=InputDigests.from_dict(page_digests) if page_digests else None,
         data_ready=data_ready,
         before_publish=lambda staging: finish_site(options, documents, staging),
@@ -189,7 +193,7 @@ class Background:
 
 def size_warnings(options: BuildOptions) -> tuple[str, ...]:
     """Measure the written site against its budget; warnings also go into build-info.json."""
-    out = options.out.absolute()
+    out = options.output.out.absolute()
     size = measure(out)
     info = out / "data" / "build-info.json"
     if size.warnings and info.is_file():

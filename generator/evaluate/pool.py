@@ -21,15 +21,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+import generator.evaluate.engine as engines
 from generator.cacheauth import adopt_failures, failures
 from generator.data import pointer_document
-from generator.evaluate import engine as engines
 from generator.evaluate.assess import Assessed, Assessor
 from generator.evaluate.engine import Engine
-from generator.evaluate.options import BuildOptions
 from generator.evaluate.verification import InProcess, Miss, Outcome, Verifier, verify_miss
 from generator.isolation import assess_isolated, internal_verdict
 from generator.model import Verdict
+from generator.options import EvaluationOptions
 
 __all__ = ["Pool", "bulk_allocation", "choose_verifier"]
 
@@ -54,12 +54,12 @@ _STATE: list[_Worker] = []
 
 
 def choose_verifier(
-    options: BuildOptions, engine: Engine, assessor: Assessor | None, misses: int
+    options: EvaluationOptions, engine: Engine, assessor: Assessor | None, misses: int
 ) -> Verifier:
     """`InProcess` for `--jobs 1` or a handful of misses, else a `Pool` of workers."""
-    jobs = max(1, min(options.jobs, misses // _MIN_PER_WORKER))
+    jobs = max(1, min(options.engine.jobs, misses // _MIN_PER_WORKER))
     if jobs == 1:
-        return InProcess(engine, options.source_date_epoch)
+        return InProcess(engine, options.clock.source_date_epoch)
     return Pool(options, engine, assessor, jobs)
 
 
@@ -69,7 +69,7 @@ class Pool:
     used are adopted into the assessor's memo (the build saves them), and the cache entries
     that failed authentication in a worker are counted here too."""
 
-    options: BuildOptions
+    options: EvaluationOptions
     engine: Engine
     assessor: Assessor | None
     jobs: int
@@ -80,7 +80,7 @@ class Pool:
         size = max(1, min(_CHUNK, len(misses) // (self.jobs * 4) or 1))
         chunks = [misses[i : i + size] for i in range(0, len(misses), size)]
         if fork:
-            _STATE[:] = [_Worker(self.engine, self.options.source_date_epoch, self.assessor)]
+            _STATE[:] = [_Worker(self.engine, self.options.clock.source_date_epoch, self.assessor)]
             pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
         else:
             pool = ProcessPoolExecutor(
@@ -117,10 +117,10 @@ def _collect(future: Future[_Chunk], chunk: Sequence[Miss]) -> _Chunk:
         return [Outcome(item.location.path, lost, None) for item, _key in chunk], {}, frozenset()
 
 
-def _worker_init(options: BuildOptions) -> None:
+def _worker_init(options: EvaluationOptions) -> None:
     """Runs once in each worker process that did not fork from the build: its own engine
     (assessing is left to the build process)."""
-    _STATE[:] = [_Worker(engines.build_engine(options), options.source_date_epoch)]
+    _STATE[:] = [_Worker(engines.build_engine(options.engine), options.clock.source_date_epoch)]
 
 
 def _worker_chunk(items: Sequence[Miss]) -> _Chunk:

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.evaluate.engine import build_engine
-from generator.evaluate.options import BuildOptions
 from generator.model import NoVerdict, Pending, PointerLocation, Rejected
+from generator.options import ClockOptions, EngineOptions
 from generator.tree import read_bounded
 from generator.tree.pointer import parse_pointer
 from generator.verify.pipeline import verify_pointer
@@ -19,8 +19,11 @@ __all__ = ["verify_one"]
 _WORDS = {0: "valid", 1: "valid, with recorded phase failures", 2: "invalid", 3: "no verdict"}
 
 
-def verify_one(options: BuildOptions, pointer_path: Path) -> tuple[dict[str, Any], str]:
-    """Verify one pointer file: aicr's VerifyResult JSON and a one-line text verdict."""
+def verify_one(
+    options: EngineOptions, clock: ClockOptions, pointer_path: Path
+) -> tuple[dict[str, Any], str]:
+    """Verify one pointer file: aicr's VerifyResult JSON and a one-line text verdict (only the
+    engine and the clock are needed: nothing is written)."""
     data = read_bounded(pointer_path, 1 << 20, display=str(pointer_path))
     pointer = parse_pointer(data, file=str(pointer_path))
     parts = pointer_path.resolve().parts
@@ -35,7 +38,7 @@ def verify_one(options: BuildOptions, pointer_path: Path) -> tuple[dict[str, Any
     )
     engine = build_engine(options)
     verdict = judge_time(
-        verify_pointer(pointer, location, engine.source, engine.trust), options.source_date_epoch
+        verify_pointer(pointer, location, engine.source, engine.trust), clock.source_date_epoch
     )
     result = aicr_result_json(verdict, pointer, location)
     text = f"{pointer_path}: {_WORDS[int(verdict.exit)]}"

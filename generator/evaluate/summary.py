@@ -8,7 +8,7 @@ from typing import Any
 from generator.buildmemo import Counts
 from generator.cacheauth import failures
 from generator.errors import BuildError
-from generator.evaluate.options import BuildOptions
+from generator.options import BuildOptions
 
 __all__ = ["BuildSummary", "check_unverified", "summarize"]
 
@@ -65,12 +65,12 @@ class BuildSummary:
 def check_unverified(options: BuildOptions, counts: Counts) -> None:
     """Refuse a build where more pointers than `--max-unverified` percent got no verdict."""
     no_verdict, pointers = counts.no_verdict, counts.pointers
-    if options.max_unverified is not None and pointers:
+    if options.output.max_unverified is not None and pointers:
         share = 100.0 * no_verdict / pointers
-        if share > options.max_unverified:
+        if share > options.output.max_unverified:
             raise BuildError(
                 "too many pointers ended without a verdict",
-                expected=f"at most {options.max_unverified}%",
+                expected=f"at most {options.output.max_unverified}%",
                 found=f"{share:.1f}% ({no_verdict} of {pointers})",
                 hint="check the registry or supply bundles with --oci-layout; "
                 "the previous site was kept",
@@ -85,9 +85,9 @@ def summarize(
     from_memo: bool,
     warnings: tuple[str, ...] = (),
 ) -> BuildSummary:
-    """The summary of a build that wrote `options.out` with these counts."""
+    """The summary of a build that wrote `options.output.out` with these counts."""
     return BuildSummary(
-        out=str(options.out),
+        out=str(options.output.out),
         pointers=counts.pointers,
         verified=counts.verified,
         rejected=counts.rejected,

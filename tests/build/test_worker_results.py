@@ -55,7 +55,7 @@ def test_workers_assess_exactly_as_the_build_process(
         )
 
     def options(name: str, jobs: int) -> BuildOptions:
-        return BuildOptions(
+        return BuildOptions.flat(
             recipes=recipes,
             out=tmp_path / name / "site",
             trust_root=recipes / "trust" / "trusted_root.json",
@@ -77,8 +77,8 @@ def test_workers_assess_exactly_as_the_build_process(
 
     monkeypatch.setattr(pool, "_MIN_PER_WORKER", 1)
     monkeypatch.setattr(evaluation, "verify_pointers", counting)
-    alone = evaluate(options("one", 1))
-    spread = evaluate(options("two", 2))
+    alone = evaluate(options("one", 1).evaluation)
+    spread = evaluate(options("two", 2).evaluation)
     assert made[0] == 0 and made[1] == sum(
         1
         for r in spread.records

@@ -98,7 +98,7 @@ def _fallback(
     build = options(tree, tmp_path / "a", tmp_path / "first-cache")
     run_build(build)
     opts = options(tree, tmp_path / "b", tmp_path / "cache", oci_layouts=(), trust_root=trust_root)
-    engine = build_engine(opts)
+    engine = build_engine(opts.engine)
     trust = engine.trust
     cache = VerdictCache(tmp_path / "cache" / "verify")
     keys = [cache.key(i.pointer, i.location, trust, allowlist.digest, _policy(opts)) for i in items]
@@ -116,7 +116,7 @@ def _fallback(
 def _policy(opts: BuildOptions) -> str:
     from generator.verify.cache import verdict_policy
 
-    return verdict_policy(opts.trusted_registries)
+    return verdict_policy(opts.engine.trusted_registries)
 
 
 def test_the_fallback_says_which_verification_it_rests_on(

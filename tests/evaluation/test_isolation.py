@@ -97,7 +97,9 @@ def test_a_fetch_fault_is_one_pointers_internal_record(
 
     pointers = {
         p["path"]: p
-        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+        for p in json.loads((options.output.out / "data" / "pointers.json").read_bytes())[
+            "pointers"
+        ]
     }
     failed = pointers[victim]["verify"]
     assert failed["exit"] == 3
@@ -127,7 +129,9 @@ def test_an_assessment_fault_is_one_pointers_internal_record(
 
     pointers = {
         p["path"]: p
-        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+        for p in json.loads((options.output.out / "data" / "pointers.json").read_bytes())[
+            "pointers"
+        ]
     }
     cause = pointers[victim]["verify"]["failureCause"]
     assert pointers[victim]["verify"]["exit"] == 3
@@ -164,7 +168,9 @@ def test_a_lost_worker_chunk_marks_only_its_pointers(
 
     pointers = {
         p["path"]: p
-        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+        for p in json.loads((options.output.out / "data" / "pointers.json").read_bytes())[
+            "pointers"
+        ]
     }
     internal = sorted(
         path
@@ -209,7 +215,9 @@ def test_a_bundle_refs_fault_is_one_entrys_internal_record(
 
     pointers = {
         p["path"]: p
-        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+        for p in json.loads((options.output.out / "data" / "pointers.json").read_bytes())[
+            "pointers"
+        ]
     }
     broken = pointers[f"bundle-refs/0-{first.digest.replace(':', '-')}"]["verify"]
     assert broken["exit"] == 3 and broken["failureCause"]["class"] == "internal"
