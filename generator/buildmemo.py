@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.cacheauth import CacheAuth, Purpose, file_digest, note_failure
+from generator.data.writers import series_file_name
 from generator.errors import EvidenceDashError
 from generator.options import EvaluationOptions, MemoRole, memo_role
 
@@ -306,7 +307,6 @@ class EvaluationMemo:
 
     def store(self, key: str, documents: Mapping[str, Any], counts: Counts, data_dir: Path) -> None:
         """Keep this evaluation (replacing any other); failures only cost the next build."""
-        from generator.data.writers import series_file_name
 
         try:
             series = [[recipe, series_file_name(recipe)] for recipe in sorted(documents["series"])]

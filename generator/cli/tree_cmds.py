@@ -123,7 +123,7 @@ def index_cmd(recipes: Path, index_path: Path | None, write: bool, fmt: str) -> 
 @format_option
 def recipe_digest_cmd(file: Path, predicate_type: str, fmt: str) -> None:
     """Print the bare hex canonical digest of a YAML document (no hydration)."""
-    from generator.recipe import recipe_digest_for_file
+    from generator.recipefile import recipe_digest_for_file
 
     try:
         digest, warning = recipe_digest_for_file(file, predicate_type)
