@@ -53,16 +53,13 @@ def run_build(options: BuildOptions) -> BuildSummary:
 
     The output folder is checked and locked first (generator.outdir); the build publishes into
     its resolved target (a symlinked --out stays a link)."""
-    if options.output.config is not None and not options.output.data_only:
-        load_site_config(
-            options.output.config
-        )  # refuse a configuration that runs code before any work
-    with claim_output(
-        options.output.out, build_guards(options), timeout=options.output.lock_timeout
-    ) as target:
+    output = options.output
+    if output.config is not None and not output.data_only:
+        load_site_config(output.config)  # refuse a configuration that runs code before any work
+    with claim_output(output.out, build_guards(options), timeout=output.lock_timeout) as target:
         with bulk_allocation():  # GC paused: a build's objects are trees, freed by refcounting
             summary = _build(options.replace(out=target))
-    return dataclasses.replace(summary, out=str(options.output.out))
+    return dataclasses.replace(summary, out=str(output.out))
 
 
 def _build(options: BuildOptions) -> BuildSummary:

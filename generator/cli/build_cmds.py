@@ -16,7 +16,7 @@ from generator.cli.shell import (
     main,
     opt,
 )
-from generator.errors import EvidenceDashError
+from generator.errors import EvidenceDashError, InternalError
 
 
 @main.command(epilog=epilog("build"))
@@ -90,6 +90,7 @@ def build(fmt: str, **kwargs: Any) -> None:
 
     Flat unsigned pending pointers are always listed as pending, never counted.
     """
+    # imported when the command runs: --help and completion stay fast
     from generator.build import BuildOptions, run_build
 
     try:
@@ -98,8 +99,6 @@ def build(fmt: str, **kwargs: Any) -> None:
     except EvidenceDashError as error:
         fail(error, fmt)
     except Exception as error:  # pragma: no cover - last-resort mapping to exit 3
-        from generator.errors import InternalError
-
         wrapped = InternalError(
             f"internal error: {type(error).__name__}: {error}",
             hint="this is a bug; the previous output was left in place",
@@ -142,6 +141,7 @@ def serve_cmd(host: str, port: int, **kwargs: Any) -> None:
     Watches <recipes>/evidence (pointers, allowlist), <recipes>/overlays, the site templates and
     --config; a failed rebuild is reported and the last good site stays on display.
     """
+    # imported when the command runs: --help and completion stay fast
     from generator.serve import serve_from_cli
 
     try:
@@ -149,8 +149,6 @@ def serve_cmd(host: str, port: int, **kwargs: Any) -> None:
     except EvidenceDashError as error:
         fail(error, "text")
     except Exception as error:  # pragma: no cover - last-resort mapping to exit 3
-        from generator.errors import InternalError
-
         fail(
             InternalError(f"internal error: {type(error).__name__}: {error}", hint="this is a bug"),
             "text",

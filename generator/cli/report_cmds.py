@@ -42,6 +42,7 @@ from generator.errors import EvidenceDashError
 )
 def report_cmd(base_rev: str, head_rev: str, fmt: str, fail_on: str, **kwargs: Any) -> None:
     """Report what BASE...HEAD does to recipe evidence (run inside a git checkout)."""
+    # imported when the command runs: --help and completion stay fast
     from generator.options import evaluation_from_cli
     from generator.report import FailOn, render_json, render_markdown, run_report
 
@@ -66,6 +67,7 @@ def render_report_cmd(json_file: Path, fmt: str) -> None:
     The file is validated against the report schema first; this code, not the file, decides
     every word of the comment. With --format json: {"markdown": ..., "exit": 0}.
     """
+    # imported when the command runs: --help and completion stay fast
     from generator.report import render_document
     from generator.report.schema import load_report
 

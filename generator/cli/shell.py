@@ -266,6 +266,7 @@ def completion_cmd(shell: str) -> None:
     Enable it with, for bash: eval "$(evidence-dashboard completion bash)". The script is the
     one `_EVIDENCE_DASHBOARD_COMPLETE=bash_source evidence-dashboard` prints.
     """
+    # imported when the command runs: --help and completion stay fast
     from click.shell_completion import get_completion_class
 
     cls = get_completion_class(shell)

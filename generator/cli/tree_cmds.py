@@ -39,6 +39,7 @@ def check_tree_cmd(
     recipes: Path, allowlist: Path | None, allow_pending: bool, index_path: Path | None, fmt: str
 ) -> None:
     """aicr's pointer contract gate, plus file-name and duplicate-digest checks."""
+    # imported when the command runs: --help and completion stay fast
     from generator.tree import check_tree, index_drift, load_allowlist
     from generator.tree.index import default_index_path
 
@@ -83,6 +84,7 @@ def index_cmd(recipes: Path, index_path: Path | None, write: bool, fmt: str) -> 
 
     With --format json the index is printed as JSON ({"index": ..., "exit": 0}).
     """
+    # imported when the command runs: --help and completion stay fast
     from generator.tree import load_allowlist
     from generator.tree.index import (
         INDEX_SCHEMA_VERSION,
@@ -123,6 +125,7 @@ def index_cmd(recipes: Path, index_path: Path | None, write: bool, fmt: str) -> 
 @format_option
 def recipe_digest_cmd(file: Path, predicate_type: str, fmt: str) -> None:
     """Print the bare hex canonical digest of a YAML document (no hydration)."""
+    # imported when the command runs: --help and completion stay fast
     from generator.recipefile import recipe_digest_for_file
 
     try:

@@ -27,6 +27,7 @@ from generator.errors import EvidenceDashError, UsageError
 @format_option
 def verify(pointer: Path, fmt: str, **kwargs: Any) -> None:
     """Verify one pointer file and print aicr's result."""
+    # imported when the command runs: --help and completion stay fast
     from generator.build import verify_one
     from generator.options import ClockOptions, engine_from_cli, epoch_from_environment
 
@@ -74,6 +75,7 @@ def verify_site_cmd(
 ) -> None:
     """Check a built site against its signed manifest (exit 0 verified, 1 mismatch, 2 usage,
     3 no verdict). SITE is a folder; fetching an https:// URL is not supported yet."""
+    # imported when the command runs: --help and completion stay fast
     from generator.verifysite import run_verify_site
 
     if str(site).startswith(("http://", "https://")):
