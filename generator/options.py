@@ -219,11 +219,17 @@ class EvaluationOptions:
     """Everything an evaluation depends on (and so the evaluation memo's key)."""
 
     tree: TreeOptions
+    """The evidence tree and what else is read with it."""
     engine: EngineOptions = EngineOptions()
+    """Trust, transport, caches and workers."""
     freshness: FreshnessOptions = FreshnessOptions()
+    """What the signed recipe digests are compared against."""
     policy: PolicyOptions = PolicyOptions()
+    """What the tree accepts."""
     stamp: StampOptions = StampOptions()
+    """What build-info.json says about the site."""
     clock: ClockOptions = ClockOptions()
+    """The build's clock."""
 
     @classmethod
     def flat(cls, recipes: Path, **values: Any) -> EvaluationOptions:
@@ -241,7 +247,9 @@ class BuildOptions:
     """A build's options: what its evaluation depends on, and where and how it publishes."""
 
     evaluation: EvaluationOptions
+    """What the evaluation depends on (the memo key's inputs)."""
     output: OutputOptions = OutputOptions()
+    """Where and how the build publishes."""
 
     @property
     def tree(self) -> TreeOptions:

@@ -30,8 +30,11 @@ class Engine:
     """What verifies a pointer: trust root, bundle source, verdict cache."""
 
     trust: Trust
+    """The Sigstore trust root every bundle is verified against."""
     source: ChainSource
+    """Where bundles come from: OCI layouts, the bundle cache, the registry."""
     verdicts: VerdictCache
+    """Verdicts by bundle, trust root, allowlist and policy (a hit skips verification)."""
 
 
 def cache_root(options: EngineOptions) -> Path:
