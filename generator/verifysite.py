@@ -279,7 +279,6 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
     """Build the evidence tree again into `work` with the manifest's options (and `base`'s
     inputs: recipes, trust root, layouts, cache) and compare it with the manifest, file by file.
     Returns the differences and notes."""
-    import dataclasses
 
     problems: list[Problem] = []
     notes: list[str] = []
@@ -287,8 +286,8 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
     if opts.trust_root_digest is not None:
         given = (
             None
-            if base.trust_root is None
-            else hashlib.sha256(Path(base.trust_root).read_bytes()).hexdigest()
+            if base.engine.trust_root is None
+            else hashlib.sha256(Path(base.engine.trust_root).read_bytes()).hexdigest()
         )
         if given != opts.trust_root_digest:
             problems.append(
@@ -308,8 +307,7 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
             f"{manifest.generator_version}, this is {__version__}"
         )
     out = work / "site"
-    options = dataclasses.replace(
-        base,
+    options = base.replace(
         out=out,
         commit=manifest.commit,
         source_date_epoch=opts.source_date_epoch,
@@ -321,7 +319,9 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
         trust_mode=opts.trust_mode,
         quiet=True,
         publisher_identity=None if opts.publisher is None else opts.publisher[0],
-        publisher_issuer=base.publisher_issuer if opts.publisher is None else opts.publisher[1],
+        publisher_issuer=base.stamp.publisher_issuer
+        if opts.publisher is None
+        else opts.publisher[1],
     )
     _build_at(options, opts.source_date_epoch)
     problems.extend(compare_files(manifest.files, file_entries(out), kind=ProblemKind.REBUILD))
