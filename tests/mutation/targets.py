@@ -28,6 +28,15 @@ class Target:
         return [*present, *self.extra]
 
 
+_PIPELINE_TESTS = (
+    "tests/verify/test_boundaries.py",
+    "tests/verify/test_pipeline.py",
+    "tests/verify/test_pipeline_paths.py",
+    "tests/verify/test_fast_paths.py",
+    "tests/verify/test_identity.py",
+)
+"""The tests of aicr's five steps (`verify/pipeline.py` and the private step modules)."""
+
 TARGETS: tuple[Target, ...] = (
     Target(
         "generator/verify/policy.py",
@@ -48,14 +57,19 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "generator/verify/pipeline.py",
-        (
-            "tests/verify/test_boundaries.py",
-            "tests/verify/test_pipeline.py",
-            "tests/verify/test_pipeline_paths.py",
-            "tests/verify/test_fast_paths.py",
-            "tests/verify/test_identity.py",
-        ),
-        lines=(224, 760),
+        _PIPELINE_TESTS,
+    ),
+    Target(
+        "generator/verify/_signed.py",
+        _PIPELINE_TESTS,
+    ),
+    Target(
+        "generator/verify/_statement.py",
+        _PIPELINE_TESTS,
+    ),
+    Target(
+        "generator/verify/_manifest.py",
+        _PIPELINE_TESTS,
     ),
     Target(
         "generator/tree/allowlist.py",

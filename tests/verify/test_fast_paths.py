@@ -173,17 +173,17 @@ def test_every_bundle_is_canonicalized_again(
 ) -> None:
     """No memo across bundles: the digest check is part of the cost of every verification
     (and a wrong claimed digest is refused however often the recipe was seen)."""
-    from generator.verify import pipeline
+    from generator.verify import _recipe_match
 
     first = _unsigned(case)
     calls: list[bytes] = []
-    real = getattr(pipeline, "digest_for_predicate_type")  # noqa: B009 - not re-exported
+    real = getattr(_recipe_match, "digest_for_predicate_type")  # noqa: B009 - not re-exported
 
     def counted(data: bytes, *args: Any, **kwargs: Any) -> Any:
         calls.append(data)
         return real(data, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "digest_for_predicate_type", counted)
+    monkeypatch.setattr(_recipe_match, "digest_for_predicate_type", counted)
     again = _unsigned(case)
     assert again == first and len(calls) == 1
     case.predicate["recipe"]["digest"] = "b" * 64
@@ -197,13 +197,13 @@ def test_a_recipe_that_cannot_be_canonicalized_is_refused(
     case: EvidenceCase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from generator.errors import EvidenceDashError, Location
-    from generator.verify import pipeline
+    from generator.verify import _recipe_match
 
     def refuse(*_: Any, **__: Any) -> Any:
         raise EvidenceDashError(
             "nope", location=Location("recipe.yaml"), expected="x", found="y", hint="z"
         )
 
-    monkeypatch.setattr(pipeline, "digest_for_predicate_type", refuse)
+    monkeypatch.setattr(_recipe_match, "digest_for_predicate_type", refuse)
     verdict = _unsigned(case)
     assert any("cannot be canonicalized" in s.detail for s in verdict.steps)
