@@ -36,6 +36,12 @@ _PIPELINE_TESTS = (
     "tests/verify/test_identity.py",
 )
 """The tests of aicr's five steps (`verify/pipeline.py` and the private step modules)."""
+_REGISTRY_TESTS = (
+    "tests/bundle/test_boundaries.py",
+    "tests/bundle/test_registry.py",
+    "tests/bundle/test_registry_hardening.py",
+)
+"""The tests of the registry client (`bundle/registry.py` and its private layers)."""
 
 TARGETS: tuple[Target, ...] = (
     Target(
@@ -106,11 +112,22 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "generator/bundle/registry.py",
-        (
-            "tests/bundle/test_boundaries.py",
-            "tests/bundle/test_registry.py",
-            "tests/bundle/test_registry_hardening.py",
-        ),
+        _REGISTRY_TESTS,
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/_registry_config.py",
+        _REGISTRY_TESTS,
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/_registry_http.py",
+        _REGISTRY_TESTS,
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/_registry_auth.py",
+        _REGISTRY_TESTS,
         extra=("-k", "not trickling and not deadline"),
     ),
     Target(
