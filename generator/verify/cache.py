@@ -108,7 +108,17 @@ def verifier_version() -> str:
     )
 
 
-_VERIFIER_CODE = ("verify", "bundle", "model", "recipe", "ctrf", "strictjson.py", "tree/yamlio.py")
+_VERIFIER_CODE = (
+    "verify",
+    "bundle",
+    "model",
+    "recipe",
+    "ctrf",
+    "strictjson.py",
+    "tree/yamlio.py",
+    "tree/_yaml_builder.py",
+    "tree/_yaml_scalars.py",
+)
 """The sources a verdict depends on (relative to the package), hashed into every key."""
 
 
