@@ -8,12 +8,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from generator.model import (
-    Pending,
-    Phase,
-    Verdict,
-    Verified,
-)
+from generator.model import Pending, Phase, Verdict, Verified
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 

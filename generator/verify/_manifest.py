@@ -9,14 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator import strictjson
-from generator.model import (
-    Evidence,
-    Phase,
-    Pointer,
-    PointerLocation,
-    PredicateType,
-    SubRow,
-)
+from generator.model import Evidence, Phase, Pointer, PointerLocation, PredicateType, SubRow
 from generator.verify._beyond import _beyond_aicr
 from generator.verify._fields import _get, _posix_parts, _schema_version_ok, _sha
 from generator.verify._recipe_match import _recipe_identity

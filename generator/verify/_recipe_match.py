@@ -8,10 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.errors import EvidenceDashError
-from generator.model import (
-    Pointer,
-    PredicateType,
-)
+from generator.model import Pointer, PredicateType
 from generator.recipe.canonical import digest_for_predicate_type
 from generator.recipe.names import profile_selection_for, recipe_name_for
 from generator.tree.yamlio import load_yaml_with_events

@@ -5,11 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from generator.model import (
-    BundleRef,
-    OciDigest,
-    SignerIdentity,
-)
+from generator.model import BundleRef, OciDigest, SignerIdentity
 from generator.verify.signature import SignatureOk
 from generator.verify.trust import Trust
 

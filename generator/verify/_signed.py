@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import re
 
-from generator.model import (
-    Pointer,
-    PredicateType,
-    SubRow,
-)
+from generator.model import Pointer, PredicateType, SubRow
 from generator.verify._fields import _HEX64
 from generator.verify._run import MAX_SIGNATURE_CANDIDATES, _Run
 from generator.verify._seams import MaterializedLike, SignatureVerifier

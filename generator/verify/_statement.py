@@ -6,11 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator import strictjson
-from generator.model import (
-    Pointer,
-    PredicateType,
-    SubRow,
-)
+from generator.model import Pointer, PredicateType, SubRow
 from generator.verify._run import MAX_STATEMENT_BYTES, _Run
 from generator.verify._signed import predicate_type_problem
 from generator.verify.signature import SignatureOk
