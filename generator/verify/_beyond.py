@@ -1,4 +1,4 @@
-"""The checks aicr does not make (spec 11), as rows marked `beyond_aicr`, and the parsed `Evidence`."""
+"""The checks aicr does not make (spec 11), as rows marked `beyond_aicr`, and the `Evidence`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Step 4, `manifest-hash-check`: the manifest inventory, the phase digests, then recipe identity and
-the checks beyond aicr, which yield the `Evidence` the engine reads.
+"""Step 4, `manifest-hash-check`: the manifest inventory, the phase digests, then recipe identity
+and the checks beyond aicr, which yield the `Evidence` the engine reads.
 """
 
 from __future__ import annotations

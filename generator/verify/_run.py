@@ -89,7 +89,7 @@ def merge_cause(current: FailureCause | None, new: FailureCause) -> FailureCause
 
 @dataclass
 class _Run:
-    """The mutable record of one verification while its steps run (private to the verify package)."""
+    """The mutable record of one verification while its steps run (private to `verify`)."""
 
     steps: list[Step] = field(default_factory=list)
     cause: FailureCause | None = None

@@ -1,4 +1,4 @@
-"""Step 3, `predicate-parse`: the statement (signed, or unsigned for a pending bundle) and its predicate."""
+"""Step 3, `predicate-parse`: the statement (signed, or unsigned when pending) and its predicate."""
 
 from __future__ import annotations
 
