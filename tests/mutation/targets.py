@@ -42,6 +42,12 @@ _REGISTRY_TESTS = (
     "tests/bundle/test_registry_hardening.py",
 )
 """The tests of the registry client (`bundle/registry.py` and its private layers)."""
+_ALLOWLIST_TESTS = (
+    "tests/tree/test_allowlist_boundaries.py",
+    "tests/tree/test_allowlist.py",
+    "tests/hostile/test_allowlist_regex.py",
+)
+"""The tests of the allowlist (`tree/allowlist.py` and its private pattern and display rules)."""
 
 TARGETS: tuple[Target, ...] = (
     Target(
@@ -79,11 +85,15 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "generator/tree/allowlist.py",
-        (
-            "tests/tree/test_allowlist_boundaries.py",
-            "tests/tree/test_allowlist.py",
-            "tests/hostile/test_allowlist_regex.py",
-        ),
+        _ALLOWLIST_TESTS,
+    ),
+    Target(
+        "generator/tree/_allowlist_patterns.py",
+        _ALLOWLIST_TESTS,
+    ),
+    Target(
+        "generator/tree/_allowlist_display.py",
+        _ALLOWLIST_TESTS,
     ),
     Target(
         "generator/freshness/__init__.py",
