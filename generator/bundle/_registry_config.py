@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from generator import strictjson
 from generator.errors import InputError, Location
 
-from .layout import read_capped
+from ._files import read_capped
 from .transport import allowance_entry
 from .types import BundleFetchError
 
