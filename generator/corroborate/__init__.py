@@ -59,7 +59,7 @@ from generator.corroborate.states import (
     rollup,
     tally,
 )
-from generator.recipe.names import Coordinate
+from generator.recipe import Coordinate
 
 __all__ = [
     "ROW_STATES",

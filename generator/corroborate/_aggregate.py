@@ -41,7 +41,7 @@ from generator.model import (
     SignerIdentity,
     SourceId,
 )
-from generator.recipe.names import Coordinate
+from generator.recipe import Coordinate
 
 
 @dataclass

@@ -36,7 +36,7 @@ from generator.model import (
     SourceSlug,
     Verified,
 )
-from generator.recipe.names import Coordinate
+from generator.recipe import Coordinate
 
 _SAFE_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _PROFILE = re.compile(r"([A-Za-z0-9._-]+)=([A-Za-z0-9._-]+)")

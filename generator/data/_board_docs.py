@@ -20,8 +20,8 @@ from generator.corroborate import (
     Tab,
     grid_when,
     series_when,
+    shown_rows,
 )
-from generator.corroborate.bounds import shown_rows
 from generator.limits import LIMITS
 from generator.model import PHASE_ORDER
 

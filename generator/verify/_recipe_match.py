@@ -9,8 +9,7 @@ from typing import Any
 
 from generator.errors import EvidenceDashError
 from generator.model import Pointer, PredicateType
-from generator.recipe.canonical import digest_for_predicate_type
-from generator.recipe.names import profile_selection_for, recipe_name_for
+from generator.recipe import digest_for_predicate_type, profile_selection_for, recipe_name_for
 from generator.tree.yamlio import load_yaml_with_events
 from generator.verify._fields import _HEX64, _get
 from generator.verify._run import MAX_RECIPE_BYTES, _Run
