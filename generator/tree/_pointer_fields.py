@@ -1,5 +1,5 @@
 """The field grammar of pointer files: RFC 3339 times, `name=value` profiles, schema versions,
-and the `PointerError` builder every pointer rule raises through.
+and the `PointerError` builder every pointer rule raises through; also the claimed signer block.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from generator.errors import Location, PointerError
+from generator.model import ClaimedSigner, SignerIdentity
 
 _PROFILE_SIDE = re.compile(r"[A-Za-z0-9._-]+")
 
@@ -99,3 +100,64 @@ def schema_version_ok(raw: Any) -> str | None:
     if text is None:
         return None
     return text if text == "1.0" or text.startswith("1.0.") else None
+
+
+def _signer(entry: dict[str, Any], file: str) -> ClaimedSigner | None:
+    """The claimed signer block, or None when it is absent or null."""
+    raw = entry.get("signer")
+    if raw is None:
+        return None
+    key = "attestations[0].signer"
+    if not isinstance(raw, dict):
+        raise _fail(
+            "signer-fields",
+            "signer is not a mapping",
+            file,
+            key,
+            expected="a mapping with identity and issuer",
+            found=_show(raw),
+            hint="remove signer for an unsigned pointer",
+        )
+    fields: dict[str, str] = {}
+    for name in ("identity", "issuer"):
+        value = raw.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise _fail(
+                "signer-fields",
+                f"signer.{name} is missing or empty",
+                file,
+                f"{key}.{name}",
+                expected="a non-empty string",
+                found=_show(value),
+                hint="copy the certificate's identity and issuer",
+            )
+        if "\n" in value or "\r" in value:
+            raise _fail(
+                "signer-fields",
+                f"signer.{name} contains a line break",
+                file,
+                f"{key}.{name}",
+                expected="a single-line string",
+                found=_show(value),
+                hint="identities with line breaks are never accepted",
+            )
+        fields[name] = value
+    index_raw = raw.get("rekorLogIndex")
+    index: int | None = None
+    if index_raw is not None:
+        if isinstance(index_raw, bool) or not isinstance(index_raw, int) or index_raw < 0:
+            raise _fail(
+                "rekor-log-index",
+                "signer.rekorLogIndex is not a non-negative integer",
+                file,
+                f"{key}.rekorLogIndex",
+                expected="an integer >= 0",
+                found=_show(index_raw),
+                hint="copy the first tlog entry's logIndex",
+            )
+        # aicr omits a zero index (Go zero value), so 0 and "absent" mean the same.
+        index = index_raw or None
+    return ClaimedSigner(
+        identity=SignerIdentity(issuer=fields["issuer"], identity=fields["identity"]),
+        rekor_log_index=index,
+    )

@@ -15,16 +15,15 @@ from typing import Any
 from generator.errors import PointerError, YamlError
 from generator.model import (
     BundleRef,
-    ClaimedSigner,
     OciDigest,
     Pointer,
     PredicateType,
     RecipeName,
-    SignerIdentity,
 )
 from generator.tree._pointer_fields import (
     _fail,
     _show,
+    _signer,
     _string,
     normalise_rfc3339,
     parse_profile,
@@ -355,64 +354,3 @@ def _attested_at(entry: dict[str, Any], file: str) -> str:
             hint="copy predicate.attestedAt",
         )
     return normalised
-
-
-def _signer(entry: dict[str, Any], file: str) -> ClaimedSigner | None:
-    """The claimed signer block, or None when it is absent or null."""
-    raw = entry.get("signer")
-    if raw is None:
-        return None
-    key = "attestations[0].signer"
-    if not isinstance(raw, dict):
-        raise _fail(
-            "signer-fields",
-            "signer is not a mapping",
-            file,
-            key,
-            expected="a mapping with identity and issuer",
-            found=_show(raw),
-            hint="remove signer for an unsigned pointer",
-        )
-    fields: dict[str, str] = {}
-    for name in ("identity", "issuer"):
-        value = raw.get(name)
-        if not isinstance(value, str) or not value.strip():
-            raise _fail(
-                "signer-fields",
-                f"signer.{name} is missing or empty",
-                file,
-                f"{key}.{name}",
-                expected="a non-empty string",
-                found=_show(value),
-                hint="copy the certificate's identity and issuer",
-            )
-        if "\n" in value or "\r" in value:
-            raise _fail(
-                "signer-fields",
-                f"signer.{name} contains a line break",
-                file,
-                f"{key}.{name}",
-                expected="a single-line string",
-                found=_show(value),
-                hint="identities with line breaks are never accepted",
-            )
-        fields[name] = value
-    index_raw = raw.get("rekorLogIndex")
-    index: int | None = None
-    if index_raw is not None:
-        if isinstance(index_raw, bool) or not isinstance(index_raw, int) or index_raw < 0:
-            raise _fail(
-                "rekor-log-index",
-                "signer.rekorLogIndex is not a non-negative integer",
-                file,
-                f"{key}.rekorLogIndex",
-                expected="an integer >= 0",
-                found=_show(index_raw),
-                hint="copy the first tlog entry's logIndex",
-            )
-        # aicr omits a zero index (Go zero value), so 0 and "absent" mean the same.
-        index = index_raw or None
-    return ClaimedSigner(
-        identity=SignerIdentity(issuer=fields["issuer"], identity=fields["identity"]),
-        rekor_log_index=index,
-    )
