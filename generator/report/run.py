@@ -19,8 +19,9 @@ from generator.data import FreshnessInfo, PointerRecord
 from generator.errors import InputError
 from generator.model import ParsedPointer, Pending
 from generator.options import EvaluationOptions
+from generator.report._compute import compute_report
 from generator.report.affected import Overlay, overlay_from_doc
-from generator.report.core import EMPTY_SIDE, Report, Side, compute_report
+from generator.report.core import EMPTY_SIDE, Report, Side
 from generator.report.gitio import GitTree
 
 OVERLAY_LIMIT = 1 << 20

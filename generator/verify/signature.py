@@ -149,38 +149,8 @@ def verify_signature(
     """Verify one Sigstore bundle against `trust`. The signer is the certificate's single SAN and
     OIDC issuer; `expected` (the pointer's claim), when given, must equal it. Raises
     `SignatureFailure`."""
-    if len(bundle_json) > MAX_SIGSTORE_BUNDLE_BYTES:
-        raise SignatureFailure(
-            f"sigstore bundle is {len(bundle_json)} bytes, over the "
-            f"{MAX_SIGSTORE_BUNDLE_BYTES}-byte limit"
-        )
-    raw = _json_object(bundle_json)
-    if "dsseEnvelope" not in raw:
-        raise SignatureFailure(
-            "sigstore bundle carries no DSSE envelope (a message signature cannot sign a statement)",
-            hint="sign the in-toto statement with DSSE (`aicr validate --emit-attestation`)",
-        )
-    try:
-        bundle = Bundle.from_json(bundle_json)
-    except SigstoreError as exc:
-        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
-    except Exception as exc:  # noqa: BLE001 - pydantic errors from the strict models
-        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
-
-    try:
-        cert_signer = certificate_identity(bundle.signing_certificate)
-    except SigstoreError as exc:
-        raise SignatureFailure(
-            f"certificate identity rejected: {_one_line(exc)}",
-            hint="a bundle's signer is what its certificate names: sign with a certificate "
-            "that carries one email or URI SAN and one OIDC issuer (Fulcio's keyless flow)",
-        ) from exc
-    if expected is not None and expected != cert_signer:
-        raise SignatureFailure(
-            claim_mismatch(expected, cert_signer),
-            hint="correct the pointer's signer.identity and signer.issuer to the certificate's",
-            signer=cert_signer,
-        )
+    raw, bundle = _parse_bundle(bundle_json)
+    cert_signer = _signer_of(bundle, expected)
     policy = ExactIdentity(cert_signer)
 
     verifier = verifier_for(trust)
@@ -227,6 +197,47 @@ def verify_signature(
         rekor_v2=rekor_v2,
         logged_at=None if when is None else when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
+
+
+def _parse_bundle(bundle_json: bytes) -> tuple[Mapping[str, Any], Bundle]:
+    """The bundle's JSON object and sigstore's model of it: a DSSE bundle under the size cap."""
+    if len(bundle_json) > MAX_SIGSTORE_BUNDLE_BYTES:
+        raise SignatureFailure(
+            f"sigstore bundle is {len(bundle_json)} bytes, over the "
+            f"{MAX_SIGSTORE_BUNDLE_BYTES}-byte limit"
+        )
+    raw = _json_object(bundle_json)
+    if "dsseEnvelope" not in raw:
+        raise SignatureFailure(
+            "sigstore bundle carries no DSSE envelope (a message signature cannot sign a statement)",
+            hint="sign the in-toto statement with DSSE (`aicr validate --emit-attestation`)",
+        )
+    try:
+        bundle = Bundle.from_json(bundle_json)
+    except SigstoreError as exc:
+        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
+    except Exception as exc:  # noqa: BLE001 - pydantic errors from the strict models
+        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
+    return raw, bundle
+
+
+def _signer_of(bundle: Bundle, expected: SignerIdentity | None) -> SignerIdentity:
+    """The certificate's identity, which must equal the pointer's claim when there is one."""
+    try:
+        cert_signer = certificate_identity(bundle.signing_certificate)
+    except SigstoreError as exc:
+        raise SignatureFailure(
+            f"certificate identity rejected: {_one_line(exc)}",
+            hint="a bundle's signer is what its certificate names: sign with a certificate "
+            "that carries one email or URI SAN and one OIDC issuer (Fulcio's keyless flow)",
+        ) from exc
+    if expected is not None and expected != cert_signer:
+        raise SignatureFailure(
+            claim_mismatch(expected, cert_signer),
+            hint="correct the pointer's signer.identity and signer.issuer to the certificate's",
+            signer=cert_signer,
+        )
+    return cert_signer
 
 
 def claim_mismatch(claimed: SignerIdentity, signer: SignerIdentity) -> str:

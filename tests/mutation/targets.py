@@ -28,6 +28,27 @@ class Target:
         return [*present, *self.extra]
 
 
+_PIPELINE_TESTS = (
+    "tests/verify/test_boundaries.py",
+    "tests/verify/test_pipeline.py",
+    "tests/verify/test_pipeline_paths.py",
+    "tests/verify/test_fast_paths.py",
+    "tests/verify/test_identity.py",
+)
+"""The tests of aicr's five steps (`verify/pipeline.py` and the private step modules)."""
+_REGISTRY_TESTS = (
+    "tests/bundle/test_boundaries.py",
+    "tests/bundle/test_registry.py",
+    "tests/bundle/test_registry_hardening.py",
+)
+"""The tests of the registry client (`bundle/registry.py` and its private layers)."""
+_ALLOWLIST_TESTS = (
+    "tests/tree/test_allowlist_boundaries.py",
+    "tests/tree/test_allowlist.py",
+    "tests/hostile/test_allowlist_regex.py",
+)
+"""The tests of the allowlist (`tree/allowlist.py` and its private pattern and display rules)."""
+
 TARGETS: tuple[Target, ...] = (
     Target(
         "generator/verify/policy.py",
@@ -48,22 +69,31 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "generator/verify/pipeline.py",
-        (
-            "tests/verify/test_boundaries.py",
-            "tests/verify/test_pipeline.py",
-            "tests/verify/test_pipeline_paths.py",
-            "tests/verify/test_fast_paths.py",
-            "tests/verify/test_identity.py",
-        ),
-        lines=(224, 760),
+        _PIPELINE_TESTS,
+    ),
+    Target(
+        "generator/verify/_signed.py",
+        _PIPELINE_TESTS,
+    ),
+    Target(
+        "generator/verify/_statement.py",
+        _PIPELINE_TESTS,
+    ),
+    Target(
+        "generator/verify/_manifest.py",
+        _PIPELINE_TESTS,
     ),
     Target(
         "generator/tree/allowlist.py",
-        (
-            "tests/tree/test_allowlist_boundaries.py",
-            "tests/tree/test_allowlist.py",
-            "tests/hostile/test_allowlist_regex.py",
-        ),
+        _ALLOWLIST_TESTS,
+    ),
+    Target(
+        "generator/tree/_allowlist_patterns.py",
+        _ALLOWLIST_TESTS,
+    ),
+    Target(
+        "generator/tree/_allowlist_display.py",
+        _ALLOWLIST_TESTS,
     ),
     Target(
         "generator/freshness/compare.py",
@@ -107,11 +137,22 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "generator/bundle/registry.py",
-        (
-            "tests/bundle/test_boundaries.py",
-            "tests/bundle/test_registry.py",
-            "tests/bundle/test_registry_hardening.py",
-        ),
+        _REGISTRY_TESTS,
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/_registry_config.py",
+        _REGISTRY_TESTS,
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/_registry_http.py",
+        _REGISTRY_TESTS,
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/_registry_auth.py",
+        _REGISTRY_TESTS,
         extra=("-k", "not trickling and not deadline"),
     ),
     Target(

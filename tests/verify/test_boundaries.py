@@ -14,7 +14,7 @@ from cryptography import x509
 from sigstore.errors import VerificationError
 
 from generator.model import FailureClass, Rejected, SignerIdentity, Verified
-from generator.verify.pipeline import _check_statement
+from generator.verify._signed import _check_statement
 from generator.verify.policy import (
     ExactIdentity,
     certificate_identity,
