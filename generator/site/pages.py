@@ -19,7 +19,7 @@ import jinja2
 from markupsafe import Markup
 
 from generator.limits import LIMITS
-from generator.site import bounded, escape
+from generator.site import bounded, caveats, escape
 from generator.site.charts import Reading, history_figure, latest_figure
 
 STATE_ORDER = ("CONFIRMED", "SINGLE", "PARTIAL", "UNTESTED", "FAILING", "CONTESTED")
@@ -221,6 +221,8 @@ class SiteModel:
         self._fresh: dict[str, FreshSummary] = {}
         self._badges: dict[tuple[str, str], Markup] = {}
         self._recipes = {t.recipe for t in self.tabs}
+        self._tab_of = {t.recipe: t for t in self.tabs}
+        self._headlines: dict[str, caveats.Headline] = {}
 
     def has_recipe(self, recipe: object) -> bool:
         """Is `recipe` in the catalog (so it has a page)?"""
@@ -332,6 +334,22 @@ class SiteModel:
                 self.label(p["signer"].get("sourceId"), p),
             ),
         )
+
+    def headline(self, recipe: str) -> caveats.Headline:
+        """A recipe's headline state with its caveats and counted signers (memoised)."""
+        found = self._headlines.get(recipe)
+        if found is None:
+            tab = self._tab_of.get(recipe)
+            latest = self.latest_evidence(recipe)
+            found = self._headlines[recipe] = caveats.headline(
+                tab.doc if tab is not None else {},
+                self.phases,
+                latest,
+                sum(1 for p in self._by_recipe.get(recipe, []) if verdict_of(p) == "rejected"),
+                caveats.counted_signers(latest, self.sources, self.label),
+                self.build_time,
+            )
+        return found
 
     def problems(self) -> list[Mapping[str, Any]]:
         return [p for p in self.pointers if verdict_of(p) in ("rejected", "pending", "no-verdict")]
@@ -609,9 +627,12 @@ def search_summary(model: SiteModel, tab: Tab) -> str:
         for a in ("service", "accelerator", "os", "intent", "platform")
         if coord.get(a)
     )
+    hl = model.headline(tab.recipe)
+    qualifier = f", with caveats: {hl.text}" if hl.caveats else ", no caveats"
     text = (
-        f"Recipe state: {info.get('label', doc.get('rollup'))}. "
+        f"Recipe state: {info.get('label', doc.get('rollup'))}{qualifier}. "
         f"Recipe {tab.recipe} ({axes}). Checks: {', '.join(checks)}. "
+        f"Counted signers: {', '.join(s.label for s in hl.signers) or 'none'}. "
         f"Signers: {', '.join(model.label(s) for s in columns)}."
     )
     return f"<p>{escape.html(text)}</p>"
