@@ -1,9 +1,25 @@
 /* Draws every .evidence-chart from its data-figure attribute (HTML-escaped JSON) with the
-   locally served plotly.min.js, and re-themes charts when the Material palette changes.
+   locally served plotly-basic.min.js, and re-themes charts when the Material palette changes.
+   Plotly (1.2 MB) is loaded only when a page has a chart to draw, from next to this file.
    Runs on Material's document$ (instant navigation) and on DOMContentLoaded (direct loads,
    file://). No network, no inline scripts. */
 (function () {
   "use strict";
+
+  var self = document.currentScript;
+  var plotlySrc = new URL("plotly-basic.min.js", self ? self.src : window.location.href).href;
+  var waiting = null;
+
+  /* Add the plotly script once; `done` runs when it has loaded. */
+  function loadPlotly(done) {
+    if (typeof window.Plotly !== "undefined") { done(); return; }
+    if (waiting) { waiting.push(done); return; }
+    waiting = [done];
+    var s = document.createElement("script");
+    s.src = plotlySrc;
+    s.onload = function () { var w = waiting; waiting = []; w.forEach(function (f) { f(); }); };
+    document.head.appendChild(s);
+  }
 
   function cssVar(name, fallback) {
     var v = getComputedStyle(document.body).getPropertyValue(name);
@@ -26,10 +42,12 @@
   }
 
   function drawAll() {
-    if (typeof window.Plotly === "undefined") { return; }
-    var nodes = document.querySelectorAll(".evidence-chart:not([data-drawn])");
-    Array.prototype.forEach.call(nodes, function (el) {
-      if (el.offsetParent === null) { return; }  /* in a hidden tab: drawn when it is shown */
+    var nodes = Array.prototype.filter.call(
+      document.querySelectorAll(".evidence-chart:not([data-drawn])"),
+      function (el) { return el.offsetParent !== null; });  /* hidden tab: drawn when shown */
+    if (nodes.length === 0) { return; }
+    if (typeof window.Plotly === "undefined") { loadPlotly(drawAll); return; }
+    nodes.forEach(function (el) {
       var fig;
       try { fig = JSON.parse(el.getAttribute("data-figure")); } catch (e) {
         el.textContent = "chart data could not be read; the table below has the numbers";

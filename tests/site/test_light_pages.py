@@ -1,0 +1,85 @@
+"""Light pages: the vendored basic Plotly bundle, loaded by no page's <head>, and a CSP that
+allows no inline script but the theme's own, hashed."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.site.build import build_site
+from generator.site.csp import inline_script_hashes, policy
+from generator.site.resources import locate
+from tests.site.conftest import DATA
+from tests.site.test_build import inputs
+
+VENDOR = locate().assets / "js" / "vendor"
+CSP_META = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">')
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Any]) -> Path:
+    root = tmp_path_factory.mktemp("light")
+    out = root / "site"
+    build_site(
+        inputs(documents, site_url="http://127.0.0.1:1/"),
+        out=out,
+        config=None,
+        work_dir=root / "work",
+        data_dir=DATA,
+    )
+    return out
+
+
+def test_vendored_plotly_is_the_documented_file() -> None:
+    body = (VENDOR / "plotly-basic.min.js").read_bytes()
+    readme = (VENDOR / "README.md").read_text(encoding="utf-8")
+    assert hashlib.sha256(body).hexdigest() in readme
+    assert f"{len(body):,}" in readme
+    assert body.startswith(b"/**\n* plotly.js (basic - minified) v4.1.1")
+    assert (VENDOR / "plotly-LICENSE.txt").is_file()
+
+
+def test_no_page_loads_plotly_in_its_head(built: Path) -> None:
+    for page in built.rglob("*.html"):
+        assert "plotly" not in page.read_text(encoding="utf-8").lower().split("<body", 1)[0], page
+    assert (built / "assets" / "js" / "plotly-basic.min.js").is_file()
+    assert not (built / "assets" / "js" / "plotly.min.js").exists()
+
+
+def _unescape(text: str) -> str:
+    return text.replace("&#39;", "'").replace("&quot;", '"').replace("&amp;", "&")
+
+
+def test_every_page_has_a_csp_that_hashes_exactly_its_inline_scripts(built: Path) -> None:
+    pages = list(built.rglob("*.html"))
+    assert len(pages) > 10
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        metas = CSP_META.findall(text)
+        assert len(metas) == 1, page
+        head = text.split("<head>", 1)[1]
+        assert head.index("Content-Security-Policy") < head.index("<script"), page
+        directives = dict(d.strip().split(" ", 1) for d in _unescape(metas[0]).split(";"))
+        script_src = directives["script-src"].split()
+        assert "'unsafe-inline'" not in script_src and "'unsafe-eval'" not in script_src
+        assert script_src[0] == "'self'"
+        inline = inline_script_hashes(text)
+        assert inline, page  # Material's inline scripts are there ...
+        assert set(inline) <= set(script_src[1:]), page  # ... and each one is allowed
+        assert directives["object-src"] == "'none'"
+
+
+def test_policy_hashes_only_runnable_inline_scripts() -> None:
+    html = (
+        '<script>a()</script><script src="x.js"></script>'
+        '<script id="c" type="application/json">{"x": 1}</script><script>a()</script>'
+    )
+    found = inline_script_hashes(html)
+    # base64 of sha256(b"a()"), as `printf 'a()' | openssl dgst -sha256 -binary | base64`
+    assert found == ["'sha256-qVpDBgj7bpq5hMAcGp3AOc79J3Y1Z4HvySTwKrWDoy4='"]
+    assert "script-src 'self' " + found[0] + ";" in policy(html)
+    assert "'sha256-" not in policy("<p>no scripts</p>").split("script-src", 1)[1].split(";")[0]
