@@ -123,3 +123,39 @@ def test_csp_refuses_an_inline_script_smuggled_into_a_page(served: Served) -> No
     # the theme's own (hashed) inline scripts did run: Material's helpers are defined
     assert page.evaluate("typeof window.__md_get") == "function"
     context.close()
+
+
+# --------------------------------------------------------------------------- contrast
+
+CONTRAST_JS = (Path(__file__).resolve().parent / "contrast.js").read_text(encoding="utf-8")
+
+
+def _page_types(documents: dict[str, Any]) -> list[str]:
+    slug = next(i["slug"] for i in documents["index"]["sources"].values() if i["allowlisted"])
+    return [
+        "",
+        f"recipes/{KUBE}/",
+        f"recipes/{KUBE}/#evidence",
+        f"sources/{slug}/",
+        "about/",
+        "rejected/",
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_text_meets_wcag_aa_contrast(
+    served: Served, documents: dict[str, Any], scheme: str
+) -> None:
+    context = served.context(color_scheme=scheme)
+    rec = Recorder(context)
+    failures: dict[str, list[Any]] = {}
+    for path in _page_types(documents):
+        page = rec.go(served.base + path)
+        expected = "slate" if scheme == "dark" else "default"
+        assert page.evaluate("document.body.dataset.mdColorScheme") == expected
+        found = page.evaluate(CONTRAST_JS)
+        assert found["checked"] > 30, path  # the audit saw the page's text
+        if found["failures"]:
+            failures[path or "overview"] = found["failures"][:10]
+    context.close()
+    assert failures == {}
