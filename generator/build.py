@@ -40,6 +40,7 @@ from generator.model import (
     Verdict,
     Verified,
 )
+from generator.treecommit import tree_commit
 
 if TYPE_CHECKING:
     from generator.bundle.layout import IndexPrefetch
@@ -135,7 +136,7 @@ class BuildOptions:
             quiet=bool(values.get("quiet")) or not sys.stderr.isatty(),
             preview=bool(values.get("preview")),
             source_url=values.get("source_url"),
-            commit=values.get("commit"),
+            commit=values.get("commit") or tree_commit(Path(values["recipes"])),
             aicr=values.get("aicr"),
             digests=values.get("digests"),
             # A build always shows flat unsigned pointers as pending (never counted); the flag
