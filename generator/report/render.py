@@ -121,6 +121,9 @@ def verify_md(cell: VerifyCell) -> str:
         text = f":x: invalid — {md_escape(cell.failure_class, 60)}"
         if cell.http_status is not None:
             text += f" (HTTP {int(cell.http_status)})"
+        if cell.detail:
+            text += f": {md_escape(cell.detail)}"
+            return text + (f" (next step: {md_escape(cell.hint)})" if cell.hint else "")
         return text + (f": {md_escape(cell.hint)}" if cell.hint else "")
     if isinstance(cell, VerifyError):
         text = f":x: verify error (result exit {int(cell.exit)})"
@@ -145,6 +148,7 @@ def verify_of(doc: Mapping[str, Any]) -> VerifyCell:
             str(doc.get("class") or ""),
             status if isinstance(status, int) else None,
             str(doc.get("hint") or ""),
+            detail=str(doc.get("detail") or ""),
         )
     code = doc.get("exit")
     failure = doc.get("class")
@@ -531,7 +535,7 @@ def report_document(report: Report, *, fail_on: str, exit_code: int) -> dict[str
 def _verify_document(cell: VerifyCell) -> dict[str, Any]:
     """A Verify cell's state, aicr text and the data behind it (what `verify_of` reads)."""
     verify: dict[str, Any] = {"state": cell.kind, "text": cell.text}
-    for name in ("failure_class", "http_status", "hint", "exit"):
+    for name in ("failure_class", "http_status", "hint", "detail", "exit"):
         if hasattr(cell, name):
             verify[_camel(name)] = getattr(cell, name)
     return verify
