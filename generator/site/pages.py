@@ -104,6 +104,18 @@ def freshness_text(fresh: Mapping[str, Any]) -> str:
     return "unknown"
 
 
+def unknown_reason(fresh: Mapping[str, Any]) -> str:
+    """Why an attestation's freshness is unknown, from what the comparison lacked."""
+    if not fresh.get("signed"):
+        return "the bundle records no recipe digest to compare"
+    if not fresh.get("current"):
+        return (
+            "the digest of this recipe as it stands could not be computed (for example, no overlay "
+            "for it in this tree)"
+        )
+    return "the signed and current digests could not be compared"
+
+
 @dataclass(frozen=True)
 class Tab:
     """One recipe of index.json with where it sits in the catalog."""
@@ -168,6 +180,8 @@ class FreshSummary:
     unknown: int
     newest: str | None
     oldest: str | None
+    reasons: tuple[str, ...] = ()
+    """Why freshness is unknown, distinct, for the attestations where it is."""
 
     @property
     def total(self) -> int:
@@ -384,7 +398,16 @@ class SiteModel:
             text = freshness_text(first.get("freshness") or {})
             return FreshSummary("stale", text, fresh, stale, unknown, newest, oldest)
         if unknown:
-            return FreshSummary("unknown", "unknown", fresh, stale, unknown, newest, oldest)
+            reasons = tuple(
+                dict.fromkeys(
+                    unknown_reason(p.get("freshness") or {})
+                    for p in latest
+                    if (p.get("freshness") or {}).get("state") not in ("fresh", "stale")
+                )
+            )
+            return FreshSummary(
+                "unknown", "unknown", fresh, stale, unknown, newest, oldest, reasons
+            )
         return FreshSummary("fresh", "fresh", fresh, stale, unknown, newest, oldest)
 
     # ---------------------------------------------------------------- bandwidth

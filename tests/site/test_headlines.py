@@ -135,3 +135,25 @@ def test_source_page_shows_the_caveated_headline(documents: dict[str, Any]) -> N
     page = pages[f"sources/{docs['index']['sources'][src]['slug']}.md"]
     item = page.split(f">{KUBE}</a>:", 1)[1].split("</li>", 1)[0]
     assert "Confirmed, with caveats" in item and "one org" in item
+
+
+def test_unknown_freshness_says_why(documents: dict[str, Any]) -> None:
+    docs = copy.deepcopy(documents)
+    for p in docs["pointers"]["pointers"]:
+        if p.get("recipe") == KUBE and p["signer"].get("allowlisted"):
+            p["freshness"] = {"state": "unknown", "signed": "ab" * 32, "current": None}
+    pages = rendered(docs)
+    row = _row(pages["index.md"], KUBE)
+    assert "? unknown" in row and "digest of this recipe as it stands could not be computed" in row
+    box = pages[f"recipes/{KUBE}.html"].split("<strong>Freshness:</strong>", 1)[1]
+    assert "because the digest of this recipe as it stands could not be computed" in box
+    for p in docs["pointers"]["pointers"]:
+        if p.get("recipe") == KUBE and p["signer"].get("allowlisted"):
+            p["freshness"] = {"state": "unknown", "signed": None, "current": None}
+    assert "records no recipe digest" in _row(rendered(docs)["index.md"], KUBE)
+
+
+def test_about_page_shows_the_time_placeholder_as_text(documents: dict[str, Any]) -> None:
+    about = rendered(documents)["about.md"]
+    assert 'say "verified at &lt;time&gt;"' in about
+    assert "<time>" not in about

@@ -83,3 +83,15 @@ def test_policy_hashes_only_runnable_inline_scripts() -> None:
     assert found == ["'sha256-qVpDBgj7bpq5hMAcGp3AOc79J3Y1Z4HvySTwKrWDoy4='"]
     assert "script-src 'self' " + found[0] + ";" in policy(html)
     assert "'sha256-" not in policy("<p>no scripts</p>").split("script-src", 1)[1].split(";")[0]
+
+
+def test_search_finds_states_and_caveats(built: Path) -> None:
+    import json
+
+    index = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
+    docs = {d["location"]: d["text"] for d in index["docs"]}
+    stale = docs["recipes/gb200-eks-ubuntu-training/"]
+    assert "Recipe state: Contested, with caveats: stale: 1 of 2 counted attestations" in stale
+    clean = docs["recipes/h100-eks-ubuntu-training-kubeflow/"]
+    assert "Recipe state: Confirmed, no caveats" in clean
+    assert "Counted signers: Acme Cloud Lab, NVIDIA CI" in clean
