@@ -55,3 +55,20 @@ def policy(rendered: str) -> str:
     `rendered` (the theme's inline-script partials as this page renders them)."""
     scripts = " ".join(["'self'", *inline_script_hashes(str(rendered))])
     return "; ".join([DIRECTIVES[0], f"script-src {scripts}", *DIRECTIVES[1:]])
+
+
+_META = re.compile(
+    rb'(<meta http-equiv="Content-Security-Policy" content="[^"]*?script-src &#39;self&#39;)'
+)
+
+
+def allow_added_scripts(before: bytes, after: bytes) -> bytes:
+    """`after` (the page `before` with inline scripts added by a trusted server, such as the
+    live-preview reload script) with those added scripts' hashes in its CSP meta; scripts
+    that were already in `before` gain nothing."""
+    old = set(inline_script_hashes(before.decode("utf-8", "replace")))
+    added = [h for h in inline_script_hashes(after.decode("utf-8", "replace")) if h not in old]
+    if not added:
+        return after
+    extra = "".join(" " + h.replace("'", "&#39;") for h in added).encode("ascii")
+    return _META.sub(lambda m: m.group(1) + extra, after, count=1)

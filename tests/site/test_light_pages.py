@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from generator.site.build import build_site
-from generator.site.csp import inline_script_hashes, policy
+from generator.site.csp import allow_added_scripts, inline_script_hashes, policy
 from generator.site.resources import locate
 from tests.site.conftest import DATA
 from tests.site.test_build import inputs
@@ -95,3 +95,21 @@ def test_search_finds_states_and_caveats(built: Path) -> None:
     clean = docs["recipes/h100-eks-ubuntu-training-kubeflow/"]
     assert "Recipe state: Confirmed, no caveats" in clean
     assert "Counted signers: Acme Cloud Lab, NVIDIA CI" in clean
+
+
+def test_a_trusted_added_script_is_hashed_into_the_policy_and_nothing_else() -> None:
+    meta = (
+        '<meta http-equiv="Content-Security-Policy" content="default-src &#39;self&#39;; '
+        'script-src &#39;self&#39; &#39;sha256-old&#39;; object-src &#39;none&#39;">'
+    )
+    before = f"<html><head>{meta}</head><body><script>a()</script></body></html>".encode()
+    after = before.replace(b"</body>", b"<script>reload(1, 2)</script></body>")
+    out = allow_added_scripts(before, after).decode()
+    (added,) = [
+        h for h in inline_script_hashes(out) if h not in inline_script_hashes(before.decode())
+    ]
+    policy_text = CSP_META.findall(out)[0]
+    assert added.replace("'", "&#39;") in policy_text
+    # the script that was already on the page is not let in by the server's addition
+    assert inline_script_hashes("<script>a()</script>")[0].replace("'", "&#39;") not in policy_text
+    assert allow_added_scripts(before, before) == before
