@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from generator.errors import UsageError
+from generator.treecommit import tree_commit
 
 __all__ = [
     "BuildOptions",
@@ -349,7 +350,8 @@ def evaluation_from_cli(values: Mapping[str, Any]) -> EvaluationOptions:
         tree=TreeOptions(
             recipes=Path(values["recipes"]),
             bundle_refs=values.get("bundle_refs"),
-            commit=values.get("commit"),
+            # the tree's own commit when it is a clean git checkout (generator.treecommit)
+            commit=values.get("commit") or tree_commit(Path(values["recipes"])),
             source_url=values.get("source_url"),
         ),
         engine=engine_from_cli(values),

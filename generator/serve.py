@@ -37,6 +37,7 @@ from watchdog.observers.polling import PollingObserver
 
 from generator.build import BuildOptions, run_build
 from generator.errors import EvidenceDashError, InternalError, UsageError
+from generator.site import csp
 
 __all__ = [
     "DEBOUNCE",
@@ -97,6 +98,12 @@ def _echo(text: str) -> None:
 
 class PreviewServer(LiveReloadServer):
     """MkDocs' live-reload server, listening before the first build (see the module doc)."""
+
+    def _inject_js_into_html(self, content: bytes, epoch: int) -> bytes:
+        """MkDocs' inline reload script, allowed by the page's CSP through its hash (the
+        pages refuse every inline script they do not list; generator.site.csp)."""
+        injected: bytes = super()._inject_js_into_html(content, epoch)  # type: ignore[no-untyped-call]
+        return csp.allow_added_scripts(content, injected)
 
     def __init__(self, host: str, port: int, root: Path) -> None:
         super().__init__(

@@ -130,7 +130,7 @@ def _board_document(report: Report) -> dict[str, Any]:
 def _verify_document(cell: VerifyCell) -> dict[str, Any]:
     """A Verify cell's state, aicr text and the data behind it (what `verify_of` reads)."""
     verify: dict[str, Any] = {"state": cell.kind, "text": cell.text}
-    for name in ("failure_class", "http_status", "hint", "exit"):
+    for name in ("failure_class", "http_status", "hint", "detail", "exit"):
         if hasattr(cell, name):
             verify[_camel(name)] = getattr(cell, name)
     return verify

@@ -31,6 +31,9 @@ def verify_md(cell: VerifyCell) -> str:
         text = f":x: invalid — {md_escape(cell.failure_class, 60)}"
         if cell.http_status is not None:
             text += f" (HTTP {int(cell.http_status)})"
+        if cell.detail:
+            text += f": {md_escape(cell.detail)}"
+            return text + (f" (next step: {md_escape(cell.hint)})" if cell.hint else "")
         return text + (f": {md_escape(cell.hint)}" if cell.hint else "")
     if isinstance(cell, VerifyError):
         text = f":x: verify error (result exit {int(cell.exit)})"
@@ -55,6 +58,7 @@ def verify_of(doc: Mapping[str, Any]) -> VerifyCell:
             str(doc.get("class") or ""),
             status if isinstance(status, int) else None,
             str(doc.get("hint") or ""),
+            detail=str(doc.get("detail") or ""),
         )
     code = doc.get("exit")
     failure = doc.get("class")

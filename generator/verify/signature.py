@@ -42,23 +42,47 @@ verified again instead of being reused."""
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 MAX_SIGSTORE_BUNDLE_BYTES = 10 * 1024 * 1024
 
-_STALE_ROOT_MARKERS = (
-    "certificate signed by unknown authority",
-    "certificate chain",
-    "x509",
-    "unable to verify certificate",
-    "root certificate",
-    # sigstore-python's wording for the same situations
-    "certvalidationerror",
-    "signature does not match",
-    "not valid at validation time",
-    "failed to verify sct",
-    "checkpoint: invalid signature",
-    "no timestamp authorities",
-)
 STALE_ROOT_HINT = (
     "if this bundle is genuine, the trust root may be stale: rebuild without --offline to "
     "refresh it through TUF, or pass a current --trust-root file"
+)
+# Errors that mean "this root has no authority for what signed the bundle". A forged or
+# foreign bundle fails exactly like this, so the hint says that first: refreshing the root
+# helps only a genuine bundle signed by an authority added since.
+FOREIGN_AUTHORITY_HINT = (
+    "the bundle was signed by an authority this trust root does not hold: a forged or "
+    "foreign certificate fails this way; only if the bundle is known to be genuine may the "
+    "root be stale (rebuild without --offline to refresh it through TUF, or pass a current "
+    "--trust-root file)"
+)
+# Errors that mean the bundle's own content was changed after signing, or its times do
+# not fit: no trust root would accept it, so refreshing one is never the fix.
+TAMPERED_HINT = (
+    "the bundle does not match what was signed and logged (edited after signing, or its "
+    "log entry or times altered): re-create, re-sign and re-push the bundle; a newer trust "
+    "root will not make it verify"
+)
+_HINTS: tuple[tuple[str, str], ...] = (
+    # content or times changed after signing: checked first, they are the more specific words
+    ("dsse: invalid signature", TAMPERED_HINT),
+    ("set: invalid inclusion promise", TAMPERED_HINT),
+    ("invalid root hash", TAMPERED_HINT),
+    ("inclusion proof", TAMPERED_HINT),
+    ("log entry signatures do not match", TAMPERED_HINT),
+    ("not valid at validation time", TAMPERED_HINT),
+    ("does not match pulled artifact digest", TAMPERED_HINT),
+    # an authority (CA, CT log, transparency log, TSA) this root does not hold
+    ("certificate signed by unknown authority", FOREIGN_AUTHORITY_HINT),
+    ("certificate chain", FOREIGN_AUTHORITY_HINT),
+    ("x509", FOREIGN_AUTHORITY_HINT),
+    ("unable to verify certificate", FOREIGN_AUTHORITY_HINT),
+    ("root certificate", FOREIGN_AUTHORITY_HINT),
+    ("certvalidationerror", FOREIGN_AUTHORITY_HINT),
+    ("signature does not match", FOREIGN_AUTHORITY_HINT),
+    ("failed to verify sct", FOREIGN_AUTHORITY_HINT),
+    ("checkpoint: invalid signature", FOREIGN_AUTHORITY_HINT),
+    # a root without the timestamp authorities a v2 bundle needs: an old root
+    ("no timestamp authorities", STALE_ROOT_HINT),
 )
 
 _VERIFIERS: dict[str, Verifier] = {}
@@ -129,9 +153,11 @@ def verifier_for(trust: Trust) -> Verifier:
 
 
 def stale_root_hint(message: str) -> str:
-    """aicr's "refresh the trust root" hint when an error smells like an outdated root."""
+    """The next step for a signature error: tampering is never blamed on the trust root, an
+    unknown authority names forgery first and a stale root only for a genuine bundle, a root
+    without timestamp authorities is called stale; other errors get no hint here."""
     low = message.lower()
-    return STALE_ROOT_HINT if any(marker in low for marker in _STALE_ROOT_MARKERS) else ""
+    return next((hint for marker, hint in _HINTS if marker in low), "")
 
 
 def bundle_certificate(bundle_json: bytes) -> x509.Certificate:

@@ -249,3 +249,13 @@ def test_declared_targets_exist() -> None:
         if line and not line.startswith(("#", "\t", " ")) and ":" in line
     }
     assert {"venv", "site", "demo", "test", "lint", "bench", "clean"} <= targets
+
+
+def test_site_installs_only_what_a_build_needs(sandbox: Sandbox) -> None:
+    done = sandbox.make("site")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (install,) = _pip_installs(sandbox.calls())
+    words = shlex.split(install.split(" MK2=")[0])
+    assert words[words.index("-e") + 1] == "."  # no [test,lint,authority]
+    assert words[words.index("-c") + 1] == "constraints.txt"
+    assert sandbox.calls()[-1] == SITE_COMMAND.replace(".venv/bin/", "")
