@@ -629,8 +629,31 @@ def completion_cmd(shell: str) -> None:
     click.echo(script)
 
 
+def _site_fetch_options(func: F) -> F:
+    """How a site given as an https:// URL is fetched (verify-site SITE, build --previous)."""
+    return _apply(
+        func,
+        [
+            _opt(
+                "--site-ca-bundle",
+                type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                help="PEM certificate authorities to trust for a site given as a URL "
+                "(instead of the system's).",
+            ),
+            _opt(
+                "--allow-private-site",
+                "allow_private_sites",
+                multiple=True,
+                metavar="HOST[:PORT]",
+                help="Let a site given as a URL resolve to a loopback, private or other "
+                "non-public address (repeatable).",
+            ),
+        ],
+    )
+
+
 @main.command("verify-site", epilog=_epilog("verify-site"))
-@click.argument("site", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("site")
 @_opt(
     "--certificate-identity",
     required=True,
@@ -649,38 +672,51 @@ def completion_cmd(shell: str) -> None:
     help="Also rebuild --recipes (the evidence tree at the manifest's commit) with the "
     "manifest's options and compare byte for byte.",
 )
+@_site_fetch_options
 @_engine_options
 @_format_option
 def verify_site_cmd(
-    site: Path,
+    site: str,
     certificate_identity: str,
     certificate_oidc_issuer: str,
     rebuild: bool,
     fmt: str,
+    site_ca_bundle: Path | None,
+    allow_private_sites: tuple[str, ...],
     **kwargs: Any,
 ) -> None:
     """Check a built site against its signed manifest (exit 0 verified, 1 mismatch, 2 usage,
-    3 no verdict). SITE is a folder; fetching an https:// URL is not supported yet."""
+    3 no verdict). SITE is a folder or the https:// address the site is served at."""
+    from generator.sitefetch import is_site_url
     from generator.verifysite import run_verify_site
 
-    if str(site).startswith(("http://", "https://")):
-        _fail(
-            UsageError(
-                "verify-site reads a folder",
-                expected="a local copy of the site",
-                found=str(site),
-                hint="download the site first (e.g. wget --mirror), then pass its folder",
-            ),
-            fmt,
-        )
     try:
-        verdict = run_verify_site(
-            site,
-            identity=certificate_identity,
-            issuer=certificate_oidc_issuer,
-            engine=kwargs,
-            rebuild=rebuild,
-        )
+        if is_site_url(site):
+            from generator.remotesite import run_verify_site_url
+
+            if rebuild:
+                raise UsageError(
+                    "--rebuild reads a folder",
+                    expected="a local copy of the site with --rebuild",
+                    found=site,
+                    hint="check the URL without --rebuild, or download the site first",
+                )
+            verdict = run_verify_site_url(
+                site,
+                identity=certificate_identity,
+                issuer=certificate_oidc_issuer,
+                engine=kwargs,
+                ca_bundle=site_ca_bundle,
+                allow_private=allow_private_sites,
+            )
+        else:
+            verdict = run_verify_site(
+                Path(site),
+                identity=certificate_identity,
+                issuer=certificate_oidc_issuer,
+                engine=kwargs,
+                rebuild=rebuild,
+            )
     except EvidenceDashError as error:
         _fail(error, fmt)
     if fmt == "json":

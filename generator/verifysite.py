@@ -328,6 +328,42 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
     return problems, notes
 
 
+def check_signature(
+    manifest: bytes,
+    bundle: bytes | None,
+    *,
+    identity: str,
+    issuer: str,
+    engine: dict[str, Any],
+) -> tuple[SignedBy | None, list[Problem]]:
+    """Verify the manifest's Sigstore bundle (None: there is none) against the trust options
+    in `engine` and the expected signer; who signed it, or the problem."""
+    from generator.verify.signature import SignatureFailure
+    from generator.verify.trust import load_trust
+
+    if bundle is None:
+        return None, [
+            Problem(
+                ProblemKind.SIGNATURE,
+                SIGNATURE_PATH,
+                "the manifest is not signed (no Sigstore bundle next to it)",
+            )
+        ]
+    trust = load_trust(
+        mode=str(engine.get("trust_mode") or "production"),
+        root_file=engine.get("trust_root"),
+        offline=bool(engine.get("offline")),
+    )
+    try:
+        signed_by = verify_manifest_signature(
+            manifest, bundle, trust, SignerIdentity(issuer=issuer, identity=identity)
+        )
+    except SignatureFailure as failure:
+        detail = failure.detail + (f" ({failure.hint})" if failure.hint else "")
+        return None, [Problem(ProblemKind.SIGNATURE, SIGNATURE_PATH, detail)]
+    return signed_by, []
+
+
 def run_verify_site(
     site: Path, *, identity: str, issuer: str, engine: dict[str, Any], rebuild: bool = False
 ) -> SiteVerdict:
@@ -338,8 +374,6 @@ def run_verify_site(
 
     from generator.build import BuildOptions
     from generator.errors import InputError, UsageError
-    from generator.verify.signature import SignatureFailure
-    from generator.verify.trust import load_trust
 
     if not site.is_dir():
         raise UsageError(
@@ -359,32 +393,12 @@ def run_verify_site(
             ),
         )
     problems = check_files(site, manifest)
-    signed_by: SignedBy | None = None
     signature = site / SIGNATURE_PATH
-    if not signature.is_file() or signature.is_symlink():
-        problems.append(
-            Problem(
-                ProblemKind.SIGNATURE,
-                SIGNATURE_PATH,
-                "the manifest is not signed (no Sigstore bundle next to it)",
-            )
-        )
-    else:
-        trust = load_trust(
-            mode=str(engine.get("trust_mode") or "production"),
-            root_file=engine.get("trust_root"),
-            offline=bool(engine.get("offline")),
-        )
-        try:
-            signed_by = verify_manifest_signature(
-                manifest_bytes,
-                signature.read_bytes(),
-                trust,
-                SignerIdentity(issuer=issuer, identity=identity),
-            )
-        except SignatureFailure as failure:
-            detail = failure.detail + (f" ({failure.hint})" if failure.hint else "")
-            problems.append(Problem(ProblemKind.SIGNATURE, SIGNATURE_PATH, detail))
+    bundle = None if not signature.is_file() or signature.is_symlink() else signature.read_bytes()
+    signed_by, trouble = check_signature(
+        manifest_bytes, bundle, identity=identity, issuer=issuer, engine=engine
+    )
+    problems.extend(trouble)
     notes: list[str] = []
     if rebuild:
         base = BuildOptions.from_cli({**engine, "out": Path("site")})
