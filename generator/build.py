@@ -86,6 +86,10 @@ class BuildOptions:
     publisher_identity: str | None = None
     """`--publisher-identity`: who signs data/manifest.json (the "Verify this site" commands)."""
     publisher_issuer: str = "https://token.actions.githubusercontent.com"
+    previous: str | None = None
+    """`--previous SITE`: the previous site (folder or URL) the change feed compares with."""
+    site_ca_bundle: Path | None = None
+    allow_private_sites: tuple[str, ...] = ()
     """`--sign-with-test-authority SCENARIO`: sign data/manifest.json with that demo scenario's
     test authority (local and offline checks of `verify-site`; generator.publish)."""
 
@@ -155,6 +159,9 @@ class BuildOptions:
             lock_timeout=600.0
             if values.get("lock_timeout") is None
             else float(values["lock_timeout"]),
+            previous=values.get("previous") or None,
+            site_ca_bundle=values.get("site_ca_bundle"),
+            allow_private_sites=tuple(values.get("allow_private_sites") or ()),
         )
 
 
@@ -981,6 +988,7 @@ def _run_build_with(options: BuildOptions, indexes: IndexPrefetch) -> BuildSumma
 
 def _size_warnings(options: BuildOptions) -> tuple[str, ...]:
     """Measure the written site against its budget; warnings also go into build-info.json."""
+    from generator.changes import previous_warnings
     from generator.outputsize import measure, record
 
     out = options.out.absolute()
@@ -991,7 +999,7 @@ def _size_warnings(options: BuildOptions) -> tuple[str, ...]:
         from generator.manifest import refresh_entries
 
         refresh_entries(out, ["data/build-info.json"])
-    return size.warnings
+    return size.warnings + previous_warnings(out)
 
 
 def _aicr_program(options: BuildOptions) -> Path | None:

@@ -206,6 +206,29 @@ def _tree_options(func: F) -> F:
     )
 
 
+def _site_fetch_options(func: F) -> F:
+    """How a site given as an https:// URL is fetched (verify-site SITE, build --previous)."""
+    return _apply(
+        func,
+        [
+            _opt(
+                "--site-ca-bundle",
+                type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                help="PEM certificate authorities to trust for a site given as a URL "
+                "(instead of the system's).",
+            ),
+            _opt(
+                "--allow-private-site",
+                "allow_private_sites",
+                multiple=True,
+                metavar="HOST[:PORT]",
+                help="Let a site given as a URL resolve to a loopback, private or other "
+                "non-public address (repeatable).",
+            ),
+        ],
+    )
+
+
 def _engine_options(func: F) -> F:
     """Options shared by `build` and `report` (a whole tree through trust and transport)."""
     func = _tree_options(func)
@@ -319,6 +342,14 @@ def main() -> None:
     show_default=True,
     help="The OIDC issuer of --publisher-identity.",
 )
+@_opt(
+    "--previous",
+    metavar="SITE",
+    help="The previously published site (a folder or its https:// address): write "
+    "data/changes.json, feed.xml and the Changes page from the differences. "
+    "Unreadable: a warning, and the history starts from this build.",
+)
+@_site_fetch_options
 @_opt(
     "--sign-with-test-authority",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
@@ -627,29 +658,6 @@ def completion_cmd(shell: str) -> None:
         raise click.BadParameter(f"unsupported shell {shell!r}")
     script = cls(main, {}, "evidence-dashboard", f"_{ENV_PREFIX}_COMPLETE").source()
     click.echo(script)
-
-
-def _site_fetch_options(func: F) -> F:
-    """How a site given as an https:// URL is fetched (verify-site SITE, build --previous)."""
-    return _apply(
-        func,
-        [
-            _opt(
-                "--site-ca-bundle",
-                type=click.Path(path_type=Path, dir_okay=False, exists=True),
-                help="PEM certificate authorities to trust for a site given as a URL "
-                "(instead of the system's).",
-            ),
-            _opt(
-                "--allow-private-site",
-                "allow_private_sites",
-                multiple=True,
-                metavar="HOST[:PORT]",
-                help="Let a site given as a URL resolve to a loopback, private or other "
-                "non-public address (repeatable).",
-            ),
-        ],
-    )
 
 
 @main.command("verify-site", epilog=_epilog("verify-site"))

@@ -88,6 +88,7 @@ def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Pa
     write_marker(staging)
     if not options.data_only:  # --data-only writes data/ alone (and the marker)
         write_badges(staging, documents.get("index") or {}, build_info, preview=options.preview)
+    _write_changes(options, documents, staging)
     commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
     write_manifest(
         staging, commit=None if commit is None else str(commit), options=manifest_options(options)
@@ -104,3 +105,17 @@ def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Pa
             SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
             when,
         )
+
+
+def _write_changes(options: BuildOptions, documents: Mapping[str, Any], staging: Path) -> None:
+    """data/changes.json and the feeds against `--previous` (generator.changes)."""
+    from generator.changes import load_previous, write_changes
+
+    previous = load_previous(
+        options.previous,
+        ca_bundle=options.site_ca_bundle,
+        allow_private=options.allow_private_sites,
+    )
+    write_changes(
+        staging, documents, previous, site_url=options.site_url, data_only=options.data_only
+    )
