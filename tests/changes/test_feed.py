@@ -161,3 +161,28 @@ def test_a_missing_or_unreadable_previous_site_is_a_warning(
     doc = _changes(tmp_path / "site")
     assert doc["previous"]["read"] is False and doc["previous"]["warnings"]
     assert doc["changes"] == [] and _entries(tmp_path / "site" / "feed.xml") == []
+
+
+def test_the_previous_site_can_be_an_https_url(sites: Sites, tmp_path: Path) -> None:
+    """The same history as from the folder, read through the bounded site fetcher."""
+    from tests.proves._https import Faults, make_ca, serve_https
+
+    ca = make_ca(tmp_path / "tls")
+    faults = Faults()
+    with serve_https(sites.after, ca, faults) as url:
+        build(
+            tmp_path / "site",
+            cache=sites.cache,
+            epoch=EPOCH + 2 * DAY,
+            extra=[
+                "--previous",
+                url,
+                "--site-ca-bundle",
+                str(ca.ca_pem),
+                "--allow-private-site",
+                url.split("/")[2],
+            ],
+        )
+    assert "data/changes.json" in faults.requested and "feed.xml" in faults.requested
+    for path in ("feed.xml", "data/changes.json", f"recipes/{RECIPE}/feed.xml"):
+        assert (tmp_path / "site" / path).read_bytes() == (sites.later / path).read_bytes(), path
