@@ -345,9 +345,10 @@ def main() -> None:
 @_opt(
     "--previous",
     metavar="SITE",
-    help="The previously published site (a folder or its https:// address): write "
-    "data/changes.json, feed.xml and the Changes page from the differences. "
-    "Unreadable: a warning, and the history starts from this build.",
+    help="The previously published site (a folder or its https:// address, fetched even "
+    "with --offline, which concerns bundles): write data/changes.json, feed.xml and the "
+    "Changes page from the differences. Unreadable: a warning, and the history starts "
+    "from this build.",
 )
 @_site_fetch_options
 @_opt(

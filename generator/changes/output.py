@@ -20,6 +20,7 @@ from typing import Any
 from generator.changes.atom import ID_PREFIX, FeedEntry, render_feed
 from generator.changes.model import Change, ChangeKind, Snapshot, diff, snapshot_of
 from generator.changes.previous import PreviousSite
+from generator.data.gojson import go_json_bytes
 
 __all__ = [
     "BOARD_MARKER",
@@ -226,10 +227,7 @@ def write_changes(
     doc = changes_document(changes, new, current, previous)
     target = staging / CHANGES_PATH
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(
-        json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        + b"\n"
-    )
+    target.write_bytes(go_json_bytes(doc))  # as every data file: Go's MarshalIndent bytes
     if data_only:
         return changes
     history = merge_history(new, previous.entries)
