@@ -90,6 +90,8 @@ class BuildOptions:
     """`--previous SITE`: the previous site (folder or URL) the change feed compares with."""
     site_ca_bundle: Path | None = None
     allow_private_sites: tuple[str, ...] = ()
+    previous_site: Any = None
+    """A previous site already read (`generator.changes.PreviousSite`; verify-site --rebuild)."""
     """`--sign-with-test-authority SCENARIO`: sign data/manifest.json with that demo scenario's
     test authority (local and offline checks of `verify-site`; generator.publish)."""
 

@@ -111,7 +111,7 @@ def _write_changes(options: BuildOptions, documents: Mapping[str, Any], staging:
     """data/changes.json and the feeds against `--previous` (generator.changes)."""
     from generator.changes import load_previous, write_changes
 
-    previous = load_previous(
+    previous = options.previous_site or load_previous(
         options.previous,
         ca_bundle=options.site_ca_bundle,
         allow_private=options.allow_private_sites,

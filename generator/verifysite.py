@@ -275,10 +275,13 @@ def check_files(site: Path, manifest: Manifest) -> list[Problem]:
     return compare_files(manifest.files, file_entries(site))
 
 
-def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Problem], list[str]]:
+def rebuild_problems(
+    manifest: Manifest, base: Any, work: Path, previous: Any = None
+) -> tuple[list[Problem], list[str]]:
     """Build the evidence tree again into `work` with the manifest's options (and `base`'s
     inputs: recipes, trust root, layouts, cache) and compare it with the manifest, file by file.
-    Returns the differences and notes."""
+    `previous` is the previous site the build compared with, as the site recorded it
+    (`generator.changes.replay_previous`). Returns the differences and notes."""
     import dataclasses
 
     problems: list[Problem] = []
@@ -322,6 +325,8 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
         quiet=True,
         publisher_identity=None if opts.publisher is None else opts.publisher[0],
         publisher_issuer=base.publisher_issuer if opts.publisher is None else opts.publisher[1],
+        previous=None,
+        previous_site=previous,
     )
     _build_at(options, opts.source_date_epoch)
     problems.extend(compare_files(manifest.files, file_entries(out), kind=ProblemKind.REBUILD))
@@ -403,7 +408,9 @@ def run_verify_site(
     if rebuild:
         base = BuildOptions.from_cli({**engine, "out": Path("site")})
         with tempfile.TemporaryDirectory(prefix="evidence-dashboard-rebuild-") as work:
-            found, notes = rebuild_problems(manifest, base, Path(work))
+            from generator.changes import replay_previous
+
+            found, notes = rebuild_problems(manifest, base, Path(work), replay_previous(site))
         problems.extend(found)
     return SiteVerdict(
         site=str(site),

@@ -27,7 +27,7 @@ from generator.changes.output import (
     previous_warnings,
     write_changes,
 )
-from generator.changes.previous import PreviousSite, load_previous
+from generator.changes.previous import PreviousSite, load_previous, replay_previous
 
 __all__ = [
     "BOARD_MARKER",
@@ -50,6 +50,7 @@ __all__ = [
     "parse_feed",
     "previous_warnings",
     "render_feed",
+    "replay_previous",
     "snapshot_from_doc",
     "snapshot_of",
     "write_changes",

@@ -157,6 +157,8 @@ def changes_document(
             "buildTime": None if board is None else board.build_time,
             "commit": None if board is None else board.commit,
             "warnings": list(previous.warnings),
+            # What this build compared with: `verify-site --rebuild` replays it.
+            "board": None if board is None else board.as_dict(),
         },
         "changes": [{**c.as_dict(), "id": e.id} for c, e in zip(changes, entries, strict=True)],
         "board": current.as_dict(),

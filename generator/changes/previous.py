@@ -22,7 +22,7 @@ from generator.changes.model import Snapshot, snapshot_from_doc, snapshot_of
 from generator.errors import EvidenceDashError
 from generator.limits import LISTING_LIMITS
 
-__all__ = ["PreviousSite", "load_previous"]
+__all__ = ["PreviousSite", "load_previous", "replay_previous"]
 
 log = logging.getLogger(__name__)
 
@@ -163,3 +163,24 @@ def load_previous(
     for warning in found.warnings:
         log.warning("%s", warning)
     return found
+
+
+def replay_previous(site: Path) -> PreviousSite:
+    """The previous site as a built site recorded it, for `verify-site --rebuild`: the board it
+    compared with (`previous.board` of its data/changes.json), the warnings it gave, and the
+    entries of its feed that it carried over (those that are not its own changes). Rebuilding
+    with these gives the same feed and pages, byte for byte, when the code is the same."""
+    read = _folder_reader(site)
+    try:
+        doc = _json(read, "data/changes.json", CHANGES_CAP)
+        prior = doc.get("previous") if isinstance(doc, dict) else None
+        if not isinstance(prior, dict):
+            return PreviousSite(None)
+        own = {c.get("id") for c in doc.get("changes") or () if isinstance(c, dict)}
+        board = snapshot_from_doc(prior.get("board")) if prior.get("board") else None
+        warnings = tuple(str(w) for w in prior.get("warnings") or ())
+        feed = read("feed.xml", FeedLimits().max_bytes)
+        entries = () if feed is None else tuple(e for e in parse_feed(feed) if e.id not in own)
+    except (EvidenceDashError, ValueError, TypeError, OSError, RecursionError):
+        return PreviousSite(None)
+    return PreviousSite("replayed", board, entries, warnings)

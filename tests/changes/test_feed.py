@@ -124,7 +124,13 @@ def test_the_pages_show_the_history(sites: Sites) -> None:
 
 def test_without_previous_the_feed_starts_empty(sites: Sites) -> None:
     doc = _changes(sites.before)
-    assert doc["previous"] == {"read": False, "buildTime": None, "commit": None, "warnings": []}
+    assert doc["previous"] == {
+        "read": False,
+        "buildTime": None,
+        "commit": None,
+        "warnings": [],
+        "board": None,
+    }
     assert doc["changes"] == [] and _entries(sites.before / "feed.xml") == []
     assert "No changes recorded yet" in (sites.before / "changes" / "index.html").read_text(
         encoding="utf-8"
@@ -186,3 +192,29 @@ def test_the_previous_site_can_be_an_https_url(sites: Sites, tmp_path: Path) -> 
     assert "data/changes.json" in faults.requested and "feed.xml" in faults.requested
     for path in ("feed.xml", "data/changes.json", f"recipes/{RECIPE}/feed.xml"):
         assert (tmp_path / "site" / path).read_bytes() == (sites.later / path).read_bytes(), path
+
+
+def test_rebuild_of_a_site_with_a_feed_is_identical(sites: Sites, tmp_path: Path) -> None:
+    """`verify-site --rebuild` replays the previous board and history the site recorded."""
+    from tests.proves.conftest import RECIPES
+
+    for site in (sites.after, sites.later):
+        result = CliRunner().invoke(
+            main,
+            [
+                "verify-site",
+                str(site),
+                *identity_args(),
+                "--rebuild",
+                "--recipes",
+                str(RECIPES),
+                "--oci-layout",
+                str(RECIPES / "bundles"),
+                "--cache",
+                str(tmp_path / "cache"),
+                "--format",
+                "json",
+            ],
+            catch_exceptions=False,
+        )
+        assert result.exit_code == 0, result.output
