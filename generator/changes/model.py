@@ -10,7 +10,7 @@ difference as a `Change`, in a fixed order.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -22,6 +22,7 @@ __all__ = [
     "RecipeState",
     "Snapshot",
     "diff",
+    "freshness_state",
     "snapshot_from_doc",
     "snapshot_of",
 ]
@@ -115,35 +116,67 @@ def _verdict(pointer: Mapping[str, Any]) -> str:
     return words[code] if isinstance(code, int) and code in words else "no-verdict"
 
 
+def _evidence_time(evidence: Mapping[str, Any]) -> str:
+    return str(evidence.get("loggedAt") or evidence.get("attestedAt") or "")
+
+
+def freshness_state(pointers: Iterable[tuple[Mapping[str, Any], str]]) -> str:
+    """The recipe page's freshness summary state (`generator.site.pages.SiteModel.freshness`)
+    in one pass over (pointer, verdict) pairs: over each signer's latest counted evidence (the newest log time, the
+    smallest path on a tie), `stale` if any is stale, `unknown` if any is not fresh, `fresh`,
+    or `none` without counted evidence."""
+    best: dict[str, tuple[str, str, str | None]] = {}
+    for p, verdict in pointers:
+        if verdict not in ("verified", "failures"):
+            continue
+        evidence = p.get("evidence")
+        if evidence is None or p.get("omitted"):
+            continue
+        src = str((p.get("signer") or {}).get("sourceId") or p.get("path"))
+        when, path = _evidence_time(evidence), str(p.get("path"))
+        cur = best.get(src)
+        if cur is None or when > cur[0] or (when == cur[0] and path < cur[1]):
+            best[src] = (when, path, (p.get("freshness") or {}).get("state"))
+    states = [state for _, _, state in best.values()]
+    if not states:
+        return "none"
+    if "stale" in states:
+        return "stale"
+    return "fresh" if all(s == "fresh" for s in states) else "unknown"
+
+
 def snapshot_of(
     index: Mapping[str, Any], pointers: Mapping[str, Any], build_info: Mapping[str, Any]
 ) -> Snapshot:
-    """The snapshot of this build's documents (a few microseconds per pointer)."""
-    from generator.site.pages import SiteModel
-
-    model = SiteModel(index, {}, pointers, build_info)
-    by_recipe: dict[str, dict[str, str]] = {}
-    for p in model.pointers:
-        recipe, path = p.get("recipe"), p.get("path")
-        if isinstance(recipe, str) and isinstance(path, str):
-            by_recipe.setdefault(recipe, {})[path] = _verdict(p)
+    """The snapshot of this build's documents (one pass over the pointers, about a
+    microsecond each)."""
+    by_recipe: dict[str, list[tuple[Mapping[str, Any], str]]] = {}
+    for p in pointers.get("pointers") or ():
+        recipe = p.get("recipe")
+        if isinstance(recipe, str) and isinstance(p.get("path"), str):
+            by_recipe.setdefault(recipe, []).append((p, _verdict(p)))
     recipes: dict[str, RecipeState] = {}
-    for tab in model.tabs:
-        combined = tab.doc.get("combined") or {}
-        checks = {
-            f"{t.get('phase')}/{t.get('name')}": str(t.get("consensus"))
-            for t in combined.get("tests") or ()
-            if isinstance(t, Mapping)
-        }
-        recipes[tab.recipe] = RecipeState(
-            rollup=str(tab.doc.get("rollup") or "UNTESTED"),
-            checks=checks,
-            freshness=model.freshness(tab.recipe).state,
-            evidence=by_recipe.get(tab.recipe, {}),
-        )
+    for group in index.get("groups") or ():
+        for dashboard in group.get("dashboards") or ():
+            for tab in dashboard.get("tabs") or ():
+                name = str(tab["recipe"])
+                combined = tab.get("combined") or {}
+                checks = {
+                    f"{t.get('phase')}/{t.get('name')}": str(t.get("consensus"))
+                    for t in combined.get("tests") or ()
+                    if isinstance(t, Mapping)
+                }
+                own = by_recipe.get(name, [])
+                recipes[name] = RecipeState(
+                    rollup=str(tab.get("rollup") or "UNTESTED"),
+                    checks=checks,
+                    freshness=freshness_state(own),
+                    evidence={str(p["path"]): verdict for p, verdict in own},
+                )
     commit = build_info.get("commit")
+    meta = index.get("meta") or {}
     return Snapshot(
-        build_time=str(build_info.get("buildTime") or model.build_time or ""),
+        build_time=str(build_info.get("buildTime") or meta.get("buildTime") or ""),
         commit=None if commit is None else str(commit),
         recipes=recipes,
     )
