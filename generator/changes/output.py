@@ -183,6 +183,7 @@ def _html(value: object) -> str:
 def _list_html(entries: Sequence[FeedEntry], link_prefix: str | None) -> str:
     items = []
     for e in entries:
+        title = e.title.removeprefix(f"{e.recipe}: ")
         recipe = (
             f' <a href="{link_prefix}{e.recipe}/">{_html(e.recipe)}</a>'
             if link_prefix is not None
@@ -191,7 +192,7 @@ def _list_html(entries: Sequence[FeedEntry], link_prefix: str | None) -> str:
         items.append(
             f'<li data-kind="{_html(str(e.kind))}"><time datetime="{_html(e.updated)}">'
             f"{_html(e.updated.replace('T', ' ').replace('Z', ' UTC'))}</time>{recipe}: "
-            f'{_html(e.title)} <span class="muted">{_html(e.summary)}</span></li>'
+            f'{_html(title)} <span class="muted">{_html(e.summary)}</span></li>'
         )
     return '<ol class="ed-changes">\n' + "\n".join(items) + "\n</ol>"
 
