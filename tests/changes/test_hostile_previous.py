@@ -185,3 +185,25 @@ def test_a_hostile_previous_feed_never_fails_the_build(sites: Sites, tmp_path: P
     feed = (tmp_path / "site" / "feed.xml").read_bytes()
     assert b"<entry>" not in feed and b"lol" not in feed
     assert doc["board"]["recipes"][RECIPE]["rollup"] == "CONFIRMED"
+
+
+def test_an_oversized_or_deep_previous_board_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import generator.changes.previous as previous_module
+
+    site = tmp_path / "previous"
+    (site / "data").mkdir(parents=True)
+    (site / "data" / "changes.json").write_text(
+        json.dumps({"board": {"recipes": {}}, "pad": "x" * 5000}), encoding="utf-8"
+    )
+    monkeypatch.setattr(previous_module, "CHANGES_CAP", 1000)
+    found = load_previous(str(site))
+    assert found.board is None and "larger than 1000 bytes" in found.warnings[0]
+    monkeypatch.undo()
+    (site / "data" / "changes.json").write_text(
+        '{"board": ' + "[" * 10_000 + "]" * 10_000 + "}", encoding="utf-8"
+    )
+    found = load_previous(str(site))
+    assert found.board is None and "could not be read" in found.warnings[0]
+    assert str(tmp_path) not in found.warnings[0]  # a folder is named by its last segment
