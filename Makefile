@@ -79,12 +79,15 @@ test: system-deps venv
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5); failing" >&2; fi; \
 	exit $$rc
 
-# The formatter check and both linters always run, so one report shows every finding.
+# The formatter check, both linters and the import contract (tests/architecture) always run,
+# so one report shows every finding.
 lint: venv
 	@rc=0; \
 	echo "$(VENV_BIN)/ruff format --check ."; $(VENV_BIN)/ruff format --check . || rc=1; \
 	echo "$(VENV_BIN)/ruff check ."; $(VENV_BIN)/ruff check . || rc=1; \
 	echo "$(VENV_BIN)/mypy generator"; $(VENV_BIN)/mypy generator || rc=1; \
+	echo "$(VENV_BIN)/python -m pytest -q tests/architecture"; \
+	$(VENV_BIN)/python -m pytest -q -p no:cacheprovider tests/architecture || rc=1; \
 	exit $$rc
 
 # The benchmark (issue "scale and hostile input"): synthetic signed trees at three sizes, cold and

@@ -17,7 +17,6 @@ a folder of the user's; a given `--out` follows the rules of `build --out` (gene
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import shutil
 import signal
@@ -86,9 +85,9 @@ def templates_root() -> Path:
 def watched_paths(options: BuildOptions, templates: Path) -> tuple[Path, ...]:
     """What a change of starts a rebuild: pointers and the allowlist (`<recipes>/evidence`),
     `<recipes>/overlays`, the site templates and a `--config` file; those that exist."""
-    candidates = [options.recipes / "evidence", options.recipes / "overlays", templates]
-    if options.config is not None:
-        candidates.append(options.config)
+    candidates = [options.tree.recipes / "evidence", options.tree.recipes / "overlays", templates]
+    if options.output.config is not None:
+        candidates.append(options.output.config)
     return tuple(path for path in candidates if path.exists())
 
 
@@ -250,7 +249,7 @@ def serve(
         server = PreviewServer(options.host, options.port, out)
         try:
             url = server.listen()
-            build = dataclasses.replace(options.build, out=out, site_url=url)
+            build = options.build.replace(out=out, site_url=url)
             echo(run_build(build).describe())
             server.builder = lambda: _rebuild(build, echo)
             kind = server.watch_all(watched_paths(build, templates_root()))

@@ -282,7 +282,6 @@ def rebuild_problems(
     inputs: recipes, trust root, layouts, cache) and compare it with the manifest, file by file.
     `previous` is the previous site the build compared with, as the site recorded it
     (`generator.changes.replay_previous`). Returns the differences and notes."""
-    import dataclasses
 
     problems: list[Problem] = []
     notes: list[str] = []
@@ -290,8 +289,8 @@ def rebuild_problems(
     if opts.trust_root_digest is not None:
         given = (
             None
-            if base.trust_root is None
-            else hashlib.sha256(Path(base.trust_root).read_bytes()).hexdigest()
+            if base.engine.trust_root is None
+            else hashlib.sha256(Path(base.engine.trust_root).read_bytes()).hexdigest()
         )
         if given != opts.trust_root_digest:
             problems.append(
@@ -311,8 +310,7 @@ def rebuild_problems(
             f"{manifest.generator_version}, this is {__version__}"
         )
     out = work / "site"
-    options = dataclasses.replace(
-        base,
+    options = base.replace(
         out=out,
         commit=manifest.commit,
         source_date_epoch=opts.source_date_epoch,
@@ -324,7 +322,9 @@ def rebuild_problems(
         trust_mode=opts.trust_mode,
         quiet=True,
         publisher_identity=None if opts.publisher is None else opts.publisher[0],
-        publisher_issuer=base.publisher_issuer if opts.publisher is None else opts.publisher[1],
+        publisher_issuer=base.stamp.publisher_issuer
+        if opts.publisher is None
+        else opts.publisher[1],
         previous=None,
         previous_site=previous,
     )

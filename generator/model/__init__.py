@@ -16,6 +16,52 @@ from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from typing import Any, NewType
 
+__all__ = [
+    "AllowlistEntry",
+    "BundleRef",
+    "Canonicalizer",
+    "ClaimedSigner",
+    "Classification",
+    "ConsensusState",
+    "CtrfReport",
+    "CtrfTest",
+    "Evidence",
+    "FailureCause",
+    "FailureClass",
+    "Freshness",
+    "NoVerdict",
+    "OciDigest",
+    "PHASE_ORDER",
+    "ParsedPointer",
+    "Pending",
+    "Phase",
+    "Pointer",
+    "PointerFile",
+    "PointerLocation",
+    "PredicateType",
+    "RecipeName",
+    "Rejected",
+    "RejectedPointer",
+    "RowKey",
+    "Run",
+    "STEP_NAMES",
+    "Sha256Hex",
+    "SignerClass",
+    "SignerIdentity",
+    "SourceId",
+    "SourceSlug",
+    "Step",
+    "StepStatus",
+    "SubRow",
+    "TestResult",
+    "Verdict",
+    "Verified",
+    "VerifyExit",
+    "source_id",
+    "source_slug",
+]
+
+
 # --------------------------------------------------------------------------- digests and ids
 
 Sha256Hex = NewType("Sha256Hex", str)

@@ -59,6 +59,7 @@ from generator.model import (
 from generator.recipe.canonical import digest_for_predicate_type
 from generator.recipe.names import profile_selection_for, recipe_name_for
 from generator.tree.yamlio import load_yaml, load_yaml_with_events
+from generator.verify.recipememo import RECIPES
 from generator.verify.signature import SignatureFailure, SignatureOk, verify_signature
 from generator.verify.trust import Trust
 
@@ -779,11 +780,17 @@ def _recipe_identity(
     if len(recipe_bytes) > MAX_RECIPE_BYTES:
         run.fail(4, f"recipe.yaml exceeds {MAX_RECIPE_BYTES} bytes")
         return None
-    try:
-        recipe, recipe_events = load_yaml_with_events(recipe_bytes, file="recipe.yaml")
-    except EvidenceDashError as exc:
-        run.fail(4, f"recipe.yaml cannot be decoded: {exc.message}")
-        return None
+    memo_key = RECIPES.key(recipe_bytes, ptype)
+    remembered = RECIPES.get(memo_key)
+    recipe_events = None
+    if remembered is not None:
+        recipe = remembered[0]
+    else:
+        try:
+            recipe, recipe_events = load_yaml_with_events(recipe_bytes, file="recipe.yaml")
+        except EvidenceDashError as exc:
+            run.fail(4, f"recipe.yaml cannot be decoded: {exc.message}")
+            return None
     if not isinstance(recipe, dict):
         run.fail(4, "recipe.yaml is not a mapping")
         return None
@@ -795,13 +802,17 @@ def _recipe_identity(
             4, f"predicate recipe.name {got_name!r} does not match the recipe's name {want_name!r}"
         )
         return None
-    # Canonicalized for every bundle, never memoized across bundles by content: the digest
-    # check is part of what verifying a bundle costs.
-    try:
-        want_digest = digest_for_predicate_type(recipe_bytes, ptype, events=recipe_events)
-    except EvidenceDashError as exc:
-        run.fail(4, f"recipe.yaml cannot be canonicalized: {exc.message}")
-        return None
+    # Canonicalized once per distinct document (generator.verify.recipememo); the comparison
+    # with this bundle's predicate below runs for every bundle.
+    if remembered is not None:
+        want_digest = remembered[1]
+    else:
+        try:
+            want_digest = digest_for_predicate_type(recipe_bytes, ptype, events=recipe_events)
+        except EvidenceDashError as exc:
+            run.fail(4, f"recipe.yaml cannot be canonicalized: {exc.message}")
+            return None
+        RECIPES.put(memo_key, recipe, want_digest, len(recipe_bytes))
     got_digest = _get(predicate, "recipe", "digest")
     if got_digest != want_digest:
         run.fail(4, f"recipe digest mismatch (predicate {got_digest}, recipe.yaml {want_digest})")

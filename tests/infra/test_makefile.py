@@ -206,6 +206,12 @@ def test_lint_reports_both_linters_and_fails_if_either_fails(
     assert {"ruff check .", "mypy generator"} <= set(sandbox.calls())
 
 
+def test_lint_checks_the_import_contract_and_fails_when_it_fails(sandbox: Sandbox) -> None:
+    assert sandbox.make("lint").returncode == 0
+    assert any("-m pytest" in c and "tests/architecture" in c for c in sandbox.calls())
+    assert sandbox.make("lint", FAKE_PYTEST_RC="1").returncode != 0
+
+
 def test_bench_runs_the_benchmark_at_three_sizes(sandbox: Sandbox) -> None:
     done = sandbox.make("-n", "bench")
     assert done.returncode == 0

@@ -66,13 +66,28 @@ TARGETS: tuple[Target, ...] = (
         ),
     ),
     Target(
-        "generator/freshness/__init__.py",
+        "generator/freshness/compare.py",
         (
             "tests/freshness/test_boundaries.py",
             "tests/freshness/test_freshness.py",
             "tests/freshness/test_memo.py",
         ),
-        lines=(1, 400),
+    ),
+    Target(
+        "generator/freshness/providers.py",
+        (
+            "tests/freshness/test_boundaries.py",
+            "tests/freshness/test_freshness.py",
+            "tests/freshness/test_memo.py",
+        ),
+    ),
+    Target(
+        "generator/freshness/memo.py",
+        (
+            "tests/freshness/test_boundaries.py",
+            "tests/freshness/test_freshness.py",
+            "tests/freshness/test_memo.py",
+        ),
     ),
     Target(
         "generator/corroborate/states.py",
