@@ -190,6 +190,17 @@ class OutputOptions:
     sign_with_test_authority: Path | None = None
     """`--sign-with-test-authority SCENARIO`: sign data/manifest.json with that demo
     scenario's test authority (local and offline checks of `verify-site`)."""
+    previous: str | None = None
+    """`--previous SITE`: the previous site (folder or https:// URL) the change feed compares
+    with. Not an evaluation input: data/changes.json, the feeds and the Changes page are
+    written when the site is finished (generator.publish), after the memo keeps data/."""
+    site_ca_bundle: Path | None = None
+    """`--site-ca-bundle`: PEM certificate authorities trusted for a --previous URL."""
+    allow_private_sites: tuple[str, ...] = ()
+    """`--allow-private-site HOST[:PORT]`: site hosts that may resolve to non-public addresses."""
+    previous_site: Any = None
+    """A previous site already read (`generator.changes.PreviousSite`; verify-site --rebuild
+    replays the one the site recorded)."""
 
 
 _EVALUATION_GROUPS: dict[str, type[Any]] = {
@@ -380,4 +391,7 @@ def output_from_cli(values: Mapping[str, Any]) -> OutputOptions:
         max_unverified=values.get("max_unverified"),
         reevaluate=bool(values.get("reevaluate")),
         sign_with_test_authority=values.get("sign_with_test_authority"),
+        previous=values.get("previous") or None,
+        site_ca_bundle=values.get("site_ca_bundle"),
+        allow_private_sites=tuple(values.get("allow_private_sites") or ()),
     )

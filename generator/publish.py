@@ -90,6 +90,7 @@ def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Pa
         write_badges(
             staging, documents.get("index") or {}, build_info, preview=options.stamp.preview
         )
+    _write_changes(options, documents, staging)
     commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
     write_manifest(
         staging, commit=None if commit is None else str(commit), options=manifest_options(options)
@@ -106,3 +107,18 @@ def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Pa
             SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
             when,
         )
+
+
+def _write_changes(options: BuildOptions, documents: Mapping[str, Any], staging: Path) -> None:
+    """data/changes.json and the feeds against `--previous` (generator.changes)."""
+    from generator.changes import load_previous, write_changes
+
+    output = options.output
+    previous = output.previous_site or load_previous(
+        output.previous,
+        ca_bundle=output.site_ca_bundle,
+        allow_private=output.allow_private_sites,
+    )
+    write_changes(
+        staging, documents, previous, site_url=output.site_url, data_only=output.data_only
+    )

@@ -15,6 +15,7 @@ from generator.cli.shell import (
     format_option,
     main,
     opt,
+    site_fetch_options,
 )
 from generator.errors import EvidenceDashError, InternalError
 
@@ -77,6 +78,15 @@ from generator.errors import EvidenceDashError, InternalError
     show_default=True,
     help="The OIDC issuer of --publisher-identity.",
 )
+@opt(
+    "--previous",
+    metavar="SITE",
+    help="The previously published site (a folder or its https:// address, fetched even "
+    "with --offline, which concerns bundles): write data/changes.json, feed.xml and the "
+    "Changes page from the differences. Unreadable: a warning, and the history starts "
+    "from this build.",
+)
+@site_fetch_options
 @opt(
     "--sign-with-test-authority",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),

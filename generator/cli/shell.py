@@ -28,6 +28,7 @@ __all__ = [
     "main",
     "opt",
     "recipes_option",
+    "site_fetch_options",
     "transport_options",
 ]
 
@@ -166,6 +167,29 @@ def transport_options(func: F) -> F:
                 "--cache",
                 type=click.Path(path_type=Path, file_okay=False),
                 help="Content-addressed bundle and verdict cache (default: user cache dir).",
+            ),
+        ],
+    )
+
+
+def site_fetch_options(func: F) -> F:
+    """How a site given as an https:// URL is fetched (verify-site SITE, build --previous)."""
+    return apply_options(
+        func,
+        [
+            opt(
+                "--site-ca-bundle",
+                type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                help="PEM certificate authorities to trust for a site given as a URL "
+                "(instead of the system's).",
+            ),
+            opt(
+                "--allow-private-site",
+                "allow_private_sites",
+                multiple=True,
+                metavar="HOST[:PORT]",
+                help="Let a site given as a URL resolve to a loopback, private or other "
+                "non-public address (repeatable).",
             ),
         ],
     )

@@ -16,6 +16,7 @@ from generator.cli.shell import (
     format_option,
     main,
     opt,
+    site_fetch_options,
     transport_options,
 )
 from generator.errors import EvidenceDashError, UsageError
@@ -44,7 +45,7 @@ def verify(pointer: Path, fmt: str, **kwargs: Any) -> None:
 
 
 @main.command("verify-site", epilog=epilog("verify-site"))
-@click.argument("site", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("site")
 @opt(
     "--certificate-identity",
     required=True,
@@ -63,39 +64,52 @@ def verify(pointer: Path, fmt: str, **kwargs: Any) -> None:
     help="Also rebuild --recipes (the evidence tree at the manifest's commit) with the "
     "manifest's options and compare byte for byte.",
 )
+@site_fetch_options
 @engine_options
 @format_option
 def verify_site_cmd(
-    site: Path,
+    site: str,
     certificate_identity: str,
     certificate_oidc_issuer: str,
     rebuild: bool,
     fmt: str,
+    site_ca_bundle: Path | None,
+    allow_private_sites: tuple[str, ...],
     **kwargs: Any,
 ) -> None:
     """Check a built site against its signed manifest (exit 0 verified, 1 mismatch, 2 usage,
-    3 no verdict). SITE is a folder; fetching an https:// URL is not supported yet."""
+    3 no verdict). SITE is a folder or the https:// address the site is served at."""
     # imported when the command runs: --help and completion stay fast
+    from generator.sitefetch import is_site_url
     from generator.verifysite import run_verify_site
 
-    if str(site).startswith(("http://", "https://")):
-        fail(
-            UsageError(
-                "verify-site reads a folder",
-                expected="a local copy of the site",
-                found=str(site),
-                hint="download the site first (e.g. wget --mirror), then pass its folder",
-            ),
-            fmt,
-        )
     try:
-        verdict = run_verify_site(
-            site,
-            identity=certificate_identity,
-            issuer=certificate_oidc_issuer,
-            engine=kwargs,
-            rebuild=rebuild,
-        )
+        if is_site_url(site):
+            from generator.remotesite import run_verify_site_url
+
+            if rebuild:
+                raise UsageError(
+                    "--rebuild reads a folder",
+                    expected="a local copy of the site with --rebuild",
+                    found=site,
+                    hint="check the URL without --rebuild, or download the site first",
+                )
+            verdict = run_verify_site_url(
+                site,
+                identity=certificate_identity,
+                issuer=certificate_oidc_issuer,
+                engine=kwargs,
+                ca_bundle=site_ca_bundle,
+                allow_private=allow_private_sites,
+            )
+        else:
+            verdict = run_verify_site(
+                Path(site),
+                identity=certificate_identity,
+                issuer=certificate_oidc_issuer,
+                engine=kwargs,
+                rebuild=rebuild,
+            )
     except EvidenceDashError as error:
         fail(error, fmt)
     if fmt == "json":

@@ -56,6 +56,7 @@ SCHEMA_FILES: tuple[str, ...] = (
     "build-info.schema.json",
     "manifest.schema.json",
     "badge-endpoint.schema.json",
+    "changes.schema.json",
 )
 
 

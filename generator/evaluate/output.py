@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.bundle.cache import default_cache_dir
+from generator.changes import previous_warnings
 from generator.data import SCHEMA_FILES, write_documents
 from generator.data.schemaid import stamp_schema_ids
 from generator.data.writers import report_cache_failures
@@ -199,4 +200,4 @@ def size_warnings(options: BuildOptions) -> tuple[str, ...]:
     if size.warnings and info.is_file():
         record(info, size)
         refresh_entries(out, ["data/build-info.json"])
-    return size.warnings
+    return size.warnings + previous_warnings(out)

@@ -282,8 +282,11 @@ def test_serve_takes_the_build_options_and_its_own() -> None:
     assert defaults["host"] == "127.0.0.1" and defaults["port"] == 8000
     assert defaults["out"] is None  # a fresh temporary folder, never ./site
     assert {p.name for p in build.params} - set(defaults) == {
+        "allow_private_sites",
         "data_only",
         "fmt",
+        "previous",
+        "site_ca_bundle",
         "publisher_identity",
         "publisher_issuer",
         "sign_with_test_authority",
