@@ -17,15 +17,20 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator import __version__
 from generator.data.gojson import go_json_bytes
 from generator.errors import InputError, Location
 
+if TYPE_CHECKING:
+    from generator.model import SignerIdentity
+
 __all__ = [
     "MANIFEST_PATH",
+    "MANIFEST_PREDICATE",
     "MANIFEST_SCHEMA",
     "SIGNATURE_PATH",
     "UNLISTED",
@@ -35,6 +40,7 @@ __all__ = [
     "file_entries",
     "parse_manifest",
     "refresh_entries",
+    "sign_manifest_dsse",
     "write_manifest",
 ]
 
@@ -42,6 +48,8 @@ MANIFEST_PATH = "data/manifest.json"
 SIGNATURE_PATH = "data/manifest.json.sigstore.json"
 UNLISTED = frozenset({MANIFEST_PATH, SIGNATURE_PATH})
 """The only files a site may hold that its manifest does not list."""
+MANIFEST_PREDICATE = "https://evidence-dashboard.dev/site-manifest/v1"
+"""The in-toto predicate type of the statement a publisher signs over the manifest."""
 MANIFEST_SCHEMA = "evidence-dashboard/site-manifest/v1"
 _CHUNK = 1 << 20
 
@@ -281,3 +289,24 @@ def parse_manifest(data: bytes, *, file: str) -> Manifest:
         options=ManifestOptions.from_dict(options),
         files=tuple(files),
     )
+
+
+def sign_manifest_dsse(
+    site: Path, authority: Any, signer: SignerIdentity, signed_at: datetime
+) -> Path:
+    """Sign the site's manifest with a test authority (DSSE, in-toto statement over its sha256)
+    and write the bundle next to it; for local builds and offline tests."""
+    data = (site / MANIFEST_PATH).read_bytes()
+    statement = {
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [
+            {"name": MANIFEST_PATH, "digest": {"sha256": hashlib.sha256(data).hexdigest()}}
+        ],
+        "predicateType": MANIFEST_PREDICATE,
+        "predicate": {},
+    }
+    payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
+    bundle = authority.sign_dsse(payload, signer=signer, signed_at=signed_at)
+    target = site / SIGNATURE_PATH
+    target.write_bytes(bundle)
+    return target

@@ -45,6 +45,7 @@ __all__ = [
     "lock_path",
     "output_lock",
     "source_folders",
+    "old_path",
     "write_marker",
 ]
 
@@ -199,8 +200,6 @@ def check_output(out: Path, protected: Iterable[Protected]) -> Path:
             hint="pass a separate folder, e.g. --out site",
         )
     _check_folder(target, out, "output folder")
-    from generator.site.swap import old_path
-
     _check_folder(old_path(target), old_path(target), "previous output left by a killed build")
     return target
 
@@ -284,6 +283,11 @@ def claim_output(
                 hint="keep the output link stable during a build, then build again",
             )
         yield target
+
+
+def old_path(out: Path) -> Path:
+    """Where the previous output waits while a new site is swapped in (generator.site.swap)."""
+    return out.with_name(out.name + ".old")
 
 
 def write_marker(folder: Path) -> None:

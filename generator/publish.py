@@ -96,8 +96,8 @@ def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Pa
         staging, commit=None if commit is None else str(commit), options=manifest_options(options)
     )
     if options.output.sign_with_test_authority is not None:
+        from generator.manifest import sign_manifest_dsse
         from generator.model import SignerIdentity
-        from generator.verifysite import sign_manifest_dsse
 
         epoch = options.clock.source_date_epoch
         when = datetime.fromtimestamp(epoch, UTC) if epoch is not None else datetime.now(UTC)

@@ -19,18 +19,20 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from generator.manifest import (
     MANIFEST_PATH,
+    MANIFEST_PREDICATE,
     SIGNATURE_PATH,
     FileEntry,
     Manifest,
     file_entries,
     parse_manifest,
+    sign_manifest_dsse,
 )
 from generator.model import SignerIdentity
 
@@ -45,7 +47,6 @@ __all__ = [
     "verify_manifest_signature",
 ]
 
-MANIFEST_PREDICATE = "https://evidence-dashboard.dev/site-manifest/v1"
 """The predicate type of the in-toto statement a DSSE manifest signature carries."""
 
 
@@ -194,27 +195,6 @@ def read_manifest(site: Path) -> tuple[bytes, Manifest]:
         )
     data = path.read_bytes()
     return data, parse_manifest(data, file=str(path))
-
-
-def sign_manifest_dsse(
-    site: Path, authority: Any, signer: SignerIdentity, signed_at: datetime
-) -> Path:
-    """Sign the site's manifest with a test authority (DSSE, in-toto statement over its sha256)
-    and write the bundle next to it; for local builds and offline tests."""
-    data = (site / MANIFEST_PATH).read_bytes()
-    statement = {
-        "_type": "https://in-toto.io/Statement/v1",
-        "subject": [
-            {"name": MANIFEST_PATH, "digest": {"sha256": hashlib.sha256(data).hexdigest()}}
-        ],
-        "predicateType": MANIFEST_PREDICATE,
-        "predicate": {},
-    }
-    payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
-    bundle = authority.sign_dsse(payload, signer=signer, signed_at=signed_at)
-    target = site / SIGNATURE_PATH
-    target.write_bytes(bundle)
-    return target
 
 
 def verify_manifest_signature(

@@ -7,19 +7,46 @@ with that site's `$id`, so a published schema names the address it is served fro
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 from pathlib import Path
 
 DEFAULT_SITE_URL = "https://nvidia.github.io/aicr-evidence/"
 """The site a build without `SITE_URL` describes (also mkdocs.yml's default `site_url`)."""
 
-__all__ = ["DEFAULT_SITE_URL", "schema_id", "stamp_schema_ids", "with_schema_id"]
+__all__ = [
+    "DEFAULT_SITE_URL",
+    "SCHEMA_FILES",
+    "schema_id",
+    "schema_text",
+    "stamp_schema_ids",
+    "with_schema_id",
+]
 
 
 def schema_id(name: str, site_url: str | None = None) -> str:
     """The `$id` of schema file `name` published on `site_url` (default: `DEFAULT_SITE_URL`)."""
     base = (site_url or DEFAULT_SITE_URL).rstrip("/")
     return f"{base}/data/schema/{name}"
+
+
+SCHEMA_FILES: tuple[str, ...] = (
+    "index.schema.json",
+    "series.schema.json",
+    "pointers.schema.json",
+    "build-info.schema.json",
+    "manifest.schema.json",
+    "badge-endpoint.schema.json",
+    "changes.schema.json",
+)
+"""The JSON Schemas shipped with the data files (`generator/data/schema/`)."""
+
+
+def schema_text(name: str) -> str:
+    """One shipped JSON Schema, read from the package."""
+    if name not in SCHEMA_FILES:
+        raise KeyError(name)
+    return importlib.resources.files("generator.data").joinpath("schema", name).read_text("utf-8")
 
 
 def with_schema_id(text: str, name: str, site_url: str | None) -> str:
@@ -35,8 +62,6 @@ def with_schema_id(text: str, name: str, site_url: str | None) -> str:
 def stamp_schema_ids(data_dir: Path, names: tuple[str, ...], site_url: str | None) -> None:
     """Rewrite the schemas under `<data_dir>/schema/` with `site_url`'s `$id`: a memo's copy
     may come from a build for another site."""
-    from generator.data.writers import schema_text
-
     for name in names:
         path = data_dir / "schema" / name
         path.write_text(

@@ -6,7 +6,6 @@ docs/data-contract.md. `write_data` is the only function here that touches the f
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -25,7 +24,7 @@ from generator.data._board_docs import (
 from generator.data._pointer_docs import evidence_document, pointer_document, pointers_document
 from generator.data.gojson import write_go_json
 from generator.data.records import PointerRecord
-from generator.data.schemaid import with_schema_id
+from generator.data.schemaid import SCHEMA_FILES, schema_text, with_schema_id
 from generator.errors import BuildError, Location
 
 __all__ = [
@@ -48,16 +47,6 @@ __all__ = [
     "write_data",
     "write_documents",
 ]
-
-SCHEMA_FILES: tuple[str, ...] = (
-    "index.schema.json",
-    "series.schema.json",
-    "pointers.schema.json",
-    "build-info.schema.json",
-    "manifest.schema.json",
-    "badge-endpoint.schema.json",
-    "changes.schema.json",
-)
 
 
 # --------------------------------------------------------------------------- build-info.json
@@ -118,13 +107,6 @@ def default_build_time(board: Board, source_date_epoch: int | None = None) -> st
 
 
 # --------------------------------------------------------------------------- files
-
-
-def schema_text(name: str) -> str:
-    """One shipped JSON Schema, read from the package."""
-    if name not in SCHEMA_FILES:
-        raise KeyError(name)
-    return importlib.resources.files("generator.data").joinpath("schema", name).read_text("utf-8")
 
 
 def series_file_name(recipe: str) -> str:

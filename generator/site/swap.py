@@ -26,11 +26,7 @@ import shutil
 from pathlib import Path
 
 from generator.errors import BuildError, Location
-
-
-def old_path(out: Path) -> Path:
-    """Where the previous output waits during a swap."""
-    return out.with_name(out.name + ".old")
+from generator.outdir import old_path, write_marker
 
 
 def recover(out: Path) -> str:
@@ -55,8 +51,6 @@ def publish_atomically(staging: Path, out: Path) -> None:
             found="nothing",
             hint="the site build did not finish; the previous output is unchanged",
         )
-    from generator.outdir import write_marker
-
     write_marker(staging)
     out.parent.mkdir(parents=True, exist_ok=True)
     recover(out)
