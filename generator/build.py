@@ -40,6 +40,7 @@ from generator.model import (
     Verdict,
     Verified,
 )
+from generator.verifyhint import verify_with
 
 if TYPE_CHECKING:
     from generator.bundle.layout import IndexPrefetch
@@ -86,6 +87,9 @@ class BuildOptions:
     publisher_identity: str | None = None
     """`--publisher-identity`: who signs data/manifest.json (the "Verify this site" commands)."""
     publisher_issuer: str = "https://token.actions.githubusercontent.com"
+    log_search_url: str | None = None
+    """`--log-search-url TEMPLATE`: a transparency-log search page for `{logIndex}` (pages link
+    each entry there; the production log's search is the default under the production root)."""
     """`--sign-with-test-authority SCENARIO`: sign data/manifest.json with that demo scenario's
     test authority (local and offline checks of `verify-site`; generator.publish)."""
 
@@ -138,6 +142,7 @@ class BuildOptions:
             commit=values.get("commit"),
             aicr=values.get("aicr"),
             digests=values.get("digests"),
+            log_search_url=values.get("log_search_url"),
             # A build always shows flat unsigned pointers as pending (never counted); the flag
             # only changes what `check-tree` and `report` treat as a violation.
             allow_pending=True,
@@ -765,6 +770,13 @@ def _evaluate(options: BuildOptions, indexes: IndexPrefetch | None = None) -> Ev
             publisher=None
             if options.publisher_identity is None
             else {"identity": options.publisher_identity, "issuer": options.publisher_issuer},
+            verify_with=verify_with(
+                recipes=options.recipes,
+                trust_mode=options.trust_mode,
+                trust_root=options.trust_root,
+                offline=options.offline,
+            ),
+            log_search_url=options.log_search_url,
         ),
         pointer_documents=made_documents,
     )

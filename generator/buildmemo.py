@@ -191,6 +191,8 @@ def fingerprint(options: Any, aicr: Path | None) -> str | None:
         "allowPending": options.allow_pending,
         "epoch": options.source_date_epoch,
         "publisher": [options.publisher_identity, options.publisher_issuer],
+        "trustRootPath": str(options.trust_root) if options.trust_root else None,
+        "logSearchUrl": getattr(options, "log_search_url", None),
     }
     text = json.dumps(inputs, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -293,6 +293,12 @@ def main() -> None:
 )
 @_opt("--commit", metavar="SHA", help="The evidence tree's commit (footer, links).")
 @_opt(
+    "--log-search-url",
+    metavar="TEMPLATE",
+    help="A transparency-log search page for each entry, with {logIndex} where the index "
+    "goes (default: the public-good log's search, under the production trust root).",
+)
+@_opt(
     "--max-unverified",
     type=click.FloatRange(0, 100),
     default=None,

@@ -42,6 +42,7 @@ from generator.facts import (
     skip_reason,
     validator_images,
 )
+from generator.facts.failure import failure_reason
 from generator.limits import LIMITS
 from generator.model import (
     PHASE_ORDER,
@@ -310,6 +311,7 @@ def evidence_document(
             "status": t.status,
             "result": str(t.result),
             "skipReason": skip_reason(t),
+            **({"failure": failure_reason(t)} if t.result is TestResult.FAIL else {}),
         }
         for phase, t in listed
     ]
@@ -548,6 +550,8 @@ def build_info_document(
     preview: bool,
     trust_fallback: str | None = None,
     publisher: Mapping[str, str] | None = None,
+    verify_with: Mapping[str, Any] | None = None,
+    log_search_url: str | None = None,
 ) -> dict[str, Any]:
     """`data/build-info.json` (ours): how and from what this site was built. `trustRootFallback`
     is only written when a TUF refresh could not reach its repository (so every page warns)."""
@@ -564,6 +568,10 @@ def build_info_document(
         info["trustRootFallback"] = {"reason": trust_fallback}
     if publisher:  # who signs data/manifest.json (`build --publisher-identity`)
         info["publisher"] = {"identity": publisher["identity"], "issuer": publisher["issuer"]}
+    if verify_with is not None:  # the options a reader repeats a verification with
+        info["verifyWith"] = dict(verify_with)
+    if log_search_url:  # `--log-search-url`: a transparency-log search page, `{logIndex}`
+        info["logSearchUrl"] = log_search_url
     return info
 
 

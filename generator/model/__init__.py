@@ -342,6 +342,7 @@ class CtrfTest:
     message: str | None = None
     stdout: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    trace: str | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 rendered Markdown pages, the recipe page shell and our assets into a build docs folder, writes
 an effective mkdocs.yml, runs MkDocs + Material programmatically in strict mode into a staging
 folder (inside the build's work folder), fills the shell with every recipe page
-(generator.site.shell, generator.site.recipepages, reusing the page cache), adds the data/
+(generator.site.mkdocs_adapter, generator.site.recipepages, reusing the page cache), adds the data/
 folder, and publishes with `publish_atomically`. A failed build leaves `out` alone.
 
 Speed: the big finished-HTML blocks of a page (grids, evidence cards, the catalog) are cut out

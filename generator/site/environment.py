@@ -22,6 +22,7 @@ from generator.site import bounded, escape
 from generator.site.cards import card_view
 from generator.site.charts import history_figure, latest_figure
 from generator.site.grids import Cell, counts_text, grid_view
+from generator.site.history import test_history
 from generator.site.model import (
     COMMIT_URL,
     EXIT_WORD,
@@ -94,6 +95,7 @@ def environment(templates: Path) -> jinja2.Environment:
         grid_view=grid_view,
         hardware_view=hardware_view,
         covered_recipes=covered_recipes,
+        test_history=test_history,
         counts_text=counts_text,
     )
     env.globals["state_of"] = lambda m, name, suffix="": badges_for(env, m).state(name, suffix)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.site.bounded import OmittedRows, omitted_rows, page_grids
-from generator.site.model import SiteModel
+from generator.site.model import SiteModel, anchor
 
 __all__ = [
     "Cell",
@@ -20,12 +20,14 @@ __all__ = [
     "Lens",
     "PhaseRows",
     "Row",
+    "Run",
     "counts_text",
     "grid_rows",
     "grid_view",
     "k8s_minors",
     "newest_build",
     "result_counts",
+    "runs_by_ref",
     "signer_columns",
 ]
 
@@ -62,7 +64,8 @@ def signer_columns(
 
 @dataclass(frozen=True)
 class Cell:
-    """One signer's result for one test row: pass, fail, not-run (with reason) or none."""
+    """One signer's result for one test row: pass, fail, not-run (with reason) or none, and
+    the run behind it (signer, pointer, bundle digest; why it failed)."""
 
     result: str
     reason: str | None
@@ -70,11 +73,67 @@ class Cell:
     aicr: str
     when: str
     ref: str
+    signer: str = ""
+    pointer: str = ""
+    digest: str = ""
+    message: str | None = None
+    excerpt: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
         """The cell's details in one line (aicr, Kubernetes, time); empty without a run."""
         return f"{self.aicr} · k8s {self.k8s} · {self.when}" if self.ref else ""
+
+
+@dataclass(frozen=True)
+class Run:
+    """A verified run a grid cell points at (by its `evidenceRef`)."""
+
+    signer: str
+    pointer: str
+    digest: str
+    failures: Mapping[tuple[str, str], Mapping[str, Any]]
+
+
+def runs_by_ref(m: SiteModel, pointers: Sequence[Mapping[str, Any]]) -> dict[str, Run]:
+    """The verified runs of a recipe by evidence reference, with their failed tests' reasons."""
+    out: dict[str, Run] = {}
+    for p in pointers:
+        ev = p.get("evidence")
+        if not ev or not ev.get("evidenceRef"):
+            continue
+        failures = {
+            (str(t.get("phase")), str(t.get("name"))): t.get("failure") or {}
+            for t in ev.get("tests") or ()
+            if t.get("result") == "fail"
+        }
+        out[str(ev["evidenceRef"])] = Run(
+            m.label((p.get("signer") or {}).get("sourceId"), p),
+            str(p.get("path") or ""),
+            str((p.get("bundle") or {}).get("digest") or ""),
+            failures,
+        )
+    return out
+
+
+def _run_cell(s: Mapping[str, Any], key: tuple[str, str], runs: Mapping[str, Run]) -> Cell:
+    ref = str(s.get("evidenceRef") or "")
+    run = runs.get(ref)
+    result = str(s["result"])
+    failure = run.failures.get(key) if run is not None and result == "fail" else None
+    return Cell(
+        result,
+        None,
+        str(s.get("k8sVer") or ""),
+        str(s.get("aicrVer") or ""),
+        str(s.get("when") or ""),
+        ref,
+        run.signer if run else "",
+        run.pointer if run else "",
+        run.digest if run else "",
+        None if failure is None else str(failure.get("message") or "no message in the report"),
+        () if failure is None else tuple(str(x) for x in failure.get("excerpt") or ()),
+    )
 
 
 @dataclass(frozen=True)
@@ -90,6 +149,7 @@ class Row:
     notes: tuple[str, ...]
     cells: tuple[Cell, ...]
     flags: tuple[str, ...] = ()
+    anchor: str = ""
 
     @property
     def detail(self) -> str:
@@ -110,8 +170,10 @@ def grid_rows(
     grid: Mapping[str, Any],
     columns: Sequence[str],
     latest: Sequence[Mapping[str, Any]],
+    runs: Mapping[str, Run] | None = None,
 ) -> list[Row]:
-    """The rows of one grid with one cell per column (signer)."""
+    """The rows of one grid with one cell per column (signer); `runs` (`runs_by_ref`) adds
+    each cell's run and failure reason."""
     skipped: dict[tuple[str, str, str], str | None] = {}
     k8s_of: dict[str, str] = {}
     for p in latest:
@@ -124,6 +186,7 @@ def grid_rows(
             if hw.get("key") == "k8sVersion" and hw.get("value"):
                 k8s_of[sid] = ".".join(str(hw["value"]).split(".")[:2])
     rows = []
+    runs = runs or {}
     for t in grid.get("tests", []):
         by_src = {str(s["src"]): s for s in t.get("signers", [])}
         cells = []
@@ -131,16 +194,7 @@ def grid_rows(
             s = by_src.get(src)
             key = (src, str(t["phase"]), str(t["name"]))
             if s is not None:
-                cells.append(
-                    Cell(
-                        str(s["result"]),
-                        None,
-                        str(s.get("k8sVer") or ""),
-                        str(s.get("aicrVer") or ""),
-                        str(s.get("when") or ""),
-                        str(s.get("evidenceRef") or ""),
-                    )
-                )
+                cells.append(_run_cell(s, key[1:], runs))
             elif key in skipped and grid.get("aicrVer", "") == "":
                 cells.append(Cell("not-run", skipped[key], k8s_of.get(src, ""), "", "", ""))
             else:
@@ -170,6 +224,7 @@ def grid_rows(
                 tuple(notes),
                 tuple(cells),
                 tuple(flags),
+                anchor("check", grid.get("aicrVer") or "combined", t["phase"], t["name"]),
             )
         )
     return rows
@@ -247,13 +302,16 @@ def grid_view(
     grids: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
     latest: Sequence[Mapping[str, Any]],
+    pointers: Sequence[Mapping[str, Any]] = (),
 ) -> GridView:
-    """The grids of one recipe page as the template draws them (one lens per grid)."""
+    """The grids of one recipe page as the template draws them (one lens per grid);
+    `pointers` (the recipe's) give each cell its run's details."""
+    runs = runs_by_ref(m, pointers)
     ranks = {str(k): int(v.get("rank", 99)) for k, v in m.states.items()}
     labels = {str(k): str(v.get("label", k)) for k, v in m.states.items()}
     lenses = []
     for n, (g, hidden) in enumerate(page_grids(grids, ranks)):
-        rows = grid_rows(m, g, columns, latest)
+        rows = grid_rows(m, g, columns, latest, runs)
         rollups = g.get("phaseRollup") or {}
         phases = tuple(
             PhaseRows(ph, str(rollups.get(ph, "UNTESTED")), tuple(r for r in rows if r.phase == ph))

@@ -29,6 +29,7 @@ __all__ = [
     "SiteModel",
     "Tab",
     "age",
+    "anchor",
     "evidence_time",
     "freshness_text",
     "mdrel",
@@ -79,6 +80,22 @@ def rel(from_page: str, to_page: str) -> str:
 def mdrel(from_page: str, to_page: str) -> str:
     """A relative link between two Markdown files, for Markdown links MkDocs validates."""
     return posixpath.relpath(to_page, posixpath.dirname(from_page) or ".")
+
+
+_SLUG_KEEP = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def anchor(kind: str, *parts: object) -> str:
+    """A stable HTML id for a card, grid row or test: `<kind>-<readable slug>-<8 hex>`.
+
+    The slug is the last part, lowercased, other characters as `-`, at most 40 characters (so
+    a link says what it points at); the hash over every part keeps ids unique and the same from
+    build to build for the same thing."""
+    text = "\0".join(str(p) for p in parts)
+    tail = str(parts[-1]).lower() if parts else ""
+    slug = "".join(c if c in _SLUG_KEEP else "-" for c in tail)[:40].strip("-")
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{kind}-{slug}-{digest}" if slug else f"{kind}-{digest}"
 
 
 def recipe_page(recipe: str) -> str:

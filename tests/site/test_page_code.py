@@ -68,6 +68,8 @@ _SAFE_FILTERS = {"t", "length"}
 _SAFE_NAMES = {
     # values the view models compute from the page's own vocabulary or numbers
     "verdict",
+    "anchor",
+    "flake",
     "verdict_icon",
     "verdict_words",
     "icon",
