@@ -8,11 +8,17 @@ decides what a card says; the template decides how it looks, and escapes every v
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from generator.site.checkyourself import (
+    RootNote,
+    artifact_url,
+    by_digest_commands,
+    digest_ref,
+    log_entry,
+)
 from generator.site.model import (
     COMMIT_URL,
     SiteModel,
@@ -30,13 +36,11 @@ __all__ = [
     "Clock",
     "Fresh",
     "Identity",
-    "RootNote",
     "Stale",
     "Step",
     "SubRow",
     "Why",
     "card_view",
-    "digest_ref",
     "fresh_view",
 ]
 
@@ -148,15 +152,6 @@ class Stale:
     aicr_commit: str
     diff: tuple[tuple[str, str], ...] | None
     truncated: bool
-
-
-@dataclass(frozen=True)
-class RootNote:
-    """The trust root a non-production build verified with, and where a reader gets it."""
-
-    name: str
-    path: str
-    outside: bool
 
 
 @dataclass(frozen=True)
@@ -292,93 +287,6 @@ def _recipe_link(m: SiteModel, page: str, p: Mapping[str, Any]) -> str | None:
     return rel(page, recipe_page(str(recipe))) if m.has_recipe(recipe) else None
 
 
-_DIGEST = "@sha256:"
-
-
-def _repository(ref: str) -> str:
-    """`registry/repo` of a reference with a tag or digest (`ghcr.io/a/b:t` -> `ghcr.io/a/b`)."""
-    ref = ref.split("@")[0]
-    head, sep, tail = ref.rpartition(":")
-    return head if sep and "/" not in tail and "/" in head else ref
-
-
-def digest_ref(p: Mapping[str, Any]) -> str:
-    """The artifact's reference pinned by digest: the verified `evidenceRef`, else the
-    pointer's OCI reference if it names a digest, else its repository with the bundle digest
-    ("" when the pointer names no OCI artifact)."""
-    ev = p.get("evidence") or {}
-    bundle = p.get("bundle") or {}
-    for ref in (ev.get("evidenceRef"), bundle.get("oci")):
-        if isinstance(ref, str) and _DIGEST in ref:
-            return ref
-    oci, digest = bundle.get("oci"), bundle.get("digest")
-    if isinstance(oci, str) and oci and isinstance(digest, str) and digest.startswith("sha256:"):
-        return f"{_repository(oci)}@{digest}"
-    return oci if isinstance(oci, str) else ""
-
-
-def _log(ev: Mapping[str, Any] | None, bi: Mapping[str, Any]) -> tuple[str, str | None]:
-    """The transparency-log index and a search link for it: the verifier's own link (the
-    production log's search), else the build's `--log-search-url` template."""
-    index = (ev or {}).get("rekorLogIndex")
-    if index is None or isinstance(index, bool):
-        return "", None
-    if (ev or {}).get("logUrl"):
-        return str(index), str(ev["logUrl"])  # type: ignore[index]
-    template = bi.get("logSearchUrl")
-    if isinstance(template, str) and "{logIndex}" in template:
-        return str(index), template.replace("{logIndex}", str(index))
-    return str(index), None
-
-
-def _trust_options(bi: Mapping[str, Any]) -> tuple[list[str], RootNote | None]:
-    """The `evidence-dashboard verify` trust and bundle options the build used."""
-    w = bi.get("verifyWith") or {}
-    out: list[str] = []
-    note = None
-    root = w.get("trustRoot")
-    if isinstance(root, Mapping) and root.get("path"):
-        out += ["--trust-root", str(root["path"])]
-        name = str(root["path"]).rsplit("/", 1)[-1]
-        note = RootNote(name, str(root["path"]), bool(root.get("outside")))
-    elif w.get("trust") and w.get("trust") != "production":
-        out += ["--trust", str(w["trust"])]
-    for layout in w.get("ociLayouts") or ():
-        if isinstance(layout, Mapping) and layout.get("path"):
-            out += ["--oci-layout", str(layout["path"])]
-    if w.get("offline"):
-        out.append("--offline")
-    return out, note
-
-
-def _commands(
-    p: Mapping[str, Any], ref: str, verified: Identity | None, first_party: bool, bi: Any
-) -> tuple[tuple[str, ...], RootNote | None]:
-    """The commands that check this attestation by digest, as a reader types them."""
-    if not ref:
-        return (), None
-    options, note = _trust_options(bi)
-    lines = [f"aicr evidence verify {shlex.quote(ref)}"]
-    if verified is not None:
-        cosign = ["cosign", "verify-attestation"]
-        ptype = (p.get("bundle") or {}).get("predicateType")
-        if ptype:
-            cosign += ["--type", str(ptype)]
-        cosign += [
-            "--certificate-identity",
-            verified.identity,
-            "--certificate-oidc-issuer",
-            verified.issuer,
-        ]
-        if note is not None:
-            cosign += ["--trusted-root", note.path]
-        lines.append(shlex.join([*cosign, ref]))
-    if not first_party:
-        path = f"recipes/{p.get('path')}"
-        lines.append(shlex.join(["evidence-dashboard", "verify", path, *options]))
-    return tuple(lines), note
-
-
 def card_view(m: SiteModel, page: str, p: Mapping[str, Any], show_recipe: bool = False) -> Card:
     """One pointer record as a card (`show_recipe` names its recipe, for the Rejected page)."""
     v = verdict_of(p)
@@ -395,9 +303,9 @@ def card_view(m: SiteModel, page: str, p: Mapping[str, Any], show_recipe: bool =
     first_party = path.startswith(BUNDLE_REFS)
     dup = _text(p.get("duplicateOf") or "")
     ref = digest_ref(p)
-    log_index, log_link = _log(ev, bi)
+    log_index, log_link = log_entry(ev, bi)
     verified = _identity(sig.get("verified"))
-    commands, root_note = _commands(p, ref, verified, first_party, bi)
+    commands, root_note = by_digest_commands(p, ref, verified, first_party, bi)
     pointer_url = None
     if not first_party and bi.get("sourceUrl") and bi.get("commit"):
         pointer_url = f"{bi['sourceUrl']}/blob/{bi['commit']}/recipes/{p.get('path')}"
@@ -440,7 +348,7 @@ def card_view(m: SiteModel, page: str, p: Mapping[str, Any], show_recipe: bool =
         claimed=_identity(sig.get("claimed")),
         steps=_steps(vf),
         ref=ref,
-        ref_url="https://" + ref if ref.startswith("ghcr.io/") and _DIGEST in ref else None,
+        ref_url=artifact_url(ref),
         log_index=log_index,
         log_link=log_link,
         commands=commands,

@@ -11,13 +11,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from generator.limits import LIMITS
-from generator.site.charts import Reading
+from generator.site.charts import Reading, gbps, newest_per_signer
 
 __all__ = [
     "COMMIT_URL",
@@ -82,7 +83,7 @@ def mdrel(from_page: str, to_page: str) -> str:
     return posixpath.relpath(to_page, posixpath.dirname(from_page) or ".")
 
 
-_SLUG_KEEP = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+_NOT_SLUG = re.compile("[^a-z0-9-]")
 
 
 def anchor(kind: str, *parts: object) -> str:
@@ -93,7 +94,7 @@ def anchor(kind: str, *parts: object) -> str:
     build to build for the same thing."""
     text = "\0".join(str(p) for p in parts)
     tail = str(parts[-1]).lower() if parts else ""
-    slug = "".join(c if c in _SLUG_KEEP else "-" for c in tail)[:40].strip("-")
+    slug = _NOT_SLUG.sub("-", tail[:40]).strip("-")
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{kind}-{slug}-{digest}" if slug else f"{kind}-{digest}"
 
@@ -405,9 +406,9 @@ class SiteModel:
                     signer=self.label(src, p),
                     counted=bool((p.get("signer") or {}).get("allowlisted")),
                     when=str(ev.get("attestedAt")),
-                    measured=_gbps(bw.get("measured")),
-                    floor=_gbps(bw.get("floor")),
-                    pass_line=_gbps(bw.get("passLine")),
+                    measured=gbps(bw.get("measured")),
+                    floor=gbps(bw.get("floor")),
+                    pass_line=gbps(bw.get("passLine")),
                     result=bw.get("result"),
                 )
                 latest, every = out.setdefault(str(bw.get("check")), ([], []))
@@ -419,25 +420,3 @@ class SiteModel:
             every.sort(key=lambda r: (r.signer, r.when))
             out[check] = (latest, newest_per_signer(every, LIMITS.runs_per_signer))
         return out
-
-
-def _gbps(value: Any) -> Any:
-    """A bandwidth number as a float: data/*.json writes an integral float as Go does (`300`),
-    which reads back as an int, and a page must not depend on which of the two it got."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
-
-
-def newest_per_signer(readings: list[Reading], limit: int) -> list[Reading]:
-    """At most `limit` readings per signer (its newest), of a list sorted by signer and time."""
-    counts: dict[str, int] = {}
-    for r in readings:
-        counts[r.signer] = counts.get(r.signer, 0) + 1
-    if all(n <= limit for n in counts.values()):
-        return readings
-    seen: dict[str, int] = {}
-    kept = []
-    for r in readings:
-        seen[r.signer] = seen.get(r.signer, 0) + 1
-        if counts[r.signer] - seen[r.signer] < limit:
-            kept.append(r)
-    return kept
