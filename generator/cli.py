@@ -410,7 +410,16 @@ serve_cmd.params.extend(
     p
     for p in build.params
     if p.name
-    in {"config", "lock_timeout", "preview", "source_url", "commit", "max_unverified", "reevaluate"}
+    in {
+        "config",
+        "lock_timeout",
+        "preview",
+        "source_url",
+        "commit",
+        "log_search_url",
+        "max_unverified",
+        "reevaluate",
+    }
 )
 
 
