@@ -101,6 +101,7 @@ def environment(templates: Path) -> jinja2.Environment:
     env.globals["state_of"] = lambda m, name, suffix="": badges_for(env, m).state(name, suffix)
     env.globals["result_badge"] = badges_for(env, None).result
     env.globals["row_cells"] = badges_for(env, None).cells
+    env.globals["history_cells"] = badges_for(env, None).history_cells
     return env
 
 
@@ -129,6 +130,7 @@ class Badges:
         self._state: dict[tuple[str, str], Markup] = {}
         self._result: dict[tuple[str, str | None], Markup] = {}
         self._cells: dict[tuple[tuple[Cell, ...], tuple[bool, ...]], Markup] = {}
+        self._history: dict[tuple[Any, ...], Markup] = {}
 
     def _macros(self) -> Any:
         """The macros of `_badges.j2`, made on first use (after every global is set: a
@@ -167,4 +169,23 @@ class Badges:
             if len(self._cells) >= _CELLS_KEPT:
                 self._cells.clear()
             found = self._cells[key] = Markup(self._macros().cells(cells, not_counted))
+        return found
+
+    def history_cells(
+        self,
+        results: tuple[str, ...],
+        flakes: tuple[int | None, ...],
+        widths: list[int],
+        flaky: list[bool],
+    ) -> Markup:
+        """The cells of one test history row (one result per run, a flake rate per signer);
+        tests of a recipe repeat the same rows, so most are a lookup; the memo is bounded."""
+        key = (results, flakes, tuple(widths), tuple(flaky))
+        found = self._history.get(key)
+        if found is None:
+            if len(self._history) >= _CELLS_KEPT:
+                self._history.clear()
+            found = self._history[key] = Markup(
+                self._macros().history_cells(results, flakes, widths, flaky)
+            )
         return found

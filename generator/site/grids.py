@@ -15,6 +15,7 @@ from generator.site.model import SiteModel, anchor
 
 __all__ = [
     "Cell",
+    "ColumnRun",
     "GridView",
     "HeadCell",
     "Lens",
@@ -64,25 +65,16 @@ def signer_columns(
 
 @dataclass(frozen=True)
 class Cell:
-    """One signer's result for one test row: pass, fail, not-run (with reason) or none, and
-    the run behind it (signer, pointer, bundle digest; why it failed)."""
+    """One signer's result for one test row: pass, fail, not-run (with reason) or none; the
+    id of its run's panel in the column heading (`run`, empty without a run) and, for a
+    failure, why it failed. Everything about the run itself is in the column, once."""
 
     result: str
     reason: str | None
     k8s: str
-    aicr: str
-    when: str
-    ref: str
-    signer: str = ""
-    pointer: str = ""
-    digest: str = ""
+    run: str = ""
     message: str | None = None
     excerpt: tuple[str, ...] = ()
-
-    @property
-    def title(self) -> str:
-        """The cell's details in one line (aicr, Kubernetes, time); empty without a run."""
-        return f"{self.aicr} · k8s {self.k8s} · {self.when}" if self.ref else ""
 
 
 @dataclass(frozen=True)
@@ -93,6 +85,20 @@ class Run:
     pointer: str
     digest: str
     failures: Mapping[tuple[str, str], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class ColumnRun:
+    """One run a column's cells come from, shown once in the column heading: its panel id
+    (`run-...`, what the cells link to), time, signer, versions, pointer and bundle digest."""
+
+    id: str
+    when: str
+    signer: str
+    aicr: str
+    k8s: str
+    pointer: str
+    digest: str
 
 
 def runs_by_ref(m: SiteModel, pointers: Sequence[Mapping[str, Any]]) -> dict[str, Run]:
@@ -116,23 +122,38 @@ def runs_by_ref(m: SiteModel, pointers: Sequence[Mapping[str, Any]]) -> dict[str
     return out
 
 
-def _run_cell(s: Mapping[str, Any], key: tuple[str, str], runs: Mapping[str, Run]) -> Cell:
+def _run_cell(
+    s: Mapping[str, Any],
+    key: tuple[str, str],
+    runs: Mapping[str, Run],
+    lens: str,
+    found: dict[str, ColumnRun],
+) -> Cell:
     ref = str(s.get("evidenceRef") or "")
     run = runs.get(ref)
     result = str(s["result"])
+    k8s = str(s.get("k8sVer") or "")
+    column = found.get(ref) if ref else None
+    if ref and column is None:
+        column = found[ref] = ColumnRun(
+            anchor("run", lens, ref, ""),
+            str(s.get("when") or ""),
+            run.signer if run else "",
+            str(s.get("aicrVer") or ""),
+            k8s,
+            run.pointer if run else "",
+            run.digest if run else "",
+        )
     failure = run.failures.get(key) if run is not None and result == "fail" else None
+    if failure is None:
+        return Cell(result, None, k8s, column.id if column else "")
     return Cell(
         result,
         None,
-        str(s.get("k8sVer") or ""),
-        str(s.get("aicrVer") or ""),
-        str(s.get("when") or ""),
-        ref,
-        run.signer if run else "",
-        run.pointer if run else "",
-        run.digest if run else "",
-        None if failure is None else str(failure.get("message") or "no message in the report"),
-        () if failure is None else tuple(str(x) for x in failure.get("excerpt") or ()),
+        k8s,
+        column.id if column else "",
+        str(failure.get("message") or "no message in the report"),
+        tuple(str(x) for x in failure.get("excerpt") or ()),
     )
 
 
@@ -171,9 +192,11 @@ def grid_rows(
     columns: Sequence[str],
     latest: Sequence[Mapping[str, Any]],
     runs: Mapping[str, Run] | None = None,
+    column_runs: Sequence[dict[str, ColumnRun]] | None = None,
 ) -> list[Row]:
     """The rows of one grid with one cell per column (signer); `runs` (`runs_by_ref`) adds
-    each cell's run and failure reason."""
+    each cell's failure reason, and each column's runs are gathered into `column_runs` (one
+    dict per column, by evidence reference, in order of first use)."""
     skipped: dict[tuple[str, str, str], str | None] = {}
     k8s_of: dict[str, str] = {}
     for p in latest:
@@ -187,18 +210,20 @@ def grid_rows(
                 k8s_of[sid] = ".".join(str(hw["value"]).split(".")[:2])
     rows = []
     runs = runs or {}
+    lens = str(grid.get("aicrVer") or "combined")
+    found = list(column_runs) if column_runs is not None else [{} for _ in columns]
     for t in grid.get("tests", []):
         by_src = {str(s["src"]): s for s in t.get("signers", [])}
         cells = []
-        for src in columns:
+        for n, src in enumerate(columns):
             s = by_src.get(src)
             key = (src, str(t["phase"]), str(t["name"]))
             if s is not None:
-                cells.append(_run_cell(s, key[1:], runs))
+                cells.append(_run_cell(s, key[1:], runs, lens, found[n]))
             elif key in skipped and grid.get("aicrVer", "") == "":
-                cells.append(Cell("not-run", skipped[key], k8s_of.get(src, ""), "", "", ""))
+                cells.append(Cell("not-run", skipped[key], k8s_of.get(src, "")))
             else:
-                cells.append(Cell("none", None, "", "", "", ""))
+                cells.append(_NONE)
         state = str(t.get("consensus"))
         notes = []
         flags = []
@@ -230,6 +255,9 @@ def grid_rows(
     return rows
 
 
+_NONE = Cell("none", None, "")
+
+
 def counts_text(row: Row) -> str:
     """The consensus cell's one short count line (allowlisted signers only)."""
     c = row.counts
@@ -257,11 +285,13 @@ def k8s_minors(grids: Sequence[Mapping[str, Any]]) -> list[str]:
 
 @dataclass(frozen=True)
 class HeadCell:
-    """A signer column's heading: its label, its source page (if any), counted or not."""
+    """A signer column's heading in one lens: its label, its source page (if any), counted or
+    not, and the runs its cells come from (their details, once per column)."""
 
     label: str
     href: str | None
     counted: bool
+    runs: tuple[ColumnRun, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -284,11 +314,13 @@ class Lens:
     trimmed: bool
     phases: tuple[PhaseRows, ...]
     omitted: OmittedRows | None
+    heads: tuple[HeadCell, ...] = ()
 
 
 @dataclass(frozen=True)
 class GridView:
-    """Every grid of a recipe page, with the signer columns they share."""
+    """Every grid of a recipe page, with the signer columns they share (each lens has its own
+    headings: a column's runs differ from lens to lens)."""
 
     heads: tuple[HeadCell, ...]
     not_counted: tuple[bool, ...]
@@ -305,13 +337,17 @@ def grid_view(
     pointers: Sequence[Mapping[str, Any]] = (),
 ) -> GridView:
     """The grids of one recipe page as the template draws them (one lens per grid);
-    `pointers` (the recipe's) give each cell its run's details."""
+    `pointers` (the recipe's) give each column its runs' details and each failed cell why."""
     runs = runs_by_ref(m, pointers)
+    heads = tuple(
+        HeadCell(m.label(src), m.source_link(page, src), m.counted(src)) for src in columns
+    )
     ranks = {str(k): int(v.get("rank", 99)) for k, v in m.states.items()}
     labels = {str(k): str(v.get("label", k)) for k, v in m.states.items()}
     lenses = []
     for n, (g, hidden) in enumerate(page_grids(grids, ranks)):
-        rows = grid_rows(m, g, columns, latest, runs)
+        found: list[dict[str, ColumnRun]] = [{} for _ in columns]
+        rows = grid_rows(m, g, columns, latest, runs, found)
         rollups = g.get("phaseRollup") or {}
         phases = tuple(
             PhaseRows(ph, str(rollups.get(ph, "UNTESTED")), tuple(r for r in rows if r.phase == ph))
@@ -326,9 +362,10 @@ def grid_view(
                 bool(hidden),
                 phases,
                 omitted_rows(hidden, labels),
+                tuple(
+                    HeadCell(h.label, h.href, h.counted, tuple(f.values()))
+                    for h, f in zip(heads, found, strict=True)
+                ),
             )
         )
-    heads = tuple(
-        HeadCell(m.label(src), m.source_link(page, src), m.counted(src)) for src in columns
-    )
     return GridView(heads, tuple(not h.counted for h in heads), 2 + len(columns), tuple(lenses))

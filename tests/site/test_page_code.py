@@ -58,6 +58,7 @@ _SAFE_CALLS = {
     "state_badge",
     "result_badge",
     "row_cells",
+    "history_cells",
     "fresh_badge",
     "stale_block",
     "signer_head",

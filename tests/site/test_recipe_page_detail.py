@@ -109,22 +109,58 @@ def test_a_failed_check_says_why_one_click_from_its_cell(documents: dict[str, An
             "excerpt": ["line one", "line <two>"],
         }
     page = rendered(docs)[f"recipes/{FAILING}.html"]
+    panels = _run_panels(page)
     cells = re.findall(r'<td class="cell cell-fail[^>]*>(.*?)</td>', page, re.S)
     assert cells
     for cell in cells:
         assert cell.startswith('<details class="cell-details"><summary>')
         assert "bandwidth 251 GB/s &lt; 270 &lt;script&gt;" in cell
         assert "line one\nline &lt;two&gt;" in cell
-        assert "<dt>Signer</dt>" in cell and "<dt>Bundle</dt><dd><code>sha256:" in cell
+        # the run's own details (signer, bundle digest) are one link away, in its column
+        run = re.search(r'<a class="run-link" href="#(run-[^"]+)">', cell)
+        assert run is not None
+        assert "<dt>Run</dt>" in panels[run[1]]
+        assert "<dt>Bundle</dt><dd><code>sha256:" in panels[run[1]]
+
+
+def _run_panels(page: str) -> dict[str, str]:
+    """Each run panel of a page (`<dl id="run-...">`) by its id, as its column heading: the
+    signer's label, then a `<details>` per run. Every panel is in a heading; no id repeats."""
+    every = re.findall(r'<dl class="cell-facts" id="(run-[^"]+)">', page)
+    assert len(every) == len(set(every))
+    found: dict[str, str] = {}
+    for head in re.findall(r'<th scope="col" class="signer-col[^"]*">(.*?)</th>', page, re.S):
+        assert not head.startswith("<details")  # the signer is named first
+        for i in re.findall(
+            r'<details class="col-details"><summary>[^<]*</summary>'
+            r'<dl class="cell-facts" id="(run-[^"]+)">',
+            head,
+        ):
+            found[i] = head
+    assert set(found) == set(every)
+    return found
 
 
 def test_cell_details_are_a_panel_not_a_tooltip(documents: dict[str, Any]) -> None:
     page = rendered(documents)[f"recipes/{FAILING}.html"]
+    panels = _run_panels(page)
     cells = re.findall(r'(<td class="cell cell-(?:pass|fail)[^>]*>)(.*?)</td>', page)
     assert cells
     for opening, body in cells:
         assert "title=" not in opening
-        assert "<dt>Run</dt>" in body and "<dt>Kubernetes</dt>" in body and "<dt>aicr</dt>" in body
+        # one click from the cell to its run's panel (a link to the panel in its column)
+        run = re.search(r'href="#(run-[^"]+)"', body)
+        assert run is not None, body
+        panel = panels[run[1]]
+        for label in ("Run", "aicr", "Kubernetes", "Pointer", "Bundle"):
+            assert f"<dt>{label}</dt>" in panel
+        # the run's facts are not repeated in the cell
+        assert "<dt>" not in body
+    # each run's facts appear once per grid (lens), in its column heading, not once per cell
+    for lens in page.split('<div class="grid-lens"')[1:]:
+        ids = re.findall(r'<dl class="cell-facts" id="(run-[^"]+)">', lens)
+        assert ids and len(ids) == len(set(ids))
+        assert set(re.findall(r'href="#(run-[^"]+)"', lens)) <= set(ids)
 
 
 def test_every_card_row_and_test_has_a_unique_stable_anchor(documents: dict[str, Any]) -> None:
@@ -152,16 +188,28 @@ def test_test_history_lists_runs_newest_first_with_flake_only_from_three(
     model = _model(documents)
     recipe = "h100-eks-ubuntu-training-kubeflow"
     columns = list(documents["series"][recipe]["builds"])
-    found = test_history(model, recipe, columns)
-    assert found
-    for test in found:
-        for signer in test.signers:
-            times = [r.when for r in signer.runs]
+    view = test_history(model, recipe, columns)
+    assert view.tests and view.signers
+    for signer in view.signers:
+        assert list(signer.runs) == sorted(signer.runs, reverse=True)
+    for test in view.tests:
+        assert len(test.results) == sum(len(s.runs) for s in view.signers)
+        for n, _signer in enumerate(view.signers):
+            runs = test.runs(n, view)
+            times = [w for w, _r in runs]
             assert times == sorted(times, reverse=True)
-            assert (signer.flake is None) == (len(signer.runs) < 3)
+            assert (test.flakes[n] is None) == (len(runs) < 3)
     assert flake_rate(["pass"]) is None
     assert flake_rate(["pass", "fail"]) is None
     assert flake_rate(["pass", "fail", "pass"]) == 100
     assert flake_rate(["pass", "pass", "pass", "fail"]) == 33
     page = rendered(documents)[f"recipes/{recipe}.html"]
-    assert 'id="test-history"' in page and "flake rate 0%" in page
+    assert 'id="test-history"' in page
+    assert '<th scope="col" class="flake">flake rate</th>' in page
+    assert '<td class="flake">0%</td>' in page
+    # each run's time is in the history's heading once, never once per test
+    start = page.index('id="test-history"')
+    history = page[start : page.index("</table>", start)]
+    for signer in view.signers:
+        for when in signer.runs:
+            assert history.count(html.escape(when)) == 1
