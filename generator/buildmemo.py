@@ -198,7 +198,7 @@ def evaluation_inputs(options: Any, aicr: Path | None) -> dict[str, Any]:
 def _keyed(role: MemoRole, value: Any, aicr: Path | None) -> Any:
     """What an option of `role` contributes to the key."""
     if role is MemoRole.FILE:
-        return _file_digest(value)
+        return None if value is None else [str(value), _file_digest(value)]
     if role is MemoRole.TREE:
         root = Path(value)
         return [str(root.absolute()), tree_digest(root), _git_head(root)]

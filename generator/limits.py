@@ -92,6 +92,13 @@ class OutputLimits:
     """Tests listed per pointer in `pointers.json` (and on its card), non-passing first."""
     cards_per_page: int = 200
     """Evidence cards on one recipe page: allowlisted signers' pointers first."""
+    failure_message_chars: int = 600
+    """Characters of a failed test's CTRF `message` kept in `pointers.json` (and on its page)."""
+    failure_lines: int = 12
+    """Lines of a failed test's CTRF `trace` (else `stdout`) kept as its excerpt."""
+    failure_line_chars: int = 240
+    """Characters per excerpt line."""
+    """Evidence cards on one recipe page: allowlisted signers' pointers first."""
     page_bytes: int = 32 * MIB
     """Size of one page past which the build warns."""
     data_file_bytes: int = 128 * MIB

@@ -57,7 +57,8 @@ class MemoRole(Enum):
     VALUE = "value"
     """The value itself."""
     FILE = "file"
-    """The digest of the file it names."""
+    """The path of the file it names and its digest (pages print the path, e.g. the trust
+    root a reader verifies with)."""
     TREE = "tree"
     """The evidence tree: its absolute path, the digest of every file, its git commit."""
     LAYOUTS = "layouts"
@@ -159,6 +160,9 @@ class StampOptions:
     """`--publisher-identity`: who signs data/manifest.json (the "Verify this site" commands)."""
     publisher_issuer: str = _opt(MemoRole.VALUE, GITHUB_ISSUER)
     """`--publisher-issuer`: the OIDC issuer of that identity."""
+    log_search_url: str | None = _opt(MemoRole.VALUE, None)
+    """`--log-search-url TEMPLATE`: a transparency-log search page for `{logIndex}` (pages link
+    each entry there; the production log's search is the default under the production root)."""
 
 
 @dataclass(frozen=True)
@@ -374,6 +378,7 @@ def evaluation_from_cli(values: Mapping[str, Any]) -> EvaluationOptions:
             preview=bool(values.get("preview")),
             publisher_identity=values.get("publisher_identity") or None,
             publisher_issuer=str(values.get("publisher_issuer") or GITHUB_ISSUER),
+            log_search_url=values.get("log_search_url") or None,
         ),
         clock=ClockOptions(source_date_epoch=epoch_from_environment()),
     )

@@ -52,6 +52,12 @@ from generator.errors import EvidenceDashError, InternalError
 )
 @opt("--commit", metavar="SHA", help="The evidence tree's commit (footer, links).")
 @opt(
+    "--log-search-url",
+    metavar="TEMPLATE",
+    help="A transparency-log search page for each entry, with {logIndex} where the index "
+    "goes (default: the public-good log's search, under the production trust root).",
+)
+@opt(
     "--max-unverified",
     type=click.FloatRange(0, 100),
     default=None,
@@ -170,5 +176,14 @@ serve_cmd.params.extend(
     p
     for p in build.params
     if p.name
-    in {"config", "lock_timeout", "preview", "source_url", "commit", "max_unverified", "reevaluate"}
+    in {
+        "config",
+        "lock_timeout",
+        "preview",
+        "source_url",
+        "commit",
+        "log_search_url",
+        "max_unverified",
+        "reevaluate",
+    }
 )

@@ -102,6 +102,7 @@ def _test(raw: Mapping[str, Any]) -> CtrfTest:
     duration = raw.get("duration")
     extra = raw.get("extra")
     message = raw.get("message")
+    trace = raw.get("trace")
     return CtrfTest(
         name=str(raw["name"]),
         status=status_text,
@@ -110,4 +111,5 @@ def _test(raw: Mapping[str, Any]) -> CtrfTest:
         message=str(message) if isinstance(message, str) else None,
         stdout=lines,
         extra=dict(extra) if isinstance(extra, dict) else {},
+        trace=trace if isinstance(trace, str) else None,
     )

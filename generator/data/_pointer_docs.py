@@ -14,6 +14,7 @@ from generator.corroborate import Board, run_id_for
 from generator.data._board_docs import omitted_document
 from generator.data.records import FreshnessInfo, PointerRecord
 from generator.errors import InputError
+from generator.facts.failure import failure_reason
 from generator.facts import (
     bandwidth,
     components,
@@ -139,6 +140,7 @@ def _tests(evidence: Evidence) -> tuple[list[dict[str, Any]], int]:
             "status": t.status,
             "result": str(t.result),
             "skipReason": skip_reason(t),
+            **({"failure": failure_reason(t)} if t.result is TestResult.FAIL else {}),
         }
         for phase, t in listed
     ]

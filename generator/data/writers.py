@@ -65,6 +65,8 @@ def build_info_document(
     preview: bool,
     trust_fallback: str | None = None,
     publisher: Mapping[str, str] | None = None,
+    verify_with: Mapping[str, Any] | None = None,
+    log_search_url: str | None = None,
 ) -> dict[str, Any]:
     """`data/build-info.json` (ours): how and from what this site was built. `trustRootFallback`
     is only written when a TUF refresh could not reach its repository (so every page warns)."""
@@ -81,6 +83,10 @@ def build_info_document(
         info["trustRootFallback"] = {"reason": trust_fallback}
     if publisher:  # who signs data/manifest.json (`build --publisher-identity`)
         info["publisher"] = {"identity": publisher["identity"], "issuer": publisher["issuer"]}
+    if verify_with is not None:  # the options a reader repeats a verification with
+        info["verifyWith"] = dict(verify_with)
+    if log_search_url:  # `--log-search-url`: a transparency-log search page, `{logIndex}`
+        info["logSearchUrl"] = log_search_url
     return info
 
 

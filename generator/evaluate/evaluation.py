@@ -14,6 +14,7 @@ from typing import Any
 import sigstore
 
 from generator import __version__
+from generator.verifyhint import verify_with
 from generator.bundlerefs import BundleRefEntry, load_bundle_refs
 from generator.corroborate import BoardEntry, build_board, count_each_bundle_once
 from generator.data import PointerRecord, build_info_document, data_documents
@@ -254,4 +255,11 @@ def _build_info(options: EvaluationOptions, build_time: str, trust: Trust) -> di
             "identity": options.stamp.publisher_identity,
             "issuer": options.stamp.publisher_issuer,
         },
+        verify_with=verify_with(
+            recipes=options.tree.recipes,
+            trust_mode=str(options.engine.trust_mode),
+            trust_root=options.engine.trust_root,
+            offline=options.engine.offline,
+        ),
+        log_search_url=options.stamp.log_search_url,
     )

@@ -66,6 +66,7 @@ class CtrfTest:
     message: str | None = None
     stdout: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    trace: str | None = None
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,19 @@ over all lenses, and cards. What is left out is said in one line, with counts.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from markupsafe import Markup
-
 from generator.limits import LIMITS
-from generator.site.escape import text as html
 
-__all__ = ["cards_shown", "omitted_line", "page_grids", "recipe_omissions"]
+__all__ = [
+    "OmittedRows",
+    "RecipeOmissions",
+    "cards_shown",
+    "omitted_rows",
+    "page_grids",
+    "recipe_omissions",
+]
 
 _STATE_WORDS = ("FAILING", "CONTESTED", "UNTESTED", "SINGLE", "CONFIRMED")
 
@@ -50,22 +55,22 @@ def page_grids(
     return out
 
 
-def omitted_line(hidden: Mapping[str, int], labels: Mapping[str, str]) -> str:
-    """One paragraph saying how many rows a grid does not show, by state ("" when none)."""
+@dataclass(frozen=True)
+class OmittedRows:
+    """How many rows a grid does not show, and their states in words (`2 failing, 1 ...`)."""
+
+    total: int
+    states: str
+
+
+def omitted_rows(hidden: Mapping[str, int], labels: Mapping[str, str]) -> OmittedRows | None:
+    """The rows a grid does not show, by state (None when none)."""
     total = sum(hidden.values())
     if not total:
-        return ""
+        return None
     parts = [f"{hidden[s]} {labels.get(s, s).lower()}" for s in _STATE_WORDS if hidden.get(s)]
     parts += [f"{n} {s.lower()}" for s, n in sorted(hidden.items()) if s not in _STATE_WORDS]
-    return (
-        f'<p class="rows-omitted" data-omitted="{total}">{total} more '
-        f"check{'s are' if total != 1 else ' is'} not shown in this view "
-        f"({html(', '.join(parts))}): a page shows at most {LIMITS.rows_per_page:,} rows "
-        f"over all its views, and <code>data/index.json</code> at most "
-        f"{LIMITS.rows_per_grid:,} per grid and {LIMITS.rows_per_recipe:,} per recipe, "
-        "failing and contested checks first. The states above count every check; each run's full "
-        "results are in its signed bundle.</p>\n"
-    )
+    return OmittedRows(total, ", ".join(parts))
 
 
 def cards_shown(
@@ -82,28 +87,24 @@ def cards_shown(
     return [pointers[i] for i in sorted(order[:limit])], len(pointers) - limit
 
 
-def recipe_omissions(doc: Mapping[str, Any]) -> Markup:
-    """What a recipe leaves out past the count limits, in words (empty when nothing)."""
+@dataclass(frozen=True)
+class RecipeOmissions:
+    """What a recipe leaves out past the count limits (zeros when nothing)."""
+
+    unlisted_signers: int
+    unlisted_runs: int
+    versions: int
+    history_runs: int
+    history_rows: int
+
+
+def recipe_omissions(doc: Mapping[str, Any]) -> RecipeOmissions:
+    """The recipe document's `omitted` counts, for the page's note on what is left out."""
     left = doc.get("omitted") or {}
-    lines = []
-    if left.get("unlistedSigners"):
-        lines.append(
-            f"{left['unlistedSigners']} more unlisted signers ({left.get('unlistedRuns', 0)}"
-            f" runs) are not shown: a recipe shows at most {LIMITS.unlisted_signers} "
-            "unlisted signers (lowest source id first). Unlisted signers never change a "
-            "state; their pointers are marked <code>omitted</code> in "
-            "<code>data/pointers.json</code>."
-        )
-    if left.get("versions"):
-        lines.append(
-            f"{left['versions']} older aicr versions have no strict view of their own: "
-            f"a recipe shows the {LIMITS.versions_per_recipe} newest."
-        )
-    if left.get("historyRuns") or left.get("historyRows"):
-        lines.append(
-            f"The history leaves out {left.get('historyRuns', 0)} older runs and "
-            f"{left.get('historyRows', 0)} checks: it keeps each signer's "
-            f"{LIMITS.runs_per_signer} newest runs and at most "
-            f"{LIMITS.rows_per_series:,} checks, failed ones first."
-        )
-    return Markup("".join(f'<p class="recipe-omitted">{line}</p>\n' for line in lines))
+    return RecipeOmissions(
+        int(left.get("unlistedSigners") or 0),
+        int(left.get("unlistedRuns") or 0),
+        int(left.get("versions") or 0),
+        int(left.get("historyRuns") or 0),
+        int(left.get("historyRows") or 0),
+    )

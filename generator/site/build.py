@@ -4,7 +4,7 @@
 rendered Markdown pages, the recipe page shell and our assets into a build docs folder, writes
 an effective mkdocs.yml, runs MkDocs + Material programmatically in strict mode into a staging
 folder (inside the build's work folder), fills the shell with every recipe page
-(generator.site.shell, generator.site.recipepages, reusing the page cache), adds the data/
+(generator.site.mkdocs_adapter, generator.site.recipepages, reusing the page cache), adds the data/
 folder, and publishes with `publish_atomically`. A failed build leaves `out` alone.
 
 Speed: the big finished-HTML blocks of a page (grids, evidence cards, the catalog) are cut out
@@ -14,21 +14,26 @@ plugin has indexed the page, so neither Python-Markdown nor the search indexer p
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from generator.errors import BuildError, Location
-from generator.site import csp
-from generator.site.pages import SiteModel, join_fragments, render_pages, split_fragments
+from generator.site.mkdocs_adapter import (
+    SHELL_NAME,
+    SHELL_PAGE,
+    PageShell,
+    expand,
+    run_mkdocs,
+    shell_markdown,
+    split_fragments,
+)
+from generator.site.pages import SiteModel, render_pages
 from generator.site.recipepages import (
     InputDigests,
     PageCache,
@@ -39,7 +44,6 @@ from generator.site.recipepages import (
     write_recipe_pages,
 )
 from generator.site.resources import SiteResources, locate
-from generator.site.shell import SHELL_NAME, SHELL_PAGE, PageShell, expand, shell_markdown
 from generator.site.swap import publish_atomically
 
 JS_FILES = ("assets/js/charts.js", "assets/js/app.js")
@@ -176,101 +180,6 @@ def effective_config(
     cfg["extra_css"] = [*CSS_FILES, *[c for c in cfg.get("extra_css") or [] if c not in CSS_FILES]]
     cfg.pop("repo_url", None)  # Material would call api.github.com from the browser
     return cfg
-
-
-class _Collect(logging.Handler):
-    """Keeps MkDocs warnings so a strict failure can say what broke."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
-@contextmanager
-def _collect_warnings() -> Iterator[_Collect]:
-    handler = _Collect()
-    logger = logging.getLogger("mkdocs")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-
-
-def _splice_plugin(
-    fragments: Mapping[str, tuple[str, ...]], template_cache: Path | None = None
-) -> Any:
-    """An in-process MkDocs plugin that puts each page's cut-out HTML blocks back.
-
-    It runs on `page_context` after every other plugin (search indexes the page there), so
-    the blocks reach the rendered page but not the search index: what search finds is the
-    page's Markdown part, including its short searchable summary. With `template_cache` it
-    also keeps the theme's compiled Jinja templates between builds (compiling Material's
-    templates is a good part of a small build).
-    """
-    from mkdocs.plugins import BasePlugin, event_priority
-
-    from generator.site.bytecode import SealedBytecodeCache
-
-    class Splice(BasePlugin):  # type: ignore[type-arg, no-untyped-call]
-        def on_env(self, env: Any, *, config: Any, files: Any) -> Any:
-            env.filters["evidence_csp"] = csp.policy  # the theme override's CSP <meta>
-            if template_cache is not None:
-                try:
-                    template_cache.mkdir(parents=True, exist_ok=True)
-                    env.bytecode_cache = SealedBytecodeCache(template_cache)
-                except OSError:
-                    pass
-            return env
-
-        @event_priority(-100)
-        def on_page_context(self, context: Any, *, page: Any, config: Any, nav: Any) -> Any:
-            blocks = fragments.get(page.file.src_uri)
-            if blocks and page.content is not None:
-                page.content = join_fragments(page.content, blocks)
-            return context
-
-    return Splice()
-
-
-def run_mkdocs(
-    config_file: Path,
-    fragments: Mapping[str, tuple[str, ...]] | None = None,
-    template_cache: Path | None = None,
-) -> None:
-    """`mkdocs build --strict` in-process; warnings become a BuildError.
-
-    `fragments` (page path -> HTML blocks from `write_docs`) are spliced back into the pages.
-    """
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-    from mkdocs.exceptions import Abort, ConfigurationError
-
-    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
-    with _collect_warnings() as seen:
-        try:
-            cfg = load_config(config_file=str(config_file), strict=True)
-            cfg.plugins["evidence-dashboard-splice"] = _splice_plugin(
-                fragments or {}, template_cache
-            )
-            cfg.plugins.on_startup(command="build", dirty=False)
-            try:
-                build(cfg)
-            finally:
-                cfg.plugins.on_shutdown()
-        except (Abort, ConfigurationError, SystemExit) as exc:
-            detail = "; ".join(seen.messages[:5]) or str(exc)
-            raise BuildError(
-                "MkDocs refused the generated site (strict mode)",
-                location=Location(str(config_file)),
-                expected="no warnings (broken links and anchors are fatal)",
-                found=detail,
-                hint="open the generated Markdown under the build docs folder "
-                "to see the page that broke",
-            ) from exc
 
 
 def _staging_parent(work_dir: Path, out_parent: Path) -> Path:

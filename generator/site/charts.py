@@ -131,3 +131,25 @@ def history_figure(check: str, readings: Sequence[Reading]) -> dict[str, Any]:
     layout = _layout(f"{chart_text(check)}: history per signer", "attested at")
     layout["xaxis"]["type"] = "date"
     return {"data": data, "layout": layout}
+
+
+def gbps(value: Any) -> Any:
+    """A bandwidth number as a float: data/*.json writes an integral float as Go does (`300`),
+    which reads back as an int, and a page must not depend on which of the two it got."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+def newest_per_signer(readings: list[Reading], limit: int) -> list[Reading]:
+    """At most `limit` readings per signer (its newest), of a list sorted by signer and time."""
+    counts: dict[str, int] = {}
+    for r in readings:
+        counts[r.signer] = counts.get(r.signer, 0) + 1
+    if all(n <= limit for n in counts.values()):
+        return readings
+    seen: dict[str, int] = {}
+    kept = []
+    for r in readings:
+        seen[r.signer] = seen.get(r.signer, 0) + 1
+        if counts[r.signer] - seen[r.signer] < limit:
+            kept.append(r)
+    return kept

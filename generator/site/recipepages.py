@@ -25,31 +25,31 @@ from typing import Any
 
 from generator.cacheauth import CacheAuth, Purpose
 from generator.limits import LIMITS
+from generator.site.mkdocs_adapter import PageShell
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
-from generator.site.shell import PageShell
 
 RENDER_VERSION = "3"
 """Bump when page output changes in a way the hashed inputs and sources below cannot see."""
-_CODE = (
-    "pages.py",
-    "cards.py",
-    "escape.py",
-    "charts.py",
-    "shell.py",
-    "recipepages.py",
-    "bounded.py",
-)
+SITE_CODE = Path(__file__).resolve().parent
+"""The page code: every module of this package is hashed into the page keys (computed, not
+listed: a module added for the cards changes the key by being there)."""
 
 
-def templates_digest(templates: Path) -> str:
-    """A digest of the page templates and the page code: any change renders every page anew."""
+def templates_digest(templates: Path, code: Path = SITE_CODE) -> str:
+    """A digest of the page templates and the page code: any change renders every page anew.
+
+    Every file under `templates` and every `*.py` under `code` (this package) counts, by its
+    path relative to its folder and its bytes."""
     h = hashlib.sha256(RENDER_VERSION.encode())
     h.update(repr(LIMITS).encode())  # the page limits decide what a page shows
-    here = Path(__file__).resolve().parent
-    files = sorted(templates.rglob("*.j2")) + [here / name for name in _CODE]
-    for path in files:
-        h.update(path.name.encode("utf-8") + b"\0")
-        h.update(path.read_bytes())
+    for root, files in (
+        (templates, sorted(p for p in templates.rglob("*") if p.is_file())),
+        (code, sorted(code.rglob("*.py"))),
+    ):
+        for path in files:
+            h.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+            h.update(path.read_bytes())
+            h.update(b"\0")
     return h.hexdigest()
 
 

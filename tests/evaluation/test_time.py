@@ -87,8 +87,7 @@ def test_a_backdated_claim_is_accepted_flagged_and_ordered_by_the_log(
     assert evaluation.build_time == "2026-09-01T12:00:01Z"  # not the newest claim (08-28)
     assert evaluation.documents["index"]["meta"]["generatedAt"] == "2026-09-01 12:00 UTC"
 
-    from generator.site.cards import pointer_card
-    from generator.site.pages import SiteModel
+    from generator.site.pages import SiteModel, pointer_card
 
     documents = evaluation.documents
     model = SiteModel(

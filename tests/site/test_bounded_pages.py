@@ -3,10 +3,14 @@ bandwidth history, each with what it leaves out said in words."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from generator.limits import LIMITS
-from generator.site.bounded import cards_shown, omitted_line, page_grids, recipe_omissions
+from generator.site.bounded import cards_shown, omitted_rows, page_grids, recipe_omissions
 from generator.site.charts import Reading
-from generator.site.pages import newest_per_signer
+from generator.site.environment import environment
+from generator.site.model import newest_per_signer
+from generator.site.resources import locate
 
 RANKS = {"CONTESTED": 0, "FAILING": 1, "UNTESTED": 2, "PARTIAL": 3, "SINGLE": 4, "CONFIRMED": 5}
 
@@ -40,6 +44,16 @@ def test_page_budget_spans_every_lens_and_counts_what_it_hides() -> None:
     )
 
 
+def _macro(template: str, name: str, *args: Any) -> str:
+    """A macro of a page template rendered on its own."""
+    return str(getattr(environment(locate().pages).get_template(template).module, name)(*args))
+
+
+def omitted_line(hidden: dict[str, int], labels: dict[str, str]) -> str:
+    rows = omitted_rows(hidden, labels)
+    return "" if rows is None else _macro("_grid.j2", "omitted_line", rows)
+
+
 def test_omitted_line_says_how_many_and_which_states() -> None:
     line = omitted_line(
         {"CONFIRMED": 500, "FAILING": 2}, {"FAILING": "Failing", "CONFIRMED": "Confirmed"}
@@ -58,7 +72,9 @@ def test_cards_keep_allowlisted_pointers_first() -> None:
 
 
 def test_recipe_omissions_in_words() -> None:
-    text = str(
+    text = _macro(
+        "_notes.j2",
+        "omissions",
         recipe_omissions(
             {
                 "omitted": {
@@ -69,11 +85,11 @@ def test_recipe_omissions_in_words() -> None:
                     "historyRows": 0,
                 }
             }
-        )
+        ),
     )
     assert "5 more unlisted signers (9 runs)" in text
     assert "2 older aicr versions" in text and "3 older runs" in text
-    assert str(recipe_omissions({})) == ""
+    assert _macro("_notes.j2", "omissions", recipe_omissions({})) == ""
 
 
 def test_bandwidth_history_keeps_each_signers_newest_readings() -> None:

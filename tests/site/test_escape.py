@@ -161,10 +161,10 @@ def test_figure_json_keeps_the_exact_string_without_a_raw_control() -> None:
     ],
 )
 def test_the_jinja_environment_neutralises_every_output(source: str, tmp_path: Any) -> None:
-    from generator.site.pages import _environment
+    from generator.site.environment import environment
 
     (tmp_path / "t.j2").write_text(source, encoding="utf-8")
-    env = _environment(tmp_path)
+    env = environment(tmp_path)
     out = env.get_template("t.j2").render(x="a\u202eb\x00c")
     assert "\u202e" not in out and "\x00" not in out, out
     assert "u202e" in out

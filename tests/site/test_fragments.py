@@ -10,15 +10,14 @@ from typing import Any
 import pytest
 
 from generator.site.build import SiteInputs, build_site
-from generator.site.pages import (
+from generator.site.mkdocs_adapter import (
     FRAGMENT_CLOSE,
     FRAGMENT_OPEN,
-    SiteModel,
     fragment_slot,
     join_fragments,
-    render_pages,
     split_fragments,
 )
+from generator.site.pages import SiteModel, render_pages
 from generator.site.resources import locate
 
 DATA = Path(__file__).resolve().parent / "fixtures" / "data"

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from generator.site.build import registry_note
-from generator.site.pages import Row, SiteModel, counts_text
+from generator.site.grids import Row, counts_text
+from generator.site.pages import SiteModel
 from tests.site.test_golden import rendered
 
 
@@ -114,7 +115,7 @@ def test_attestation_age_against_build_time(documents: dict[str, Any]) -> None:
 
 
 def test_first_party_runs_and_credentialed_bundles_are_explained(documents: dict[str, Any]) -> None:
-    from generator.site.cards import pointer_card
+    from generator.site.pages import pointer_card
 
     model = _model(documents)
     base = next(
@@ -140,7 +141,7 @@ def test_first_party_runs_and_credentialed_bundles_are_explained(documents: dict
 
 def test_a_duplicate_is_counted_once_only_when_it_passed(documents: dict[str, Any]) -> None:
     """A pointer repeating another's bundle says "counted once" only when it passed itself."""
-    from generator.site.cards import pointer_card
+    from generator.site.pages import pointer_card
 
     model = _model(documents)
     base = next(p for p in documents["pointers"]["pointers"] if p["verify"]["exit"] == 0)

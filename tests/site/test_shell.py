@@ -12,8 +12,8 @@ import pytest
 
 from generator.errors import BuildError
 from generator.site.build import SiteInputs, build_site
+from generator.site.mkdocs_adapter import BODY_MARKER, SHELL_NAME, SHELL_URL, TITLE_TOKEN, PageShell
 from generator.site.pages import HtmlPage
-from generator.site.shell import BODY_MARKER, SHELL_NAME, SHELL_URL, TITLE_TOKEN, PageShell
 
 
 def _inputs(documents: dict[str, Any]) -> SiteInputs:
