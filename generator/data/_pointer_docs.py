@@ -14,7 +14,6 @@ from generator.corroborate import Board, run_id_for
 from generator.data._board_docs import omitted_document
 from generator.data.records import FreshnessInfo, PointerRecord
 from generator.errors import InputError
-from generator.facts.failure import failure_reason
 from generator.facts import (
     bandwidth,
     components,
@@ -25,6 +24,7 @@ from generator.facts import (
     skip_reason,
     validator_images,
 )
+from generator.facts.failure import failure_reason
 from generator.limits import LIMITS
 from generator.model import (
     PHASE_ORDER,

@@ -14,7 +14,6 @@ from typing import Any
 import sigstore
 
 from generator import __version__
-from generator.verifyhint import verify_with
 from generator.bundlerefs import BundleRefEntry, load_bundle_refs
 from generator.corroborate import BoardEntry, build_board, count_each_bundle_once
 from generator.data import PointerRecord, build_info_document, data_documents
@@ -41,6 +40,7 @@ from generator.options import EvaluationOptions
 from generator.tree import Allowlist, TreeScan, load_allowlist, organisation_of, scan_tree
 from generator.verify.cache import verdict_policy
 from generator.verify.trust import Trust
+from generator.verifyhint import verify_with
 
 __all__ = ["Evaluation", "Verification", "evaluate", "schema_rejection", "verify_pointers"]
 

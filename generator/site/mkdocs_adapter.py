@@ -36,9 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.site import csp
 from generator.errors import BuildError, Location
-from generator.site import escape
+from generator.site import csp, escape
 from generator.site.pages import HtmlPage
 
 __all__ = [

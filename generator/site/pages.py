@@ -120,6 +120,7 @@ def render_pages(model: SiteModel, templates: Path) -> dict[str, str]:
     render("rejected.md.j2", "rejected.md")
     render("sources-index.md.j2", "sources/index.md")
     render("about.md.j2", "about.md")
+    render("changes.md.j2", "changes.md", history_limit=200)  # filled in by generator.changes
     for src, info in sorted(model.sources.items()):
         render("source.md.j2", source_page(str(info["slug"])), src=src, info=info)
     return pages
