@@ -110,13 +110,17 @@ class _Finder(ast.NodeVisitor):
     """Collects mutants; skips docstrings, annotations, f-strings and `__all__`-style tables."""
 
     def __init__(
-        self, path: str, source: str, lines: tuple[int, int] | None, strings: bool = True
+        self,
+        path: str,
+        source: str,
+        strings: bool = True,
+        scopes: tuple[str, ...] | None = None,
     ) -> None:
         self.path = path
         self.strings = strings
         self.source = source
         self.starts = _offsets(source)
-        self.lines = lines
+        self.scopes = scopes
         self.scope: list[str] = []
         self.found: list[Mutant] = []
 
@@ -139,7 +143,7 @@ class _Finder(ast.NodeVisitor):
         paren: bool = True,
         label: str | None = None,
     ) -> None:
-        if self.lines is not None and not self.lines[0] <= node.lineno <= self.lines[1]:
+        if self.scopes is not None and not in_scopes(".".join(self.scope), self.scopes):
             return
         start, end = self._span(node)
         original = self.source[start:end]
@@ -337,12 +341,38 @@ def _short(text: str) -> str:
     return one if len(one) <= 90 else one[:87] + "..."
 
 
+def in_scopes(scope: str, scopes: tuple[str, ...]) -> bool:
+    """Whether a dotted scope (`Class.method`, `f.inner`, `""` for module level) lies in one of
+    `scopes` (a name covers everything nested in it; `<module>` is the module-level code)."""
+    if not scope:
+        return "<module>" in scopes
+    return any(scope == s or scope.startswith(s + ".") for s in scopes)
+
+
+def defined_scopes(source: str) -> set[str]:
+    """Every dotted function/class name a module defines (what `Target.scopes` may name)."""
+    names: set[str] = {"<module>"}
+
+    def walk(body: Sequence[ast.stmt], prefix: str) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{stmt.name}"
+                names.add(name)
+                walk(stmt.body, name + ".")
+
+    walk(ast.parse(source).body, "")
+    return names
+
+
 def mutants_of(
-    path: str, source: str, lines: tuple[int, int] | None = None, strings: bool = True
+    path: str,
+    source: str,
+    strings: bool = True,
+    scopes: tuple[str, ...] | None = None,
 ) -> list[Mutant]:
     """Every mutant of one module whose spliced source still parses (`strings`: also short
-    string constants)."""
-    finder = _Finder(path, source, lines, strings)
+    string constants; `scopes`: only inside these functions/classes, see `in_scopes`)."""
+    finder = _Finder(path, source, strings, scopes)
     finder.visit(ast.parse(source))
     valid = []
     seen: dict[str, int] = {}
@@ -494,7 +524,7 @@ def _iter_mutants(
 ) -> Iterator[tuple[Target, str, list[Mutant]]]:
     for target in targets:
         source = (REPO / target.path).read_text(encoding="utf-8")
-        found = mutants_of(target.path, source, target.lines, target.strings)
+        found = mutants_of(target.path, source, strings=target.strings, scopes=target.scopes)
         if keys is not None:
             found = [m for m in found if m.key in keys]
             if not found:

@@ -1,7 +1,8 @@
 """The trust core under mutation: each module where a bug changes a verdict, and its tests.
 
 Each target names the pytest selection that exercises it, so a mutant runs a few seconds of tests
-rather than the suite. `lines` limits a large module to the part that decides (inclusive range).
+rather than the suite. `scopes` limits a large module to the functions and classes that decide
+(by name, so code motion and reformatting do not move the boundary; a test checks each exists).
 Slow tests that only repeat what a faster one checks (deadline drips, Chromium) are left out.
 """
 
@@ -17,7 +18,9 @@ class Target:
 
     path: str
     tests: tuple[str, ...]
-    lines: tuple[int, int] | None = None
+    scopes: tuple[str, ...] | None = None
+    """Top-level (or dotted) function/class names to mutate, `<module>` for module-level code;
+    None: the whole module."""
     extra: tuple[str, ...] = ()
     strings: bool = True
     """False where every short string constant is display text (colours, icons), not a rule."""
@@ -55,7 +58,21 @@ TARGETS: tuple[Target, ...] = (
             "tests/verify/test_fast_paths.py",
             "tests/verify/test_identity.py",
         ),
-        lines=(224, 760),
+        scopes=(
+            "verify_pointer",
+            "_fetch_failure",
+            "verify_materialized",
+            "_step2",
+            "_check_statement",
+            "predicate_type_problem",
+            "_step3",
+            "_sha",
+            "_local_path",
+            "_posix_parts",
+            "_schema_version_ok",
+            "_step4",
+            "_recipe_identity",
+        ),
     ),
     Target(
         "generator/tree/allowlist.py",
@@ -72,7 +89,19 @@ TARGETS: tuple[Target, ...] = (
             "tests/freshness/test_freshness.py",
             "tests/freshness/test_memo.py",
         ),
-        lines=(1, 400),
+        scopes=(
+            "<module>",
+            "FreshnessResult",
+            "compare",
+            "_is_hex64",
+            "DigestsFileProvider",
+            "listed_overlay",
+            "OverlayListing",
+            "ContentMemo",
+            "_code_fingerprint",
+            "NativeProvider",
+            "AicrProvider",
+        ),
     ),
     Target(
         "generator/corroborate/states.py",

@@ -6,7 +6,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.mutation.mutate import REPO, apply, load_equivalents, mutants_of
+from tests.mutation.mutate import (
+    REPO,
+    apply,
+    defined_scopes,
+    in_scopes,
+    load_equivalents,
+    mutants_of,
+)
 from tests.mutation.targets import TARGETS
 
 SOURCE = '''"""doc"""
@@ -63,8 +70,39 @@ def test_keys_are_unique_and_free_of_line_numbers() -> None:
     assert sorted(m.key for m in shifted) == sorted(keys)
 
 
-def test_a_line_range_limits_the_mutants() -> None:
-    assert {m.line for m in mutants_of("m.py", SOURCE, (6, 7))} == {6, 7}
+NESTED = """X = 1
+def f(a):
+    def inner(b):
+        return b == 2
+    return a < 3
+class C:
+    def m(self):
+        return 4
+"""
+
+
+def test_named_scopes_limit_the_mutants() -> None:
+    def scopes(names: tuple[str, ...]) -> set[str]:
+        return {m.scope for m in mutants_of("m.py", NESTED, scopes=names)}
+
+    assert scopes(("f",)) == {"f", "f.inner"}
+    assert scopes(("f.inner",)) == {"f.inner"}
+    assert scopes(("C",)) == {"C.m"}
+    assert scopes(("<module>",)) == {"<module>"}
+    assert scopes(("g",)) == set()
+    assert not in_scopes("ff", ("f",))  # a name is not a prefix of a longer one
+    assert defined_scopes(NESTED) == {"<module>", "f", "f.inner", "C", "C.m"}
+
+
+def test_every_named_scope_exists() -> None:
+    """A renamed or moved function must fail here, not silently leave nothing to mutate."""
+    for target in TARGETS:
+        if target.scopes is None:
+            continue
+        source = (REPO / target.path).read_text(encoding="utf-8")
+        missing = set(target.scopes) - defined_scopes(source)
+        assert not missing, f"{target.path}: no such scope {sorted(missing)} (see targets.py)"
+        assert mutants_of(target.path, source, target.strings, target.scopes)
 
 
 def test_equivalents_file_format(tmp_path: Path) -> None:
@@ -87,7 +125,7 @@ def test_the_checked_in_equivalents_each_say_why_and_still_exist() -> None:
     made: set[str] = set()
     for target in (t for t in TARGETS if t.path in paths):
         source = (REPO / target.path).read_text(encoding="utf-8")
-        made |= {m.key for m in mutants_of(target.path, source, target.lines, target.strings)}
+        made |= {m.key for m in mutants_of(target.path, source, target.strings, target.scopes)}
     for key, why in listed.items():
         assert why, f"equivalents.txt: {key} has no reason"
         assert key in made, f"equivalents.txt: {key} is no longer a mutant of the code"
