@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from generator.errors import AllowlistError
 from generator.model import SignerClass, SignerIdentity, source_slug
 from generator.tree.allowlist import UNLISTED, parse_allowlist
 
@@ -155,3 +156,24 @@ def test_a_line_break_inside_a_pattern_match_is_never_listed() -> None:
     allowlist = parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
     assert allowlist.classify(SignerIdentity(GH, WORKFLOW)).allowlisted
     assert allowlist.classify(SignerIdentity(GH, WORKFLOW + "\nx")) == UNLISTED
+
+
+def test_the_same_file_parses_to_equal_allowlists_with_a_stable_repr() -> None:
+    """The compiled regexes are an implementation detail: two parses of one file are equal
+    (cache keys compare them) and print the same (no object addresses in diagnostics)."""
+    data = _doc(first=_pat(), community=_src(str(ALICE.slug)))
+    one, two = parse_allowlist(data, file="a.yaml"), parse_allowlist(data, file="a.yaml")
+    assert one == two
+    assert repr(one) == repr(two)
+    assert "0x" not in repr(one)
+
+
+def test_a_pattern_re2_refuses_is_reported_without_writing_to_stderr(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The error is the AllowlistError; RE2's own logger must not also write to stderr (fd 2),
+    where it would interleave with the build's diagnostics."""
+    pattern = r"^https://github\.com/acme/aicr/\.github/workflows/uat\.yaml@(?=x)refs$"
+    with pytest.raises(AllowlistError, match="does not compile"):
+        parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
+    assert capfd.readouterr().err == ""
