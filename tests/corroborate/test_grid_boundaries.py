@@ -75,3 +75,41 @@ def test_the_combined_grid_names_no_version_and_each_version_grid_its_own(f: typ
     assert combined_grid(runs, f.org_of).aicr_version == ""  # type: ignore[attr-defined]
     grids = version_grids(runs, f.org_of)  # type: ignore[attr-defined]
     assert sorted(g.aicr_version for g in grids) == ["v0.13.0", "v0.14.0"]
+
+
+def _three_versions(f: type) -> list[object]:
+    """Three aicr versions, each run once; v0.15.0 is the newest."""
+    return [
+        f.make_run(f.identity(org), {ROW: "passed"}, version=version)  # type: ignore[attr-defined]
+        for org, version in (("a", "v0.13.0"), ("b", "v0.15.0"), ("c", "v0.14.0"))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("limit", "shown"),
+    [
+        (None, ["v0.15.0", "v0.14.0", "v0.13.0"]),
+        (3, ["v0.15.0", "v0.14.0", "v0.13.0"]),
+        (2, ["v0.15.0", "v0.14.0"]),
+        (1, ["v0.15.0"]),
+        (0, []),
+        (-1, []),
+    ],
+)
+def test_a_version_limit_keeps_exactly_the_newest_versions(
+    f: type, limit: int | None, shown: list[str]
+) -> None:
+    grids = version_grids(_three_versions(f), f.org_of, limit=limit)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == shown
+
+
+def test_a_version_grid_holds_only_its_own_versions_runs(f: type) -> None:
+    other = (Phase.CONFORMANCE, "dns")
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, version="v0.14.0"),  # type: ignore[attr-defined]
+        f.make_run(f.identity("b"), {ROW: "passed"}, version="v0.14.0"),  # type: ignore[attr-defined]
+        f.make_run(f.identity("c"), {other: "failed"}, version="v0.13.0"),  # type: ignore[attr-defined]
+    ]
+    new, old = version_grids(runs, f.org_of)  # type: ignore[attr-defined]
+    assert [r.key for r in new.rows] == [ROW] and new.rows[0].consensus is S.CONFIRMED
+    assert [r.key for r in old.rows] == [other] and old.rows[0].consensus is S.FAILING
