@@ -86,6 +86,7 @@ TARGETS: tuple[Target, ...] = (
         "generator/freshness/__init__.py",
         (
             "tests/freshness/test_boundaries.py",
+            "tests/freshness/test_provider_boundaries.py",
             "tests/freshness/test_freshness.py",
             "tests/freshness/test_memo.py",
         ),
