@@ -53,6 +53,7 @@ TARGETS: tuple[Target, ...] = (
         "generator/verify/pipeline.py",
         (
             "tests/verify/test_boundaries.py",
+            "tests/verify/test_pipeline_boundaries.py",
             "tests/verify/test_pipeline.py",
             "tests/verify/test_pipeline_paths.py",
             "tests/verify/test_fast_paths.py",

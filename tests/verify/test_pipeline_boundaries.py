@@ -1,0 +1,310 @@
+"""Steps 3 and 4 at their edges, through `verify_pointer` on unsigned bundles: every part of the
+bundle at exactly its size limit and one byte over, and each malformed statement, manifest,
+phase or recipe refused at the step and with the detail that names it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from generator.model import FailureClass, Pending
+from generator.verify.pipeline import (
+    MAX_CTRF_BYTES,
+    MAX_MANIFEST_BYTES,
+    MAX_RECIPE_BYTES,
+    MAX_STATEMENT_BYTES,
+)
+from tests.verify.conftest import PROFILE_RECIPE_YAML, EvidenceCase
+from tests.verify.test_pipeline import assert_failed_at, reseal_statement, rewrite_manifest, run
+
+_BUILT = ("manifest.json", "statement.intoto.json")
+
+
+def _sha(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _relist(case: EvidenceCase, size: Callable[[str, bytes], Any] = lambda p, d: len(d)) -> None:
+    """Rewrite manifest.json over the bundle's current files (its digest in the predicate too)."""
+    files = {p: d for p, d in case.files.items() if p not in _BUILT}
+    manifest = {
+        "schemaVersion": "1.0.0",
+        "files": [
+            {"path": p, "size": size(p, d), "sha256": _sha(d)} for p, d in sorted(files.items())
+        ],
+    }
+    rewrite_manifest(case, manifest)
+
+
+def _padded_json(doc: dict[str, Any], total: int) -> bytes:
+    data = json.dumps(doc).encode()
+    assert len(data) <= total
+    return data + b" " * (total - len(data))
+
+
+# ------------------------------------------------------------------ sizes: at the limit, one over
+
+
+@pytest.mark.parametrize(("extra", "passes"), [(0, True), (1, False)], ids=["at-limit", "one-over"])
+def test_an_unsigned_statement_is_read_up_to_its_limit(extra: int, passes: bool) -> None:
+    case = EvidenceCase().seal()
+    case.files["statement.intoto.json"] = _padded_json(case.statement, MAX_STATEMENT_BYTES + extra)
+    verdict = run(case)
+    if passes:
+        assert isinstance(verdict, Pending), verdict
+    else:
+        assert_failed_at(verdict, 3, FailureClass.SCHEMA)
+        assert "statement.intoto.json exceeds" in verdict.cause.detail
+
+
+@pytest.mark.parametrize(("extra", "passes"), [(0, True), (1, False)], ids=["at-limit", "one-over"])
+def test_the_manifest_is_read_up_to_its_limit(extra: int, passes: bool) -> None:
+    case = EvidenceCase().seal()
+    doc = json.loads(case.files["manifest.json"])
+    data = _padded_json(doc, MAX_MANIFEST_BYTES + extra)
+    case.files["manifest.json"] = data
+    case.predicate["manifest"]["digest"] = _sha(data)
+    reseal_statement(case)
+    verdict = run(case)
+    if passes:
+        assert isinstance(verdict, Pending), verdict
+    else:
+        assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+        assert "manifest.json exceeds" in verdict.cause.detail
+
+
+@pytest.mark.parametrize(("extra", "passes"), [(0, True), (1, False)], ids=["at-limit", "one-over"])
+def test_a_ctrf_report_is_read_up_to_its_limit(extra: int, passes: bool) -> None:
+    case = EvidenceCase().seal()
+    doc = json.loads(case.ctrf["conformance"])
+    data = _padded_json(doc, MAX_CTRF_BYTES + extra)
+    case.files["ctrf/conformance.json"] = data
+    case.predicate["phases"]["conformance"]["ctrfDigest"] = _sha(data)
+    _relist(case)
+    verdict = run(case)
+    if passes:
+        assert isinstance(verdict, Pending), verdict
+    else:
+        assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+        assert "ctrf/conformance.json exceeds" in verdict.cause.detail
+
+
+@pytest.mark.parametrize(("extra", "passes"), [(0, True), (1, False)], ids=["at-limit", "one-over"])
+def test_the_recipe_is_read_up_to_its_limit(extra: int, passes: bool) -> None:
+    """Padded with a YAML comment to exactly the limit (which changes no digest); one byte more
+    is appended after sealing (the canonicaliser would refuse to digest it)."""
+    base = EvidenceCase().recipe_yaml
+    padding = MAX_RECIPE_BYTES - len(base) - 2
+    case = EvidenceCase(recipe_yaml=base + b"#" + b"x" * padding + b"\n").seal()
+    case.files["recipe.yaml"] += b"\n" * extra
+    _relist(case)
+    assert len(case.files["recipe.yaml"]) == MAX_RECIPE_BYTES + extra
+    verdict = run(case)
+    if passes:
+        assert isinstance(verdict, Pending), verdict
+    else:
+        assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+        assert "recipe.yaml exceeds" in verdict.cause.detail
+
+
+# ------------------------------------------------------------------ step 3: the unsigned statement
+
+
+def _statement(case: EvidenceCase, data: bytes | None) -> None:
+    if data is None:
+        del case.files["statement.intoto.json"]
+    else:
+        case.files["statement.intoto.json"] = data
+
+
+def _statement_edit(edit: Callable[[dict[str, Any]], None]) -> Callable[[EvidenceCase], None]:
+    def apply(case: EvidenceCase) -> None:
+        edit(case.statement)
+        reseal_statement(case)
+
+    return apply
+
+
+STEP3: list[tuple[str, Callable[[EvidenceCase], None], str]] = [
+    ("missing", lambda c: _statement(c, None), "missing from the unsigned bundle"),
+    ("a-list", lambda c: _statement(c, b"[1]"), "is not a JSON object"),
+    (
+        "unknown-type",
+        _statement_edit(lambda s: s.update(predicateType="https://example.com/x")),
+        "unexpected predicateType",
+    ),
+    (
+        "predicate-a-list",
+        _statement_edit(lambda s: s.update(predicate=[1])),
+        "statement has no predicate object",
+    ),
+    (
+        "profile-a-string",
+        _statement_edit(lambda s: s["predicate"].update(profile="gpuStack=x")),
+        "predicate profile is not an object",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "tamper", "detail"), STEP3, ids=[r[0] for r in STEP3])
+def test_a_malformed_unsigned_statement_fails_step_three(
+    name: str, tamper: Callable[[EvidenceCase], None], detail: str
+) -> None:
+    case = EvidenceCase().seal()
+    tamper(case)
+    verdict = run(case)
+    assert_failed_at(verdict, 3, FailureClass.SCHEMA)
+    assert detail in verdict.cause.detail
+
+
+# ------------------------------------------------------------------ step 4: inventory and phases
+
+
+def _predicate_edit(edit: Callable[[dict[str, Any]], None]) -> Callable[[EvidenceCase], None]:
+    def apply(case: EvidenceCase) -> None:
+        edit(case.predicate)
+        reseal_statement(case)
+
+    return apply
+
+
+def _manifest_bytes(data: bytes) -> Callable[[EvidenceCase], None]:
+    def apply(case: EvidenceCase) -> None:
+        case.files["manifest.json"] = data
+        case.predicate["manifest"]["digest"] = _sha(data)
+        reseal_statement(case)
+
+    return apply
+
+
+def _manifest_doc(doc: dict[str, Any]) -> Callable[[EvidenceCase], None]:
+    return lambda case: rewrite_manifest(case, doc)
+
+
+def _dropped(path: str) -> Callable[[EvidenceCase], None]:
+    """`path` gone from the bundle and from manifest.json (the inventory itself stays whole)."""
+
+    def apply(case: EvidenceCase) -> None:
+        del case.files[path]
+        _relist(case)
+
+    return apply
+
+
+def _sized(path: str, size: object) -> Callable[[EvidenceCase], None]:
+    return lambda case: _relist(case, lambda p, d: size if p == path else len(d))
+
+
+def _directory_entry(case: EvidenceCase) -> None:
+    manifest = json.loads(case.files["manifest.json"])
+    manifest["files"].append({"path": "ctrf", "size": 1, "sha256": _sha(b"x")})
+    rewrite_manifest(case, manifest)
+
+
+def _recipe(data: bytes) -> Callable[[EvidenceCase], None]:
+    def apply(case: EvidenceCase) -> None:
+        case.files["recipe.yaml"] = data
+        _relist(case)
+
+    return apply
+
+
+STEP4: list[tuple[str, Callable[[EvidenceCase], None], str]] = [
+    (
+        "manifest-digest-empty",
+        _predicate_edit(lambda p: p["manifest"].update(digest="")),
+        "predicate.manifest.digest is empty",
+    ),
+    ("manifest-missing", lambda c: c.files.pop("manifest.json"), "file missing from bundle"),
+    ("manifest-not-json", _manifest_bytes(b'{"files": ['), "manifest.json"),
+    (
+        "manifest-no-files",
+        _manifest_doc({"schemaVersion": "1.0.0", "files": []}),
+        "manifest.json lists no files",
+    ),
+    ("directory-entry", _directory_entry, "ctrf is a directory, not a file"),
+    ("size-a-string", _sized("recipe.yaml", "12"), "is not a byte count"),
+    ("size-a-bool", _sized("recipe.yaml", True), "is not a byte count"),
+    ("size-negative", _sized("recipe.yaml", -1), "is not a byte count"),
+    ("size-one-more", _sized("snapshot.yaml", 25), "snapshot.yaml: size mismatch"),
+    (
+        "phases-a-list",
+        _predicate_edit(lambda p: p.update(phases=["deployment"])),
+        "predicate.phases is not an object",
+    ),
+    (
+        "ctrf-digest-empty",
+        _predicate_edit(lambda p: p["phases"]["deployment"].update(ctrfDigest="")),
+        "phases.deployment.ctrfDigest is empty",
+    ),
+    ("ctrf-missing", _dropped("ctrf/deployment.json"), "ctrf/deployment.json missing from bundle"),
+    ("recipe-missing", _dropped("recipe.yaml"), "manifest.json has no recipe.yaml entry"),
+    ("recipe-not-yaml", _recipe(b"kind: [\n"), "recipe.yaml cannot be decoded"),
+    ("recipe-a-list", _recipe(b"- kind\n"), "recipe.yaml is not a mapping"),
+]
+
+
+@pytest.mark.parametrize(("name", "tamper", "detail"), STEP4, ids=[r[0] for r in STEP4])
+def test_a_malformed_bundle_fails_step_four(
+    name: str, tamper: Callable[[EvidenceCase], None], detail: str
+) -> None:
+    case = EvidenceCase().seal()
+    tamper(case)
+    verdict = run(case)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    details = [verdict.cause.detail, *(r.value for r in verdict.steps[3].sub_rows)]
+    assert any(detail in d for d in details), details
+
+
+def test_a_size_of_zero_means_unknown_and_is_not_compared() -> None:
+    case = EvidenceCase().seal()
+    _sized("snapshot.yaml", 0)(case)
+    assert isinstance(run(case), Pending)
+
+
+def test_an_empty_phases_object_checks_no_report() -> None:
+    case = EvidenceCase().seal()
+    _predicate_edit(lambda p: p.update(phases={}))(case)
+    assert isinstance(run(case), Pending)
+
+
+# ------------------------------------------------------------------ step 4: the profile binding
+
+
+def _profiled() -> EvidenceCase:
+    return EvidenceCase(recipe_yaml=PROFILE_RECIPE_YAML).seal()
+
+
+PROFILE: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
+    (
+        "advertiser-added",
+        lambda p: p["profile"].update(advertiser="acme"),
+        "predicate profile.advertiser",
+    ),
+    (
+        "identity-uppercase",
+        lambda p: p["profile"].update(policyDescriptorIdentity="E" * 64),
+        "policyDescriptorIdentity is not 64 lowercase hex",
+    ),
+    (
+        "identity-63",
+        lambda p: p["profile"].update(policyDescriptorIdentity="e" * 63),
+        "policyDescriptorIdentity is not 64 lowercase hex",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "edit", "detail"), PROFILE, ids=[r[0] for r in PROFILE])
+def test_a_profile_that_does_not_bind_fails_step_four(
+    name: str, edit: Callable[[dict[str, Any]], None], detail: str
+) -> None:
+    case = _profiled()
+    assert isinstance(run(case), Pending)
+    _predicate_edit(edit)(case)
+    verdict = run(case)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    assert detail in verdict.cause.detail
