@@ -266,3 +266,19 @@ def test_display_label_and_organisation_at_their_edges(
     expected = label if label is not None else str(signer.slug)
     assert display_label(signer, UNLISTED) == expected
     assert organisation_of(signer, UNLISTED) == (org if org is not None else identity)
+
+
+@pytest.mark.parametrize("backslashes", [0, 1, 2, 3, 4])
+def test_the_final_dollar_counts_as_escaped_after_an_odd_run_of_backslashes(
+    backslashes: int,
+) -> None:
+    """`\\$` (and `\\\\\\$`) is a literal dollar, so the pattern is not anchored and is refused;
+    after an even run (`\\\\$`) the backslashes escape each other and `$` anchors."""
+    pattern = r"^https://github\.com/acme/aicr@main" + "\\" * backslashes + "$"
+    data = _doc(first=_pat(pattern))
+    if backslashes % 2:
+        with pytest.raises(AllowlistError, match="too broad") as caught:
+            parse_allowlist(data, file="a.yaml")
+        assert "unescaped $" in caught.value.found
+    else:
+        assert parse_allowlist(data, file="a.yaml").entries[0].identity_pattern == pattern
