@@ -308,3 +308,57 @@ def test_a_profile_that_does_not_bind_fails_step_four(
     verdict = run(case)
     assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
     assert detail in verdict.cause.detail
+
+
+# ------------------------------------------------------------------ step 1: fetching
+
+
+def _fetched(case: EvidenceCase, result: object) -> Any:
+    from generator.verify.pipeline import verify_pointer
+    from generator.verify.trust import load_trust
+    from tests.verify.conftest import FakeSource
+
+    pointer, location = case.pointer()
+    return verify_pointer(pointer, location, FakeSource(result), load_trust(offline=True))
+
+
+def test_a_bundle_that_cannot_be_read_is_a_transient_failure_without_verdict() -> None:
+    from generator.model import NoVerdict
+
+    verdict = _fetched(EvidenceCase().seal(), OSError("layout vanished"))
+    assert isinstance(verdict, NoVerdict)
+    assert_failed_at(verdict, 1, FailureClass.TRANSIENT)
+    assert "bundle could not be read: layout vanished" in verdict.cause.detail
+
+
+@pytest.mark.parametrize(
+    ("message", "found", "detail"),
+    [
+        ("connection reset", "after 12 bytes", "connection reset (after 12 bytes)"),
+        ("connection reset after 12 bytes", "after 12 bytes", "connection reset after 12 bytes"),
+        ("connection reset", None, "connection reset"),
+    ],
+    ids=["found-added", "found-already-said", "nothing-found"],
+)
+def test_a_fetch_failure_detail_says_what_was_found_once(
+    message: str, found: str | None, detail: str
+) -> None:
+    from generator.bundle.types import transient_error
+
+    error = transient_error(message, url="https://ghcr.io/v2/x", found=found)
+    verdict = _fetched(EvidenceCase().seal(), error)
+    assert_failed_at(verdict, 1, FailureClass.TRANSIENT)
+    assert verdict.cause.detail == detail
+
+
+@pytest.mark.parametrize("needed", [True, False])
+def test_a_bundle_that_needed_credentials_says_so_beyond_aicr(needed: bool) -> None:
+    from dataclasses import replace
+
+    case = EvidenceCase().seal()
+    verdict = _fetched(case, replace(case.materialized(), needed_credentials=needed))
+    assert isinstance(verdict, Pending)
+    rows = {r.key: r for r in verdict.steps[0].sub_rows}
+    assert ("registry access" in rows) is needed
+    if needed:
+        assert rows["registry access"].beyond_aicr
