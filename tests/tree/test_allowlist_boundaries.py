@@ -198,8 +198,15 @@ def test_a_bar_inside_a_class_that_opens_with_a_bracket_is_not_alternation(
 
 @pytest.mark.parametrize(
     "ref",
-    [r"[a]|b", r"(a)|b", r"[]a]|b", r"[^]a]|b", r"\(a|b"],
-    ids=["after-class", "after-group", "after-bracket-class", "after-negated", "escaped-paren"],
+    [r"[a]|b", r"(a)|b", r"[]a]|b", r"[^]a]|b", r"\(a|b", r"main|"],
+    ids=[
+        "after-class",
+        "after-group",
+        "after-bracket-class",
+        "after-negated",
+        "escaped-paren",
+        "bar-last",
+    ],
 )
 def test_a_top_level_bar_after_a_class_or_group_is_refused(ref: str) -> None:
     pattern = r"^https://github\.com/acme/aicr@" + ref + "$"
