@@ -54,6 +54,7 @@ TARGETS: tuple[Target, ...] = (
         (
             "tests/verify/test_boundaries.py",
             "tests/verify/test_pipeline_boundaries.py",
+            "tests/verify/test_candidates_boundaries.py",
             "tests/verify/test_pipeline.py",
             "tests/verify/test_pipeline_paths.py",
             "tests/verify/test_fast_paths.py",
