@@ -126,6 +126,7 @@ TARGETS: tuple[Target, ...] = (
         "generator/bundle/registry.py",
         (
             "tests/bundle/test_boundaries.py",
+            "tests/bundle/test_registry_config_boundaries.py",
             "tests/bundle/test_registry.py",
             "tests/bundle/test_registry_hardening.py",
         ),
