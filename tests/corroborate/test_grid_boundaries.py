@@ -113,3 +113,54 @@ def test_a_version_grid_holds_only_its_own_versions_runs(f: type) -> None:
     new, old = version_grids(runs, f.org_of)  # type: ignore[attr-defined]
     assert [r.key for r in new.rows] == [ROW] and new.rows[0].consensus is S.CONFIRMED
     assert [r.key for r in old.rows] == [other] and old.rows[0].consensus is S.FAILING
+
+
+def test_rows_only_left_out_runs_report_count_untested_in_their_phase_only(f: type) -> None:
+    """Two rows only left-out runs report, both in conformance: two UNTESTED in the tally, the
+    conformance rollup PARTIAL, deployment untouched; a row a shown run reports is not extra."""
+    from generator.corroborate import grid_over
+
+    deploy, conf = ROW, (Phase.CONFORMANCE, "dns")
+    shown = [
+        f.make_run(f.identity(o), {deploy: "passed", conf: "passed"})  # type: ignore[attr-defined]
+        for o in ("a", "b")
+    ]
+    left = [
+        f.make_run(  # type: ignore[attr-defined]
+            f.identity("x"),  # type: ignore[attr-defined]
+            {
+                deploy: "passed",
+                (Phase.CONFORMANCE, "n1"): "passed",
+                (Phase.CONFORMANCE, "n2"): "failed",
+            },
+            allowlisted=False,
+        )
+    ]
+    grid = grid_over(shown, f.org_of, left_out=left)  # type: ignore[attr-defined]
+    assert [r.key for r in grid.rows] == [deploy, conf]
+    assert grid.unlisted_only == 2
+    assert grid.tally[S.UNTESTED] == 2 and grid.tally[S.CONFIRMED] == 2
+    assert grid.phase_rollup[Phase.CONFORMANCE] is S.PARTIAL
+    assert grid.phase_rollup[Phase.DEPLOYMENT] is S.CONFIRMED
+    assert grid.rollup is S.PARTIAL
+    alone = grid_over(shown, f.org_of)  # type: ignore[attr-defined]
+    assert alone.unlisted_only == 0 and alone.rollup is S.CONFIRMED
+    assert alone.tally[S.UNTESTED] == 0
+
+
+def test_a_digest_differing_between_counted_runs_clears_same_digest(f: type) -> None:
+    """Only allowlisted runs that ran the row count; an unlisted run's digest never does."""
+    from generator.corroborate import grid_over
+
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, recipe_digest="a" * 64),  # type: ignore[attr-defined]
+        f.make_run(f.identity("b"), {ROW: "passed"}, recipe_digest="a" * 63 + "b"),  # type: ignore[attr-defined]
+    ]
+    assert not grid_over(runs, f.org_of).rows[0].same_digest  # type: ignore[attr-defined]
+    runs[1] = f.make_run(  # type: ignore[attr-defined]
+        f.identity("b"),
+        {ROW: "passed"},
+        recipe_digest="a" * 63 + "b",
+        allowlisted=False,  # type: ignore[attr-defined]
+    )
+    assert grid_over(runs, f.org_of).rows[0].same_digest  # type: ignore[attr-defined]
