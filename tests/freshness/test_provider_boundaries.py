@@ -251,3 +251,27 @@ def test_a_profile_suffix_is_matched_after_lowercasing_the_profile(tmp_path: Pat
     assert provider.current("gb200-gke-gpuStack-Bundle", "gpuStack=Bundle", Canonicalizer.V3) is (
         None
     )
+
+
+def test_a_memo_is_written_again_only_when_an_answer_is_new_or_changed(tmp_path: Path) -> None:
+    path = tmp_path / "memo.json"
+    first = ContentMemo(path)
+    first.put("k", "v")
+    first.save()
+    assert path.exists()
+    again = ContentMemo(path)
+    assert again.get("k") == (True, "v")
+    again.put("k", "v")  # the same answer: nothing new
+    path.unlink()
+    again.save()
+    assert not path.exists()
+    again.put("k", "w")  # a changed answer
+    again.save()
+    assert ContentMemo(path).get("k") == (True, "w")
+
+
+def test_a_memo_without_a_file_never_writes(tmp_path: Path) -> None:
+    memo = ContentMemo(None)
+    memo.put("k", "v")
+    memo.save()
+    assert list(tmp_path.iterdir()) == []
