@@ -362,3 +362,93 @@ def test_a_bundle_that_needed_credentials_says_so_beyond_aicr(needed: bool) -> N
     assert ("registry access" in rows) is needed
     if needed:
         assert rows["registry access"].beyond_aicr
+
+
+# ------------------------------------------------------------------ step 4: paths and versions
+
+
+def _renamed(old: str, new: str) -> Callable[[EvidenceCase], None]:
+    """The manifest entry of `old` written as `new` (the file itself unchanged)."""
+
+    def apply(case: EvidenceCase) -> None:
+        manifest = json.loads(case.files["manifest.json"])
+        for entry in manifest["files"]:
+            if entry["path"] == old:
+                entry["path"] = new
+        rewrite_manifest(case, manifest)
+
+    return apply
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["./snapshot.yaml", ".//snapshot.yaml", "./././snapshot.yaml"],
+    ids=["dot", "dot-slashes", "dots"],
+)
+def test_a_manifest_path_with_current_folder_parts_names_the_same_file(path: str) -> None:
+    case = EvidenceCase().seal()
+    _renamed("snapshot.yaml", path)(case)
+    assert isinstance(run(case), Pending)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "ctrf/../snapshot.yaml",
+        "/snapshot.yaml",
+        "snapshot.yaml\x00",
+        "ctrf\\..\\snapshot.yaml",
+        "",
+        ".",
+        "./",
+    ],
+    ids=["dot-dot", "absolute", "nul", "backslash", "empty", "dot", "dot-slash"],
+)
+def test_a_manifest_path_that_is_not_local_is_refused(path: str) -> None:
+    case = EvidenceCase().seal()
+    _renamed("snapshot.yaml", path)(case)
+    verdict = run(case)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    assert any("is not a local path" in r.value for r in verdict.steps[3].sub_rows)
+
+
+@pytest.mark.parametrize(
+    ("version", "ok"),
+    [
+        ("1.0", True),
+        ("1.0.0", True),
+        ("1.0.17", True),
+        ("1.01", False),
+        ("1.1.0", False),
+        ("", False),
+        (1.0, False),
+    ],
+)
+def test_the_manifest_schema_version_is_one_dot_zero(version: object, ok: bool) -> None:
+    case = EvidenceCase().seal()
+    manifest = json.loads(case.files["manifest.json"])
+    manifest["schemaVersion"] = version
+    rewrite_manifest(case, manifest)
+    verdict = run(case)
+    if ok:
+        assert isinstance(verdict, Pending), verdict
+    else:
+        assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+        assert "is not 1.0.x" in verdict.cause.detail
+
+
+def test_the_step_four_rows_of_an_unprofiled_and_a_profiled_bundle() -> None:
+    plain = run(EvidenceCase().seal())
+    rows = {r.key: r.value for r in plain.steps[3].sub_rows}
+    assert rows["phases"] == "conformance, deployment"
+    assert rows["profile"] == "(none)"
+    assert rows["profile.policyDescriptorIdentity"] == "n/a"
+    assert rows["files"] == "5 listed, all present and matching"
+    profiled = run(EvidenceCase(recipe_yaml=PROFILE_RECIPE_YAML).seal())
+    rows = {r.key: r.value for r in profiled.steps[3].sub_rows}
+    assert rows["profile"] == "gpuStack=operator-managed"
+    assert rows["profile.policyDescriptorIdentity"] == "format checked (64 hex); not recomputed"
+    case = EvidenceCase().seal()
+    _predicate_edit(lambda p: p.update(phases={}))(case)
+    rows = {r.key: r.value for r in run(case).steps[3].sub_rows}
+    assert rows["phases"] == "(none)"
