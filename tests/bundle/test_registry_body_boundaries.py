@@ -113,3 +113,51 @@ def test_a_body_slower_than_the_minimum_after_the_grace_is_refused() -> None:
 def test_a_body_at_exactly_the_minimum_throughput_is_read() -> None:
     """5 bytes per second for 12 s against a 5 bytes/s minimum: not slower, so read."""
     assert _read([b"x" * 5] * 12, step=1.0, min_throughput=5, grace=2.0) == b"x" * 60
+
+
+def _response_from(url: str) -> requests.Response:
+    response = requests.Response()
+    response.url = url
+    return response
+
+
+@pytest.mark.parametrize(
+    ("base", "mirrored", "refused_by", "sent"),
+    [
+        ("https://ghcr.io", False, "https://ghcr.io/v2/a", True),
+        ("https://ghcr.io", False, "https://GHCR.io/v2/a", True),
+        ("https://ghcr.io", False, "https://ghcr.io.evil/v2/a", False),
+        ("https://ghcr.io", False, "https://ghcr.io:444/v2/a", False),
+        ("http://127.0.0.1:5000", True, "http://127.0.0.1:5000/v2/a", True),
+        ("http://localhost:5000", True, "http://localhost:5000/v2/a", True),
+        ("http://[::1]:5000", True, "http://[::1]:5000/v2/a", True),
+        ("http://127.0.0.1:5000", False, "http://127.0.0.1:5000/v2/a", False),
+        ("http://10.0.0.7:5000", True, "http://10.0.0.7:5000/v2/a", False),
+        ("http://localhost.evil:5000", True, "http://localhost.evil:5000/v2/a", False),
+    ],
+    ids=[
+        "https-same-host",
+        "host-case",
+        "lookalike-host",
+        "other-port",
+        "loopback-mirror",
+        "localhost-mirror",
+        "ipv6-loopback-mirror",
+        "plain-http-not-a-mirror",
+        "private-mirror",
+        "lookalike-localhost",
+    ],
+)
+def test_credentials_go_only_to_the_registry_over_https_or_a_loopback_mirror(
+    base: str, mirrored: bool, refused_by: str, sent: bool
+) -> None:
+    client = RegistryClient(credentials={})
+    attempt = _Attempt(base=base, repo="acme", deadline_at=1e9, mirrored=mirrored)
+    assert client._may_send_credentials(attempt, _response_from(refused_by)) is sent
+
+
+def test_a_mirror_is_chosen_by_registry_name_whatever_its_case() -> None:
+    client = RegistryClient(mirrors={"GHCR.io": "http://127.0.0.1:5000/"}, credentials={})
+    assert client.base_url("ghcr.io") == "http://127.0.0.1:5000"
+    assert client.base_url("GHCR.IO") == "http://127.0.0.1:5000"
+    assert client.base_url("quay.io") == "https://quay.io"
