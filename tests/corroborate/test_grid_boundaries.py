@@ -164,3 +164,53 @@ def test_a_digest_differing_between_counted_runs_clears_same_digest(f: type) -> 
         allowlisted=False,  # type: ignore[attr-defined]
     )
     assert grid_over(runs, f.org_of).rows[0].same_digest  # type: ignore[attr-defined]
+
+
+def test_a_claimed_attestation_time_never_ranks_a_version_above_a_logged_one(f: type) -> None:
+    """Versions semver cannot order ("main", "dev") go by their newest run, and "newest" is the
+    verified log time first (`run_order`): a version whose only run has no log time, however
+    late its claimed attestedAt, is older than one with a logged run."""
+    from dataclasses import replace
+
+    logged = f.make_run(  # type: ignore[attr-defined]
+        f.identity("a"),
+        {ROW: "passed"},
+        version="main",
+        when="2026-09-19T02:57:39Z",  # type: ignore[attr-defined]
+    )
+    claimed = f.make_run(  # type: ignore[attr-defined]
+        f.identity("b"),
+        {ROW: "passed"},
+        version="dev",
+        when="2026-09-20T00:00:00Z",  # type: ignore[attr-defined]
+    )
+    claimed = replace(claimed, logged_at="")
+    grids = version_grids([claimed, logged], f.org_of)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == ["main", "dev"]
+    later = replace(logged, logged_at="2026-09-18T00:00:00Z", aicr_version="dev")
+    grids = version_grids([later, logged], f.org_of)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == ["main", "dev"]
+
+
+def test_versions_tied_on_log_time_go_by_attestation_time_then_by_name(f: type) -> None:
+    """The run id is not part of a version's "newest" time: a full tie falls to the name."""
+    from dataclasses import replace
+
+    base = f.make_run(  # type: ignore[attr-defined]
+        f.identity("a"),
+        {ROW: "passed"},
+        version="main",
+        when="2026-09-19T02:57:39Z",  # type: ignore[attr-defined]
+    )
+    later_claim = replace(
+        base,
+        aicr_version="dev",
+        attested_at="2026-09-19T03:00:00Z",
+        signer=f.identity("b"),  # type: ignore[attr-defined]
+    )
+    grids = version_grids([base, later_claim], f.org_of)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == ["dev", "main"]
+    tie = replace(base, aicr_version="dev", run_id="zzzz", signer=f.identity("b"))  # type: ignore[attr-defined]
+    base = replace(base, run_id="aaaa")
+    grids = version_grids([base, tie], f.org_of)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == ["main", "dev"]

@@ -136,3 +136,16 @@ def test_every_target_and_mapped_test_exists() -> None:
         assert (REPO / target.path).is_file(), target.path
         for test in target.tests:
             assert (REPO / test.split("::")[0]).exists(), test
+
+
+def test_a_mutant_runs_the_tests_that_execute_its_lines() -> None:
+    from tests.mutation.mutate import _test_of, tests_for
+
+    assert _test_of("tests/a.py::test_x[param-1]|run") == "tests/a.py::test_x"
+    assert _test_of("tests/a.py::Case::test_y|setup") == "tests/a.py::Case::test_y"
+    mutant = mutants_of("m.py", NESTED, scopes=("f.inner",))[0]
+    lines = {4: {"t.py::test_b", "t.py::test_a"}, 5: {"t.py::test_c"}}
+    assert tests_for(mutant, lines) == ["t.py::test_a", "t.py::test_b"]
+    assert tests_for(mutant, None) is None  # no map: every mapped test
+    assert tests_for(mutant, {4: set()}) is None  # run only at import time: every mapped test
+    assert tests_for(mutant, {3: {"t.py::test_d"}}) == ["t.py::test_d"]  # its statement's line
