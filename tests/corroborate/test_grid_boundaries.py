@@ -214,3 +214,16 @@ def test_versions_tied_on_log_time_go_by_attestation_time_then_by_name(f: type) 
     base = replace(base, run_id="aaaa")
     grids = version_grids([base, tie], f.org_of)  # type: ignore[attr-defined]
     assert [g.aicr_version for g in grids] == ["main", "dev"]
+
+
+def test_a_kubernetes_lens_matches_its_minor_by_exact_case(f: type) -> None:
+    """`k8s_minors` lists "v1.33" and "V1.33" apart, so each lens holds only its own runs (a
+    run counted in two lenses would corroborate itself)."""
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, k8s="v1.33"),  # type: ignore[attr-defined]
+        f.make_run(f.identity("b"), {ROW: "passed"}, k8s="V1.33"),  # type: ignore[attr-defined]
+    ]
+    assert set(k8s_minors(runs)) == {"v1.33", "V1.33"}
+    for minor in ("v1.33", "V1.33"):
+        grid = k8s_lens(runs, minor, f.org_of)  # type: ignore[attr-defined]
+        assert grid.rows[0].consensus is S.SINGLE
