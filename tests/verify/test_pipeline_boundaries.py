@@ -452,3 +452,26 @@ def test_the_step_four_rows_of_an_unprofiled_and_a_profiled_bundle() -> None:
     _predicate_edit(lambda p: p.update(phases={}))(case)
     rows = {r.key: r.value for r in run(case).steps[3].sub_rows}
     assert rows["phases"] == "(none)"
+
+
+def test_a_predicate_naming_another_recipe_than_its_recipe_yaml_fails_step_four() -> None:
+    """The pointer and the predicate agree (step 3 passes), but recipe.yaml names another."""
+    case = EvidenceCase().seal()
+    other = case.recipe_name + "-x"
+    case.predicate["recipe"]["name"] = other
+    reseal_statement(case)
+    verdict = run(case, None, recipe=other)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    assert "does not match the recipe's name" in verdict.cause.detail
+
+
+@pytest.mark.parametrize(
+    "profile", [None, "gpuStack=bundle-installer", "gpustack=operator-managed"]
+)
+def test_a_pointer_profile_other_than_the_recipes_selection_fails_step_four(
+    profile: str | None,
+) -> None:
+    case = EvidenceCase(recipe_yaml=PROFILE_RECIPE_YAML).seal()
+    assert isinstance(run(case), Pending)
+    verdict = run(case, None, profile=profile)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
