@@ -275,3 +275,18 @@ def test_a_memo_without_a_file_never_writes(tmp_path: Path) -> None:
     memo.put("k", "v")
     memo.save()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("extra", "ok"), [(0, True), (1, False)], ids=["at-limit", "one-over"])
+def test_a_digest_map_is_read_up_to_exactly_sixteen_mebibytes(
+    tmp_path: Path, extra: int, ok: bool
+) -> None:
+    doc = json.dumps({"r": {"v3": "a" * 64}}).encode()
+    table = tmp_path / "digests.json"
+    table.write_bytes(doc + b" " * ((16 << 20) - len(doc) + extra))
+    if ok:
+        assert DigestsFileProvider.load(table).current("r", None, Canonicalizer.V3) == "a" * 64
+    else:
+        with pytest.raises(InputError) as caught:
+            DigestsFileProvider.load(table)
+        assert str(table) in str(caught.value.location)
