@@ -290,3 +290,22 @@ def test_a_digest_map_is_read_up_to_exactly_sixteen_mebibytes(
         with pytest.raises(InputError) as caught:
             DigestsFileProvider.load(table)
         assert str(table) in str(caught.value.location)
+
+
+def test_an_answer_changed_only_in_letter_case_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "memo.json"
+    first = ContentMemo(path)
+    first.put("k", "abc")
+    first.save()
+    again = ContentMemo(path)
+    again.put("k", "ABC")
+    again.save()
+    assert ContentMemo(path).get("k") == (True, "ABC")
+
+
+def test_a_memo_in_a_folder_not_yet_made_is_written_there(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / "freshness" / "memo.json"
+    memo = ContentMemo(path)
+    memo.put("k", "v")
+    memo.save()
+    assert ContentMemo(path).get("k") == (True, "v")
