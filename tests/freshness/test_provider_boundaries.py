@@ -309,3 +309,13 @@ def test_a_memo_in_a_folder_not_yet_made_is_written_there(tmp_path: Path) -> Non
     memo.put("k", "v")
     memo.save()
     assert ContentMemo(path).get("k") == (True, "v")
+
+
+def test_a_native_provider_keeps_value_semantics_whatever_it_has_answered(tmp_path: Path) -> None:
+    """Answers remembered within a build are no part of the provider's value: two providers
+    over one folder stay equal, hashable and alike in print after one of them answered."""
+    overlays = _overlays(tmp_path)
+    asked, fresh = NativeProvider(overlays), NativeProvider(overlays)
+    assert asked.current(NAME, None, Canonicalizer.V3) is not None
+    assert asked == fresh and hash(asked) == hash(fresh)
+    assert repr(asked) == repr(fresh)
