@@ -298,6 +298,7 @@ def test_an_answer_changed_only_in_letter_case_is_written(tmp_path: Path) -> Non
     first.put("k", "abc")
     first.save()
     again = ContentMemo(path)
+    assert again.get("k") == (True, "abc")
     again.put("k", "ABC")
     again.save()
     assert ContentMemo(path).get("k") == (True, "ABC")
