@@ -475,3 +475,52 @@ def test_a_pointer_profile_other_than_the_recipes_selection_fails_step_four(
     assert isinstance(run(case), Pending)
     verdict = run(case, None, profile=profile)
     assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+
+
+@pytest.mark.parametrize(
+    ("status", "failure_class"),
+    [
+        (None, FailureClass.UNKNOWN),
+        (404, FailureClass.NOT_FOUND),
+        (403, FailureClass.REGISTRY_FORBIDDEN),
+    ],
+)
+def test_a_bundle_error_without_a_class_is_classified_as_a_step_one_failure(
+    status: int | None, failure_class: FailureClass
+) -> None:
+    """A layout or cache error carries no aicr class: it is classified as step 1's (never as
+    a signature failure, which a step-2 classification would give)."""
+    from generator.errors import BundleError
+
+    verdict = _fetched(EvidenceCase().seal(), BundleError("layout unreadable", http_status=status))
+    assert_failed_at(verdict, 1, failure_class)
+
+
+def test_a_bundle_source_that_says_nothing_about_credentials_needed_none() -> None:
+    """`needed_credentials` is optional on a materialized bundle: absent means not needed."""
+    from dataclasses import dataclass
+
+    case = EvidenceCase().seal()
+    full = case.materialized()
+
+    @dataclass
+    class Plain:
+        digest: Any
+        files: Any
+        signatures: Any
+
+    verdict = _fetched(case, Plain(full.digest, full.files, full.signatures))
+    assert isinstance(verdict, Pending)
+    assert not verdict.needed_credentials
+    assert "registry access" not in {r.key for r in verdict.steps[0].sub_rows}
+
+
+@pytest.mark.parametrize(
+    ("failed", "pending"), [(0, "true"), (1, "false (phase failures recorded)")]
+)
+def test_the_pending_row_says_whether_phase_failures_were_recorded(
+    failed: int, pending: str
+) -> None:
+    verdict = run(EvidenceCase().seal(failed=failed))
+    rows = {r.key: r.value for r in verdict.steps[4].sub_rows}
+    assert rows["pending"] == pending
