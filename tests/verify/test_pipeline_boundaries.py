@@ -524,3 +524,20 @@ def test_the_pending_row_says_whether_phase_failures_were_recorded(
     verdict = run(EvidenceCase().seal(failed=failed))
     rows = {r.key: r.value for r in verdict.steps[4].sub_rows}
     assert rows["pending"] == pending
+
+
+@pytest.mark.parametrize(
+    ("signed", "passes"),
+    [("Acme Corp", True), ("acme corp", False), ("ACME CORP", False), ("", False)],
+)
+def test_a_profile_advertiser_must_equal_the_recipes_exactly(signed: str, passes: bool) -> None:
+    case = EvidenceCase(recipe_yaml=PROFILE_RECIPE_YAML + b"    advertiser: Acme Corp\n").seal()
+    if signed:
+        case.predicate["profile"]["advertiser"] = signed
+    reseal_statement(case)
+    verdict = run(case)
+    if passes:
+        assert isinstance(verdict, Pending), verdict
+    else:
+        assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+        assert "predicate profile.advertiser" in verdict.cause.detail
