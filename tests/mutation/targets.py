@@ -128,6 +128,7 @@ TARGETS: tuple[Target, ...] = (
             "tests/bundle/test_boundaries.py",
             "tests/bundle/test_registry_config_boundaries.py",
             "tests/bundle/test_registry_body_boundaries.py",
+            "tests/bundle/test_registry_redirect_boundaries.py",
             "tests/bundle/test_registry.py",
             "tests/bundle/test_registry_hardening.py",
         ),
