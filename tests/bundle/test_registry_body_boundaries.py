@@ -161,3 +161,27 @@ def test_a_mirror_is_chosen_by_registry_name_whatever_its_case() -> None:
     assert client.base_url("ghcr.io") == "http://127.0.0.1:5000"
     assert client.base_url("GHCR.IO") == "http://127.0.0.1:5000"
     assert client.base_url("quay.io") == "https://quay.io"
+
+
+@pytest.mark.parametrize(
+    ("left", "timeouts"),
+    [(100.0, (10.0, 30.0)), (20.0, (10.0, 20.0)), (5.0, (5.0, 5.0)), (0.5, (0.5, 0.5))],
+)
+def test_a_request_never_waits_past_the_fetch_deadline(
+    left: float, timeouts: tuple[float, float]
+) -> None:
+    clock = FakeClock()
+    clock.now = 1000.0
+    client = RegistryClient(credentials={}, clock=clock, connect_timeout=10.0, read_timeout=30.0)
+    attempt = _Attempt(base="https://registry.example", repo="acme", deadline_at=1000.0 + left)
+    assert client._timeout(attempt, URL) == timeouts
+
+
+def test_no_request_starts_once_the_fetch_deadline_is_reached() -> None:
+    clock = FakeClock()
+    clock.now = 1000.0
+    client = RegistryClient(credentials={}, clock=clock)
+    attempt = _Attempt(base="https://registry.example", repo="acme", deadline_at=1000.0)
+    with pytest.raises(BundleFetchError, match="deadline") as caught:
+        client._timeout(attempt, URL)
+    assert caught.value.transient
