@@ -167,7 +167,7 @@ def test_a_mirror_is_chosen_by_registry_name_whatever_its_case() -> None:
     ("left", "timeouts"),
     [(100.0, (10.0, 30.0)), (20.0, (10.0, 20.0)), (5.0, (5.0, 5.0)), (0.5, (0.5, 0.5))],
 )
-def test_a_request_never_waits_past_the_fetch_deadline(
+def test_a_request_never_waits_past_the_time_the_fetch_has_left(
     left: float, timeouts: tuple[float, float]
 ) -> None:
     clock = FakeClock()
@@ -177,7 +177,7 @@ def test_a_request_never_waits_past_the_fetch_deadline(
     assert client._timeout(attempt, URL) == timeouts
 
 
-def test_no_request_starts_once_the_fetch_deadline_is_reached() -> None:
+def test_no_request_starts_once_the_fetch_has_no_time_left() -> None:
     clock = FakeClock()
     clock.now = 1000.0
     client = RegistryClient(credentials={}, clock=clock)
