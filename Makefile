@@ -1,6 +1,6 @@
 # evidence-dashboard: one command each for set-up, the demo site, the tests and the linters.
 #
-#   make site    create .venv, install the project, build the demo site into site/ (offline)
+#   make site    create .venv, install the project (no extras), build the demo site into site/
 #   make serve   preview the demo site on 127.0.0.1:8000, rebuilt and reloaded on every change
 #   make test    install Debian's chromium + docker-registry if missing, run the suite with coverage
 #   make lint    ruff check + mypy --strict on generator/
@@ -39,7 +39,7 @@ export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true
 
 .DEFAULT_GOAL := help
-.PHONY: help venv site serve demo test system-deps lint bench lock clean distclean mutation mutation-ci
+.PHONY: help venv venv-build site serve demo test system-deps lint bench lock clean distclean mutation mutation-ci
 
 help:
 	@echo "targets: venv site serve demo test lint bench lock clean distclean mutation mutation-ci"
@@ -55,13 +55,24 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PIP_INSTALL) -c $(CONSTRAINTS) -e '.[$(EXTRAS)]' '$(BUILD_BACKEND)'
 	@touch $@
 
-site: venv
+# `make site` and `make serve` install only what a build needs (no test, lint or authority
+# extras: those come with `make venv`, which test, lint, demo and bench depend on).
+BUILD_STAMP := $(VENV)/.install-stamp-build
+
+venv-build: $(BUILD_STAMP)
+
+$(BUILD_STAMP): pyproject.toml $(CONSTRAINTS)
+	@test -x $(VENV_BIN)/python || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	$(PIP_INSTALL) -c $(CONSTRAINTS) -e . '$(BUILD_BACKEND)'
+	@touch $@
+
+site: venv-build
 	$(VENV_BIN)/evidence-dashboard build --recipes $(RECIPES) --out $(SITE_OUT) --offline \
 		--oci-layout $(OCI_LAYOUT) --trust-root $(TRUST_ROOT)
 
 # A live preview: the site is rebuilt (from the caches) and the browser reloads on every change.
 PORT ?= 8000
-serve: venv
+serve: venv-build
 	$(VENV_BIN)/evidence-dashboard serve --recipes $(RECIPES) --offline \
 		--oci-layout $(OCI_LAYOUT) --trust-root $(TRUST_ROOT) --port $(PORT)
 
@@ -79,12 +90,15 @@ test: system-deps venv
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5); failing" >&2; fi; \
 	exit $$rc
 
-# The formatter check and both linters always run, so one report shows every finding.
+# The formatter check, both linters and the import contract (tests/architecture) always run,
+# so one report shows every finding.
 lint: venv
 	@rc=0; \
 	echo "$(VENV_BIN)/ruff format --check ."; $(VENV_BIN)/ruff format --check . || rc=1; \
 	echo "$(VENV_BIN)/ruff check ."; $(VENV_BIN)/ruff check . || rc=1; \
 	echo "$(VENV_BIN)/mypy generator"; $(VENV_BIN)/mypy generator || rc=1; \
+	echo "$(VENV_BIN)/python -m pytest -q tests/architecture"; \
+	$(VENV_BIN)/python -m pytest -q -p no:cacheprovider tests/architecture || rc=1; \
 	exit $$rc
 
 # The benchmark (issue "scale and hostile input"): synthetic signed trees at three sizes, cold and

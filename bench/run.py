@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.gen import TreeInfo, generate_tree, shape_for
+from bench.loop import CHANGES, copy_tree
 
 TARGETS = {"cold_s": 60.0, "cold_ratio": 4.0, "warm_s": 15.0, "memory_mib": 1024.0}
 """The issue's targets at 10,000 attestations on a 2-core machine."""
@@ -296,8 +297,31 @@ def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
             f"({m.result['verified']}/{m.result['bundles']} bundles verified)",
             flush=True,
         )
+    figures["loop"] = run_loop(info, runs, cache, out, jobs)
     shutil.rmtree(out, ignore_errors=True)
     return figures
+
+
+def run_loop(info: TreeInfo, runs: Path, cache: Path, out: Path, jobs: int) -> dict[str, Measured]:
+    """The maintainer's loop (`bench.loop`): a base build of a copy of the tree on the warm
+    cache, then one measured build after each small change."""
+    tree = copy_tree(info.root, runs / "loop")
+    measured: dict[str, Measured] = {}
+    for name, change in [("base", None), *((c.name, c) for c in CHANGES)]:
+        what = change.apply(tree) if change is not None else "the copied tree"
+        os.sync()
+        read_through(tree.root)
+        result = runs / f"loop-{name.replace(' ', '-')}.json"
+        argv = build_argv(info, out, cache, jobs, result)
+        argv[argv.index("--recipes") + 1] = str(tree.root)
+        m = measure(argv, result)
+        measured[name] = m
+        print(
+            f"  loop, {name} ({what}): {m.wall:.1f} s, {m.result['hits']} hits / "
+            f"{m.result['misses']} misses, evaluation {m.result.get('evaluation', '?')}",
+            flush=True,
+        )
+    return measured
 
 
 def _phase_text(result: dict[str, Any]) -> str:
@@ -342,6 +366,17 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
         lines.append(
             f"{row['size']:>6} floor {f1:>7.1f} (1 process), {fn:.1f} s over "
             f"{row['jobs']} processes; {row['pages']} pages, {row['recipes']} recipes"
+        )
+    loops = [row for row in rows if row.get("loop")]
+    if loops:
+        lines.append("")
+        lines.append("the maintainer's loop (warm cache, one change, then a build), wall s:")
+        names = list(loops[0]["loop"])
+        lines.append(f"  {'size':>6} " + " ".join(f"{n:>17}" for n in names))
+        lines.extend(
+            f"  {row['size']:>6} "
+            + " ".join(f"{row['loop'][n].wall:>17.1f}" for n in names if n in row["loop"])
+            for row in loops
         )
     lines.append("")
     lines.append("time per attestation (ms): size, cold, warm, rewarm, floor1")
@@ -427,10 +462,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        k: ({"wall": v.wall, "peakMiB": v.peak_mib, **v.result} if isinstance(v, Measured) else v)
-        for k, v in row.items()
-    }
+    def plain(v: Any) -> Any:
+        if isinstance(v, Measured):
+            return {"wall": v.wall, "peakMiB": v.peak_mib, **v.result}
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+
+    return {k: plain(v) for k, v in row.items()}
 
 
 if __name__ == "__main__":

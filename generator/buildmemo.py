@@ -23,6 +23,7 @@ for an answer it did not have in its cache.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -37,9 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from generator.cacheauth import CacheAuth, Purpose, file_digest, note_failure
+from generator.data.writers import series_file_name
 from generator.errors import EvidenceDashError
+from generator.options import EvaluationOptions, MemoRole, memo_role
 
-MEMO_VERSION = "2"
+MEMO_VERSION = "3"
 _LIBRARIES = ("sigstore", "cryptography", "pyyaml", "rfc8785", "google-re2")
 
 
@@ -165,35 +168,47 @@ def _program(path: Path | None) -> Any:
     return [str(path), info.st_size, info.st_mtime_ns]
 
 
-def fingerprint(options: Any, aicr: Path | None) -> str | None:
-    """The memo key of a build's evaluation, or None when it must not be memoized."""
-    if not options.offline and options.trust_root is None and options.trust_mode == "production":
+def fingerprint(options: EvaluationOptions, aicr: Path | None) -> str | None:
+    """The memo key of a build's evaluation, or None when it must not be memoized.
+
+    Derived from the options themselves (`evaluation_inputs`): adding an option to an
+    evaluation group without saying how it reaches the key is an error, not a stale memo."""
+    engine = options.engine
+    if not engine.offline and engine.trust_root is None and engine.trust_mode == "production":
         return None  # the production root may be refreshed by TUF between builds
-    layouts = [[str(p), _file_digest(Path(p) / "index.json")] for p in options.oci_layouts]
-    inputs = {
-        "code": code_digest(),
-        "recipes": str(Path(options.recipes).absolute()),
-        "tree": tree_digest(Path(options.recipes)),
-        "git": _git_head(Path(options.recipes)),
-        "trustMode": options.trust_mode,
-        "trustRoot": _file_digest(options.trust_root),
-        "layouts": layouts,
-        "mirrors": sorted(options.registry_mirrors.items()),
-        "trustedRegistries": list(options.trusted_registries or ()),
-        "registryAuth": _file_digest(options.registry_auth),
-        "offline": options.offline,
-        "preview": options.preview,
-        "sourceUrl": options.source_url,
-        "commit": options.commit,
-        "aicr": _program(aicr),
-        "digests": _file_digest(options.digests),
-        "bundleRefs": _file_digest(options.bundle_refs),
-        "allowPending": options.allow_pending,
-        "epoch": options.source_date_epoch,
-        "publisher": [options.publisher_identity, options.publisher_issuer],
-    }
+    inputs = {"code": code_digest(), **evaluation_inputs(options, aicr)}
     text = json.dumps(inputs, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def evaluation_inputs(options: Any, aicr: Path | None) -> dict[str, Any]:
+    """Every option of every group of `options` (an `EvaluationOptions`), keyed
+    `group.field`, as its declared `MemoRole` says (MemoRole.NONE leaves it out); `aicr` is the
+    program a MemoRole.PROGRAM option resolves to. Raises TypeError for an option without a role."""
+    inputs: dict[str, Any] = {}
+    for group in dataclasses.fields(options):
+        values = getattr(options, group.name)
+        for item in dataclasses.fields(values):
+            role = memo_role(item)
+            if role is not MemoRole.NONE:
+                inputs[f"{group.name}.{item.name}"] = _keyed(role, getattr(values, item.name), aicr)
+    return inputs
+
+
+def _keyed(role: MemoRole, value: Any, aicr: Path | None) -> Any:
+    """What an option of `role` contributes to the key."""
+    if role is MemoRole.FILE:
+        return _file_digest(value)
+    if role is MemoRole.TREE:
+        root = Path(value)
+        return [str(root.absolute()), tree_digest(root), _git_head(root)]
+    if role is MemoRole.LAYOUTS:
+        return [[str(p), _file_digest(Path(p) / "index.json")] for p in value]
+    if role is MemoRole.PROGRAM:
+        return _program(aicr)
+    if isinstance(value, Mapping):
+        return sorted(value.items())
+    return value
 
 
 class EvaluationMemo:
@@ -292,7 +307,6 @@ class EvaluationMemo:
 
     def store(self, key: str, documents: Mapping[str, Any], counts: Counts, data_dir: Path) -> None:
         """Keep this evaluation (replacing any other); failures only cost the next build."""
-        from generator.data.writers import series_file_name
 
         try:
             series = [[recipe, series_file_name(recipe)] for recipe in sorted(documents["series"])]

@@ -92,15 +92,18 @@ def build_guards(options: BuildOptions) -> list[Protected]:
     from generator.bundle.cache import default_cache_dir
 
     named: list[tuple[str, Path | None]] = [
-        ("the evidence tree (--recipes)", options.recipes),
-        ("the cache (--cache or the default cache folder)", options.cache or default_cache_dir()),
-        ("--trust-root", options.trust_root),
-        ("--config", options.config),
-        ("--digests", options.digests),
-        ("--bundle-refs", options.bundle_refs),
-        ("--registry-auth", options.registry_auth),
-        ("--aicr", options.aicr),
-        *(("--oci-layout", layout) for layout in options.oci_layouts),
+        ("the evidence tree (--recipes)", options.tree.recipes),
+        (
+            "the cache (--cache or the default cache folder)",
+            options.engine.cache or default_cache_dir(),
+        ),
+        ("--trust-root", options.engine.trust_root),
+        ("--config", options.output.config),
+        ("--digests", options.freshness.digests),
+        ("--bundle-refs", options.tree.bundle_refs),
+        ("--registry-auth", options.engine.registry_auth),
+        ("--aicr", options.freshness.aicr),
+        *(("--oci-layout", layout) for layout in options.engine.oci_layouts),
     ]
     return [
         *(Protected(label, path) for label, path in named if path is not None),

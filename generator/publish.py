@@ -35,21 +35,21 @@ TEST_SIGNER_ISSUER = "https://evidence-dashboard.test/oidc"
 
 def manifest_options(options: BuildOptions) -> ManifestOptions:
     """The options of this build that shape its output."""
-    root = options.trust_root
+    root = options.engine.trust_root
     return ManifestOptions(
-        trust_mode=options.trust_mode,
+        trust_mode=options.engine.trust_mode,
         trust_root_digest=None
         if root is None
         else hashlib.sha256(Path(root).read_bytes()).hexdigest(),
-        trusted_registries=options.trusted_registries,
-        source_date_epoch=options.source_date_epoch,
-        preview=options.preview,
-        source_url=options.source_url,
-        site_url=options.site_url,
-        data_only=options.data_only,
+        trusted_registries=options.engine.trusted_registries,
+        source_date_epoch=options.clock.source_date_epoch,
+        preview=options.stamp.preview,
+        source_url=options.tree.source_url,
+        site_url=options.output.site_url,
+        data_only=options.output.data_only,
         publisher=None
-        if options.publisher_identity is None
-        else (options.publisher_identity, options.publisher_issuer),
+        if options.stamp.publisher_identity is None
+        else (options.stamp.publisher_identity, options.stamp.publisher_issuer),
     )
 
 
@@ -86,21 +86,39 @@ def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Pa
 
     build_info = documents.get("build_info") or {}
     write_marker(staging)
-    if not options.data_only:  # --data-only writes data/ alone (and the marker)
-        write_badges(staging, documents.get("index") or {}, build_info, preview=options.preview)
+    if not options.output.data_only:  # --data-only writes data/ alone (and the marker)
+        write_badges(
+            staging, documents.get("index") or {}, build_info, preview=options.stamp.preview
+        )
+    _write_changes(options, documents, staging)
     commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
     write_manifest(
         staging, commit=None if commit is None else str(commit), options=manifest_options(options)
     )
-    if options.sign_with_test_authority is not None:
+    if options.output.sign_with_test_authority is not None:
         from generator.model import SignerIdentity
         from generator.verifysite import sign_manifest_dsse
 
-        epoch = options.source_date_epoch
+        epoch = options.clock.source_date_epoch
         when = datetime.fromtimestamp(epoch, UTC) if epoch is not None else datetime.now(UTC)
         sign_manifest_dsse(
             staging,
-            demo_authority(options.sign_with_test_authority),
+            demo_authority(options.output.sign_with_test_authority),
             SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
             when,
         )
+
+
+def _write_changes(options: BuildOptions, documents: Mapping[str, Any], staging: Path) -> None:
+    """data/changes.json and the feeds against `--previous` (generator.changes)."""
+    from generator.changes import load_previous, write_changes
+
+    output = options.output
+    previous = output.previous_site or load_previous(
+        output.previous,
+        ca_bundle=output.site_ca_bundle,
+        allow_private=output.allow_private_sites,
+    )
+    write_changes(
+        staging, documents, previous, site_url=output.site_url, data_only=output.data_only
+    )

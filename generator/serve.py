@@ -17,7 +17,6 @@ a folder of the user's; a given `--out` follows the rules of `build --out` (gene
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import shutil
 import signal
@@ -38,6 +37,7 @@ from watchdog.observers.polling import PollingObserver
 
 from generator.build import BuildOptions, run_build
 from generator.errors import EvidenceDashError, InternalError, UsageError
+from generator.site import csp
 
 __all__ = [
     "DEBOUNCE",
@@ -86,9 +86,9 @@ def templates_root() -> Path:
 def watched_paths(options: BuildOptions, templates: Path) -> tuple[Path, ...]:
     """What a change of starts a rebuild: pointers and the allowlist (`<recipes>/evidence`),
     `<recipes>/overlays`, the site templates and a `--config` file; those that exist."""
-    candidates = [options.recipes / "evidence", options.recipes / "overlays", templates]
-    if options.config is not None:
-        candidates.append(options.config)
+    candidates = [options.tree.recipes / "evidence", options.tree.recipes / "overlays", templates]
+    if options.output.config is not None:
+        candidates.append(options.output.config)
     return tuple(path for path in candidates if path.exists())
 
 
@@ -98,6 +98,12 @@ def _echo(text: str) -> None:
 
 class PreviewServer(LiveReloadServer):
     """MkDocs' live-reload server, listening before the first build (see the module doc)."""
+
+    def _inject_js_into_html(self, content: bytes, epoch: int) -> bytes:
+        """MkDocs' inline reload script, allowed by the page's CSP through its hash (the
+        pages refuse every inline script they do not list; generator.site.csp)."""
+        injected: bytes = super()._inject_js_into_html(content, epoch)  # type: ignore[no-untyped-call]
+        return csp.allow_added_scripts(content, injected)
 
     def __init__(self, host: str, port: int, root: Path) -> None:
         super().__init__(
@@ -250,7 +256,7 @@ def serve(
         server = PreviewServer(options.host, options.port, out)
         try:
             url = server.listen()
-            build = dataclasses.replace(options.build, out=out, site_url=url)
+            build = options.build.replace(out=out, site_url=url)
             echo(run_build(build).describe())
             server.builder = lambda: _rebuild(build, echo)
             kind = server.watch_all(watched_paths(build, templates_root()))

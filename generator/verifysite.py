@@ -275,11 +275,13 @@ def check_files(site: Path, manifest: Manifest) -> list[Problem]:
     return compare_files(manifest.files, file_entries(site))
 
 
-def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Problem], list[str]]:
+def rebuild_problems(
+    manifest: Manifest, base: Any, work: Path, previous: Any = None
+) -> tuple[list[Problem], list[str]]:
     """Build the evidence tree again into `work` with the manifest's options (and `base`'s
     inputs: recipes, trust root, layouts, cache) and compare it with the manifest, file by file.
-    Returns the differences and notes."""
-    import dataclasses
+    `previous` is the previous site the build compared with, as the site recorded it
+    (`generator.changes.replay_previous`). Returns the differences and notes."""
 
     problems: list[Problem] = []
     notes: list[str] = []
@@ -287,8 +289,8 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
     if opts.trust_root_digest is not None:
         given = (
             None
-            if base.trust_root is None
-            else hashlib.sha256(Path(base.trust_root).read_bytes()).hexdigest()
+            if base.engine.trust_root is None
+            else hashlib.sha256(Path(base.engine.trust_root).read_bytes()).hexdigest()
         )
         if given != opts.trust_root_digest:
             problems.append(
@@ -308,8 +310,7 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
             f"{manifest.generator_version}, this is {__version__}"
         )
     out = work / "site"
-    options = dataclasses.replace(
-        base,
+    options = base.replace(
         out=out,
         commit=manifest.commit,
         source_date_epoch=opts.source_date_epoch,
@@ -321,11 +322,51 @@ def rebuild_problems(manifest: Manifest, base: Any, work: Path) -> tuple[list[Pr
         trust_mode=opts.trust_mode,
         quiet=True,
         publisher_identity=None if opts.publisher is None else opts.publisher[0],
-        publisher_issuer=base.publisher_issuer if opts.publisher is None else opts.publisher[1],
+        publisher_issuer=base.stamp.publisher_issuer
+        if opts.publisher is None
+        else opts.publisher[1],
+        previous=None,
+        previous_site=previous,
     )
     _build_at(options, opts.source_date_epoch)
     problems.extend(compare_files(manifest.files, file_entries(out), kind=ProblemKind.REBUILD))
     return problems, notes
+
+
+def check_signature(
+    manifest: bytes,
+    bundle: bytes | None,
+    *,
+    identity: str,
+    issuer: str,
+    engine: dict[str, Any],
+) -> tuple[SignedBy | None, list[Problem]]:
+    """Verify the manifest's Sigstore bundle (None: there is none) against the trust options
+    in `engine` and the expected signer; who signed it, or the problem."""
+    from generator.verify.signature import SignatureFailure
+    from generator.verify.trust import load_trust
+
+    if bundle is None:
+        return None, [
+            Problem(
+                ProblemKind.SIGNATURE,
+                SIGNATURE_PATH,
+                "the manifest is not signed (no Sigstore bundle next to it)",
+            )
+        ]
+    trust = load_trust(
+        mode=str(engine.get("trust_mode") or "production"),
+        root_file=engine.get("trust_root"),
+        offline=bool(engine.get("offline")),
+    )
+    try:
+        signed_by = verify_manifest_signature(
+            manifest, bundle, trust, SignerIdentity(issuer=issuer, identity=identity)
+        )
+    except SignatureFailure as failure:
+        detail = failure.detail + (f" ({failure.hint})" if failure.hint else "")
+        return None, [Problem(ProblemKind.SIGNATURE, SIGNATURE_PATH, detail)]
+    return signed_by, []
 
 
 def run_verify_site(
@@ -338,8 +379,6 @@ def run_verify_site(
 
     from generator.build import BuildOptions
     from generator.errors import InputError, UsageError
-    from generator.verify.signature import SignatureFailure
-    from generator.verify.trust import load_trust
 
     if not site.is_dir():
         raise UsageError(
@@ -359,37 +398,19 @@ def run_verify_site(
             ),
         )
     problems = check_files(site, manifest)
-    signed_by: SignedBy | None = None
     signature = site / SIGNATURE_PATH
-    if not signature.is_file() or signature.is_symlink():
-        problems.append(
-            Problem(
-                ProblemKind.SIGNATURE,
-                SIGNATURE_PATH,
-                "the manifest is not signed (no Sigstore bundle next to it)",
-            )
-        )
-    else:
-        trust = load_trust(
-            mode=str(engine.get("trust_mode") or "production"),
-            root_file=engine.get("trust_root"),
-            offline=bool(engine.get("offline")),
-        )
-        try:
-            signed_by = verify_manifest_signature(
-                manifest_bytes,
-                signature.read_bytes(),
-                trust,
-                SignerIdentity(issuer=issuer, identity=identity),
-            )
-        except SignatureFailure as failure:
-            detail = failure.detail + (f" ({failure.hint})" if failure.hint else "")
-            problems.append(Problem(ProblemKind.SIGNATURE, SIGNATURE_PATH, detail))
+    bundle = None if not signature.is_file() or signature.is_symlink() else signature.read_bytes()
+    signed_by, trouble = check_signature(
+        manifest_bytes, bundle, identity=identity, issuer=issuer, engine=engine
+    )
+    problems.extend(trouble)
     notes: list[str] = []
     if rebuild:
         base = BuildOptions.from_cli({**engine, "out": Path("site")})
         with tempfile.TemporaryDirectory(prefix="evidence-dashboard-rebuild-") as work:
-            found, notes = rebuild_problems(manifest, base, Path(work))
+            from generator.changes import replay_previous
+
+            found, notes = rebuild_problems(manifest, base, Path(work), replay_previous(site))
         problems.extend(found)
     return SiteVerdict(
         site=str(site),

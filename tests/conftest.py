@@ -188,6 +188,15 @@ def cache_key_isolation(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
 
 
+@pytest.fixture(autouse=True)
+def fresh_recipe_memo() -> None:
+    """Each test starts with an empty in-process recipe memo (generator.verify.recipememo), so
+    a test that counts or breaks canonicalization sees its own bundles parsed."""
+    from generator.verify.recipememo import RECIPES
+
+    RECIPES.clear()
+
+
 # --------------------------------------------------------------------------- CI: no silent skips
 
 

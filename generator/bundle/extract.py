@@ -180,29 +180,10 @@ def _read_plain_members(blob: bytes, limits: Limits) -> tuple[dict[str, bytes], 
             return None
         if header.count(0) == 512:
             break  # end-of-archive block: tarfile stops here too
-        kind = header[156:157]
-        if kind not in _PLAIN_TYPES:
+        parsed = _plain_header(header)
+        if parsed is None:
             return None
-        for start, end in _NUMBER_FIELDS:
-            if _OCTAL_FIELD.fullmatch(header, start, end) is None:
-                return None
-        if _octal(header, 148, 156) != sum(header) - sum(header[148:156]) + 256:
-            return None  # tarfile also accepts the signed sum: let it decide
-        size = _octal(header, 124, 136)
-        raw_name, raw_prefix = header[0:100], header[345:500]
-        name_end, prefix_end = raw_name.find(b"\0"), raw_prefix.find(b"\0")
-        raw_name = raw_name if name_end < 0 else raw_name[:name_end]
-        raw_prefix = raw_prefix if prefix_end < 0 else raw_prefix[:prefix_end]
-        if not (raw_name.isascii() and raw_prefix.isascii()):
-            return None
-        name, prefix = raw_name.decode("ascii"), raw_prefix.decode("ascii")
-        is_dir = kind == tarfile.DIRTYPE or (kind == tarfile.AREGTYPE and name.endswith("/"))
-        if is_dir:
-            name = name.rstrip("/")
-        if prefix:
-            name = prefix + "/" + name
-        if is_dir:
-            name = name.rstrip("/")
+        name, size, is_dir = parsed
         offset += 512
         entries += 1
         if entries > limits.tar_entries:
@@ -239,6 +220,34 @@ def _read_plain_members(blob: bytes, limits: Limits) -> tuple[dict[str, bytes], 
         offset += (size + 511) // 512 * 512
     _check_no_file_parents(files)
     return files, dirs
+
+
+def _plain_header(header: bytes) -> tuple[str, int, bool] | None:
+    """(name, size, is a directory) of a plain ustar/GNU header, or None for anything else."""
+    kind = header[156:157]
+    if kind not in _PLAIN_TYPES:
+        return None
+    for start, end in _NUMBER_FIELDS:
+        if _OCTAL_FIELD.fullmatch(header, start, end) is None:
+            return None
+    if _octal(header, 148, 156) != sum(header) - sum(header[148:156]) + 256:
+        return None  # tarfile also accepts the signed sum: let it decide
+    size = _octal(header, 124, 136)
+    raw_name, raw_prefix = header[0:100], header[345:500]
+    name_end, prefix_end = raw_name.find(b"\0"), raw_prefix.find(b"\0")
+    raw_name = raw_name if name_end < 0 else raw_name[:name_end]
+    raw_prefix = raw_prefix if prefix_end < 0 else raw_prefix[:prefix_end]
+    if not (raw_name.isascii() and raw_prefix.isascii()):
+        return None
+    name, prefix = raw_name.decode("ascii"), raw_prefix.decode("ascii")
+    is_dir = kind == tarfile.DIRTYPE or (kind == tarfile.AREGTYPE and name.endswith("/"))
+    if is_dir:
+        name = name.rstrip("/")
+    if prefix:
+        name = prefix + "/" + name
+    if is_dir:
+        name = name.rstrip("/")
+    return name, size, is_dir
 
 
 def _check_no_file_parents(files: dict[str, bytes]) -> None:

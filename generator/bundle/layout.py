@@ -7,7 +7,6 @@ referrer is read to learn its `subject`. A bundle is then found by its manifest 
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import stat
@@ -16,11 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import strictjson
 from generator.errors import InputError, Location
-from generator.limits import LISTING_LIMITS
 from generator.model import BundleRef, FailureClass, OciDigest
 
+from ._files import _json_object, _json_object_or_none, read_capped
 from .oci import (
     INDEX_TYPE,
     SIGSTORE_TYPE,
@@ -42,59 +40,22 @@ from .types import (
     Limits,
     Materialized,
     Origin,
-    cap_error,
     integrity_error,
-    transient_error,
 )
+
+__all__ = [
+    "INDEX_FILE_CAP",
+    "MAX_INDEX_DEPTH",
+    "IndexPrefetch",
+    "LayoutIndex",
+    "LayoutReader",
+    "OciLayoutSource",
+    "read_capped",
+]
 
 INDEX_FILE_CAP = 64 * 1024 * 1024
 """`index.json` of a layout may list many bundles; it is still read with a cap."""
 MAX_INDEX_DEPTH = 4
-
-_STORAGE_FAULTS = {errno.EIO, errno.ESTALE, errno.EACCES, errno.EPERM, errno.ENXIO, errno.ETIMEDOUT}
-
-
-def read_capped(path: Path, cap: int, cap_name: str, what: str) -> bytes | None:
-    """Read a regular file without following a final symlink; None if it does not exist.
-
-    Storage faults (EIO, EACCES, ...) are transient; a symlink or non-regular file is refused.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise integrity_error(
-                f"{what} is a symbolic link", where=str(path), expected="a regular file"
-            ) from exc
-        if exc.errno in _STORAGE_FAULTS:
-            raise transient_error(f"cannot read {what}", url=str(path), found=str(exc)) from exc
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise integrity_error(
-                f"{what} is not a regular file", where=str(path), expected="a regular file"
-            )
-        if info.st_size > cap:
-            raise cap_error(what, cap_name, cap, where=str(path), found=f"{info.st_size} bytes")
-        chunks: list[bytes] = []
-        remaining = cap + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1024 * 1024))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-    except OSError as exc:
-        raise transient_error(f"cannot read {what}", url=str(path), found=str(exc)) from exc
-    finally:
-        os.close(fd)
-    if len(data) > cap:
-        raise cap_error(what, cap_name, cap, where=str(path), found="a file that grew while read")
-    return data
 
 
 @dataclass
@@ -304,43 +265,6 @@ class LayoutReader:
         if needed_credentials:
             raw = RawBundle(raw.manifest, raw.layer, raw.referrers, needed_credentials=True)
         return materialize(raw, origin=origin, limits=self.limits, where=str(self.root))
-
-
-def _json_object(data: bytes, where: str) -> dict[str, Any]:
-    """The top-level `index.json`, read under `LISTING_LIMITS` (it lists every bundle)."""
-    try:
-        value = strictjson.loads(data, LISTING_LIMITS)
-    except (UnicodeDecodeError, ValueError) as exc:
-        over = isinstance(exc, strictjson.JsonLimitError)
-        raise integrity_error(
-            f"index {strictjson.problem(exc)}" if over else "index is not valid JSON",
-            where=where,
-            expected="a JSON object",
-            found=f"{type(exc).__name__}: {exc}",
-        ) from exc
-    if not isinstance(value, dict):
-        raise integrity_error(
-            "index is not a JSON object",
-            where=where,
-            expected="a JSON object",
-            found=type(value).__name__,
-        )
-    return value
-
-
-def _json_object_or_none(data: bytes) -> dict[str, Any] | None:
-    """A listed blob's JSON object, or None when it is none (not JSON, over a parse limit).
-
-    Indexing only learns which blobs are referrers and nested indexes; a blob that cannot be
-    read is neither, and must not make the whole layout unusable (one contributor's bad blob
-    would take every other bundle down). A pointer that names such a blob is refused when its
-    bundle is read, with the reason.
-    """
-    try:
-        value = strictjson.loads(data)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
 
 
 class OciLayoutSource:

@@ -5,6 +5,7 @@ same-digest and one-organisation flags, the Kubernetes-minor lens, (phase, name)
 the baked recipe rollup) are additive.
 """
 
+from generator.corroborate._aggregate import build_board
 from generator.corroborate.board import (
     Board,
     BoardEntry,
@@ -15,7 +16,6 @@ from generator.corroborate.board import (
     SourceRecord,
     Tab,
     board_entry,
-    build_board,
     default_naming,
     profile_segment,
     safe_slug,
@@ -59,7 +59,7 @@ from generator.corroborate.states import (
     rollup,
     tally,
 )
-from generator.recipe.names import Coordinate
+from generator.recipe import Coordinate
 
 __all__ = [
     "ROW_STATES",

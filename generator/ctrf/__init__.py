@@ -15,6 +15,8 @@ from generator.errors import InputError, Location
 from generator.limits import LIMITS
 from generator.model import CtrfReport, CtrfTest, Phase, TestResult
 
+__all__ = ["MAX_TESTS", "bucket_status", "parse_ctrf"]
+
 _BUCKETS: Mapping[str, TestResult] = {
     "passed": TestResult.PASS,
     "failed": TestResult.FAIL,

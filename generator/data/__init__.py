@@ -2,6 +2,9 @@
 
 Field names follow aicr's `aicr-corroboration/v1`; additions are ours and documented in
 docs/data-contract.md. JSON is written byte-compatibly with Go's `encoding/json`.
+
+`writers` assembles and writes the documents; the board's (`_board_docs`: index and series) and
+the pointers' (`_pointer_docs`) are made in private modules behind it.
 """
 
 from generator.data.gojson import go_json

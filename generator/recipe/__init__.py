@@ -2,14 +2,12 @@
 
 `canonical` reproduces aicr's recipe digest (yaml.v3 canonical YAML, legacy and V3); `names` holds
 `RecipeNameFor`, profile selections, `CoordinateFor` and its inverse, and the registry order the
-board sorts by. `recipe_digest_for_file` backs `evidence-dashboard recipe-digest`.
+board sorts by. `recipe_digest_of` backs `evidence-dashboard recipe-digest` (the file is read by
+`generator.recipefile`: this package reads no file).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from generator.errors import InputError, Location
 from generator.model import PredicateType, Sha256Hex
 from generator.recipe.canonical import (
     DEFAULT_MAX_BYTES,
@@ -59,46 +57,22 @@ __all__ = [
     "profile_segment",
     "profile_selection_for",
     "recipe_digest",
-    "recipe_digest_for_file",
+    "recipe_digest_of",
     "recipe_name_for",
     "sort_key",
 ]
 
 
-def _read_bounded(path: Path, max_bytes: int) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise InputError(
-            "cannot read the recipe file",
-            location=Location(str(path)),
-            expected="a readable YAML file",
-            found=type(exc).__name__,
-            hint="check the path and its permissions",
-        ) from exc
-    if len(data) > max_bytes:
-        raise InputError(
-            "the recipe file is too large",
-            location=Location(str(path)),
-            expected=f"at most {max_bytes} bytes",
-            found=f"more than {max_bytes} bytes",
-            hint="recipes are small; check that this is the right file",
-        )
-    return data
-
-
-def recipe_digest_for_file(
-    path: Path, predicate_type: str | None, *, max_bytes: int = DEFAULT_MAX_BYTES
+def recipe_digest_of(
+    data: bytes, predicate_type: str | None, *, source: str
 ) -> tuple[Sha256Hex, str | None]:
-    """The canonical digest of a YAML file, plus a warning when it is an unhydrated overlay.
+    """The canonical digest of a YAML document, plus a warning when it is an unhydrated overlay.
 
     `predicate_type` picks the canonicalizer (V3 for the v3 URI, legacy for any other string;
     None means v3). An overlay (`kind: RecipeMetadata`) is hashed as written, which is not what
-    aicr attests: aicr hydrates it through its recipe builder first.
+    aicr attests: aicr hydrates it through its recipe builder first. `source` names the
+    document in errors and the warning (generator.recipefile reads it from a file).
     """
-    data = _read_bounded(path, max_bytes)
-    source = str(path)
     digest = digest_for_predicate_type(data, predicate_type or PredicateType.V3, source=source)
     warning = None
     if document_kind(data, source=source) == "RecipeMetadata":

@@ -6,8 +6,9 @@ the sticky PR comment and its machine-readable twin. The affected-recipe walk, t
 board diffs and the cell vocabulary are pure functions in `affected`, `core` and `cells`.
 """
 
+from generator.report._compute import compute_report
 from generator.report.affected import Affected, Overlay, affected_recipes, overlay_from_doc
-from generator.report.core import FailOn, Report, Side, compute_report
+from generator.report.core import FailOn, Report, Side
 from generator.report.render import (
     MARKER,
     md_escape,

@@ -45,6 +45,8 @@ class VerifyInvalid:
     failure_class: str
     http_status: int | None
     hint: str
+    detail: str = ""
+    """The error itself; the hint is only the next step and never stands in for it."""
     kind: str = "invalid"
     warning: bool = True
 
@@ -53,8 +55,10 @@ class VerifyInvalid:
         text = f":x: invalid — {self.failure_class}"
         if self.http_status is not None:
             text += f" (HTTP {self.http_status})"
+        if self.detail:
+            text += f": {self.detail}"
         if self.hint:
-            text += f": {self.hint}"
+            text += f" (next step: {self.hint})" if self.detail else f": {self.hint}"
         return text
 
 
@@ -134,7 +138,9 @@ def verify_cell(record: PointerRecord) -> VerifyCell:
         return VerifyPhaseFailures() if verdict.phase_failures else VerifyPassed()
     if isinstance(verdict, Rejected):
         cause = verdict.cause
-        return VerifyInvalid(str(cause.failure_class), cause.http_status, cause.hint)
+        return VerifyInvalid(
+            str(cause.failure_class), cause.http_status, cause.hint, detail=cause.detail
+        )
     if isinstance(verdict, NoVerdict):
         return VerifyError(int(verdict.exit), str(verdict.cause.failure_class))
     return VerifyError(3, None)

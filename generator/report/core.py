@@ -3,11 +3,14 @@
 Pure: the shell hands over the changed paths, both sides' parsed overlays, pointer records,
 allowlists and boards; `compute_report` returns a `Report` that the Markdown and JSON renderers
 turn into text. The base board is the base allowlist's, the head board the head allowlist's.
+
+This module holds the report's types and the allowlist and board diffs; `compute_report` itself
+is in `_compute` (exported by the package).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -27,18 +30,11 @@ from generator.model import (
 from generator.report.affected import (
     Affected,
     Overlay,
-    affected_recipes,
-    is_pointer_path,
-    pointer_dir,
-    pointer_overlay,
-    pointer_profile,
 )
 from generator.report.cells import (
     DigestCell,
     DigestStale,
     VerifyCell,
-    digest_cell,
-    verify_cell,
 )
 
 OTHER_MAX = 200
@@ -299,139 +295,3 @@ def board_changes(
         if touched or rollup_before is not rollup_after:
             rollups.append(RollupChange(recipe, rollup_before, rollup_after))
     return tuple(rows), tuple(rollups)
-
-
-# --------------------------------------------------------------------------- the report
-
-
-def _split(path: str) -> tuple[str, str]:
-    """(source column, pointer column) of a pointer path."""
-    parts = path.split("/")
-    if len(parts) >= 4:
-        return parts[-2], parts[-1].removesuffix(".yaml")
-    return "(flat)", parts[-1].removesuffix(".yaml")
-
-
-def _directory_key(path: str) -> str:
-    """The folder a pointer sits in: nested `evidence/<dir>` or flat `evidence`."""
-    return path.rsplit("/", 2)[0] if path.count("/") >= 3 else "evidence"
-
-
-def _map(records: Iterable[PointerRecord], names: set[str]) -> dict[str, tuple[str, bool]]:
-    return {r.path: pointer_overlay(r.path, pointer_profile(r.pointer), names) for r in records}
-
-
-def compute_report(
-    *,
-    base_rev: str,
-    head_rev: str,
-    changed: Sequence[str],
-    base: Side,
-    head: Side,
-    generated_at: str,
-    trust: str = "",
-    merge_base: str = "",
-) -> Report:
-    """Everything the PR comment and its JSON say, from two evaluated sides."""
-    changed_set = set(changed)
-    names = set(head.overlays) | set(base.overlays)
-    head_map = _map(head.records, set(head.overlays))
-    base_map = _map(base.records, names)
-    head_paths, base_paths = head.by_path, base.by_path
-
-    # Pointers changed by the diff, mapped back through the pointer's profile.
-    pointer_recipes: dict[str, str] = {}
-    for path in sorted(p for p in changed_set if is_pointer_path(p)):
-        mapped = head_map.get(path) or base_map.get(path)
-        pointer_recipes[path] = mapped[0] if mapped else pointer_dir(path)
-
-    # Allowlist changes and the recipes whose evidence they reclassify.
-    signers = allowlist_changes(base.allowlist, head.allowlist)
-    by_key = {s.key: s for s in signers}
-    recipes_of: dict[str, set[str]] = {s.key: set() for s in signers}
-    allowlist_recipes: dict[str, list[str]] = {}
-    if signers:
-        for record in head.records:
-            _attribute(record, head_map, base.allowlist, head.allowlist, recipes_of)
-        for record in base.records:
-            _attribute(record, base_map, base.allowlist, head.allowlist, recipes_of)
-        for key, recipes in recipes_of.items():
-            for recipe in recipes:
-                allowlist_recipes.setdefault(recipe, []).append(by_key[key].describe)
-    signers = tuple(
-        SignerChange(s.key, s.label, s.change, s.before, s.after, tuple(sorted(recipes_of[s.key])))
-        for s in signers
-    )
-
-    affected = affected_recipes(
-        sorted(changed_set), head.overlays, base.overlays, pointer_recipes, allowlist_recipes
-    )
-    with_pointers = {m[0] for m in head_map.values()} | {m[0] for m in base_map.values()}
-    protected = tuple(r for r in affected.recipes if r in with_pointers)
-    other = tuple(r for r in affected.recipes if r not in with_pointers)
-
-    rows: list[Row] = []
-    for recipe in protected:
-        at_head = sorted(p for p, m in head_map.items() if m[0] == recipe)
-        at_base = sorted(p for p, m in base_map.items() if m[0] == recipe)
-        for path in at_head:
-            record = head_paths[path]
-            source, pointer = _split(path)
-            verify = verify_cell(record)
-            rows.append(
-                PointerRow(
-                    recipe,
-                    pointer_dir(path),
-                    source,
-                    pointer,
-                    path,
-                    verify,
-                    digest_cell(record, verify),
-                )
-            )
-        head_dirs = {_directory_key(p) for p in at_head}
-        gone: dict[str, list[str]] = {}
-        for path in at_base:
-            if _directory_key(path) not in head_dirs:
-                gone.setdefault(_directory_key(path), []).append(path)
-        for _folder, paths in sorted(gone.items()):
-            rows.append(RemovedRow(recipe, pointer_dir(paths[0]), len(paths)))
-
-    orphans = tuple(
-        Orphan(path, pointer_dir(path), head_map[path][0], verify_cell(head_paths[path]))
-        for path in sorted(pointer_recipes)
-        if path in head_map and not head_map[path][1]
-    )
-    removed = tuple(p for p in sorted(pointer_recipes) if p in base_paths and p not in head_paths)
-    board_rows, rollups = board_changes(base.board, head.board)
-    return Report(
-        base=base_rev,
-        head=head_rev,
-        generated_at=generated_at,
-        affected=affected,
-        protected=protected,
-        rows=tuple(rows),
-        other=other,
-        orphans=orphans,
-        removed=removed,
-        signers=signers,
-        board_rows=board_rows,
-        rollups=rollups,
-        trust=trust,
-        merge_base=merge_base or base_rev,
-    )
-
-
-def _attribute(
-    record: PointerRecord,
-    mapping: Mapping[str, tuple[str, bool]],
-    base: Any,
-    head: Any,
-    recipes_of: dict[str, set[str]],
-) -> None:
-    signer = record_signer(record)
-    if signer is None:
-        return
-    for key in {_entry_of(base, signer), _entry_of(head, signer)}:
-        if key is not None and key in recipes_of:
-            recipes_of[key].add(mapping[record.path][0])

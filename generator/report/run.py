@@ -14,12 +14,14 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from generator.build import BuildOptions, Evaluation, evaluate
+from generator.build import Evaluation, evaluate
 from generator.data import FreshnessInfo, PointerRecord
 from generator.errors import InputError
 from generator.model import ParsedPointer, Pending
+from generator.options import EvaluationOptions
+from generator.report._compute import compute_report
 from generator.report.affected import Overlay, overlay_from_doc
-from generator.report.core import EMPTY_SIDE, Report, Side, compute_report
+from generator.report.core import EMPTY_SIDE, Report, Side
 from generator.report.gitio import GitTree
 
 OVERLAY_LIMIT = 1 << 20
@@ -45,30 +47,31 @@ def load_overlays(recipes: Path) -> dict[str, Overlay]:
     return found
 
 
-def _absolute(options: BuildOptions) -> BuildOptions:
+def _absolute(options: EvaluationOptions) -> EvaluationOptions:
     def fix(path: Path | None) -> Path | None:
         return path.resolve() if path is not None else None
 
-    return dataclasses.replace(
-        options,
-        trust_root=fix(options.trust_root),
-        cache=fix(options.cache),
-        digests=fix(options.digests),
-        aicr=fix(options.aicr),
-        registry_auth=fix(options.registry_auth),
-        oci_layouts=tuple(p.resolve() for p in options.oci_layouts),
+    return options.replace(
+        trust_root=fix(options.engine.trust_root),
+        cache=fix(options.engine.cache),
+        digests=fix(options.freshness.digests),
+        aicr=fix(options.freshness.aicr),
+        registry_auth=fix(options.engine.registry_auth),
+        oci_layouts=tuple(p.resolve() for p in options.engine.oci_layouts),
     )
 
 
-def _pending_freshness(evaluation: Evaluation, options: BuildOptions) -> tuple[PointerRecord, ...]:
+def _pending_freshness(
+    evaluation: Evaluation, options: EvaluationOptions
+) -> tuple[PointerRecord, ...]:
     """Fill in freshness for pending pointers too (the PR bot compares their digest as well)."""
     from generator.freshness import compare, providers_for
 
-    aicr = options.aicr
+    aicr = options.freshness.aicr
     if aicr is None:
         found = shutil.which("aicr")
         aicr = Path(found) if found else None
-    providers = providers_for(options.recipes, digests=options.digests, aicr=aicr)
+    providers = providers_for(options.tree.recipes, digests=options.freshness.digests, aicr=aicr)
     out: list[PointerRecord] = []
     for record in evaluation.records:
         verdict, item = record.verdict, record.pointer
@@ -94,10 +97,10 @@ def _pending_freshness(evaluation: Evaluation, options: BuildOptions) -> tuple[P
     return tuple(out)
 
 
-def _side(options: BuildOptions, recipes: Path) -> tuple[Side, Evaluation | None]:
+def _side(options: EvaluationOptions, recipes: Path) -> tuple[Side, Evaluation | None]:
     if not (recipes / "evidence").is_dir():
         return dataclasses.replace(EMPTY_SIDE, overlays=load_overlays(recipes)), None
-    scoped = dataclasses.replace(options, recipes=recipes)
+    scoped = options.replace(recipes=recipes)
     evaluation = evaluate(scoped)
     side = Side(
         overlays=load_overlays(recipes),
@@ -109,14 +112,14 @@ def _side(options: BuildOptions, recipes: Path) -> tuple[Side, Evaluation | None
 
 
 def run_report(
-    options: BuildOptions, base: str, head: str, *, git: GitTree | None = None
+    options: EvaluationOptions, base: str, head: str, *, git: GitTree | None = None
 ) -> Report:
     """Compare the merge base of BASE and HEAD with HEAD (three-dot, as aicr's bot does).
 
     Raises `InputError`/`UsageError` (exit 2) for a missing checkout, revision or tree.
     """
     options = _absolute(options)
-    tree = git or GitTree.locate(options.recipes)
+    tree = git or GitTree.locate(options.tree.recipes)
     base_sha, head_sha = tree.resolve(base), tree.resolve(head)
     merge_base = tree.merge_base(base_sha, head_sha)
     changed = tree.changed(merge_base, head_sha)

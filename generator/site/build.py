@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from generator.errors import BuildError, Location
+from generator.site import csp
 from generator.site.pages import SiteModel, join_fragments, render_pages, split_fragments
 from generator.site.recipepages import (
     InputDigests,
@@ -41,7 +42,9 @@ from generator.site.resources import SiteResources, locate
 from generator.site.shell import SHELL_NAME, SHELL_PAGE, PageShell, expand, shell_markdown
 from generator.site.swap import publish_atomically
 
-JS_FILES = ("assets/js/plotly.min.js", "assets/js/charts.js", "assets/js/app.js")
+JS_FILES = ("assets/js/charts.js", "assets/js/app.js")
+# Not in every page's <head>: charts.js loads it on a page that draws a chart.
+LAZY_JS = ("plotly-basic.min.js",)
 CSS_FILES = ("assets/css/evidence.css",)
 
 
@@ -58,16 +61,8 @@ class SiteInputs:
 
 
 def plotly_js() -> bytes:
-    """plotly.js as shipped inside the installed plotly package (no download)."""
-    import importlib.resources
-
-    try:
-        ref = importlib.resources.files("plotly").joinpath("package_data", "plotly.min.js")
-        return ref.read_bytes()
-    except (FileNotFoundError, ModuleNotFoundError):
-        from plotly.offline import get_plotlyjs
-
-        return str(get_plotlyjs()).encode("utf-8")
+    """plotly.js's basic bundle (bar and scatter traces), vendored under assets/js/vendor."""
+    return (locate().assets / "js" / "vendor" / "plotly-basic.min.js").read_bytes()
 
 
 @dataclass(frozen=True)
@@ -103,8 +98,8 @@ def write_docs(docs: Path, res: SiteResources, pages: Mapping[str, str]) -> Writ
         target.write_text(markdown, encoding="utf-8", newline="\n")
     js = docs / "assets" / "js"
     js.mkdir(parents=True, exist_ok=True)
-    (js / "plotly.min.js").write_bytes(plotly_js())
-    for name in ("charts.js", "app.js"):
+    shutil.copyfile(res.assets / "js" / "vendor" / "plotly-basic.min.js", js / LAZY_JS[0])
+    for name in ("charts.js", "app.js", *LAZY_JS[1:]):
         shutil.copyfile(res.assets / "js" / name, js / name)
     css = docs / "assets" / "css"
     css.mkdir(parents=True, exist_ok=True)
@@ -222,6 +217,7 @@ def _splice_plugin(
 
     class Splice(BasePlugin):  # type: ignore[type-arg, no-untyped-call]
         def on_env(self, env: Any, *, config: Any, files: Any) -> Any:
+            env.filters["evidence_csp"] = csp.policy  # the theme override's CSP <meta>
             if template_cache is not None:
                 try:
                     template_cache.mkdir(parents=True, exist_ok=True)

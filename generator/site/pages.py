@@ -19,7 +19,7 @@ import jinja2
 from markupsafe import Markup
 
 from generator.limits import LIMITS
-from generator.site import bounded, escape
+from generator.site import bounded, caveats, escape
 from generator.site.charts import Reading, history_figure, latest_figure
 
 STATE_ORDER = ("CONFIRMED", "SINGLE", "PARTIAL", "UNTESTED", "FAILING", "CONTESTED")
@@ -104,6 +104,18 @@ def freshness_text(fresh: Mapping[str, Any]) -> str:
     return "unknown"
 
 
+def unknown_reason(fresh: Mapping[str, Any]) -> str:
+    """Why an attestation's freshness is unknown, from what the comparison lacked."""
+    if not fresh.get("signed"):
+        return "the bundle records no recipe digest to compare"
+    if not fresh.get("current"):
+        return (
+            "the digest of this recipe as it stands could not be computed (for example, no overlay "
+            "for it in this tree)"
+        )
+    return "the signed and current digests could not be compared"
+
+
 @dataclass(frozen=True)
 class Tab:
     """One recipe of index.json with where it sits in the catalog."""
@@ -168,6 +180,8 @@ class FreshSummary:
     unknown: int
     newest: str | None
     oldest: str | None
+    reasons: tuple[str, ...] = ()
+    """Why freshness is unknown, distinct, for the attestations where it is."""
 
     @property
     def total(self) -> int:
@@ -221,6 +235,8 @@ class SiteModel:
         self._fresh: dict[str, FreshSummary] = {}
         self._badges: dict[tuple[str, str], Markup] = {}
         self._recipes = {t.recipe for t in self.tabs}
+        self._tab_of = {t.recipe: t for t in self.tabs}
+        self._headlines: dict[str, caveats.Headline] = {}
 
     def has_recipe(self, recipe: object) -> bool:
         """Is `recipe` in the catalog (so it has a page)?"""
@@ -333,6 +349,22 @@ class SiteModel:
             ),
         )
 
+    def headline(self, recipe: str) -> caveats.Headline:
+        """A recipe's headline state with its caveats and counted signers (memoised)."""
+        found = self._headlines.get(recipe)
+        if found is None:
+            tab = self._tab_of.get(recipe)
+            latest = self.latest_evidence(recipe)
+            found = self._headlines[recipe] = caveats.headline(
+                tab.doc if tab is not None else {},
+                self.phases,
+                latest,
+                sum(1 for p in self._by_recipe.get(recipe, []) if verdict_of(p) == "rejected"),
+                caveats.counted_signers(latest, self.sources, self.label),
+                self.build_time,
+            )
+        return found
+
     def problems(self) -> list[Mapping[str, Any]]:
         return [p for p in self.pointers if verdict_of(p) in ("rejected", "pending", "no-verdict")]
 
@@ -366,7 +398,16 @@ class SiteModel:
             text = freshness_text(first.get("freshness") or {})
             return FreshSummary("stale", text, fresh, stale, unknown, newest, oldest)
         if unknown:
-            return FreshSummary("unknown", "unknown", fresh, stale, unknown, newest, oldest)
+            reasons = tuple(
+                dict.fromkeys(
+                    unknown_reason(p.get("freshness") or {})
+                    for p in latest
+                    if (p.get("freshness") or {}).get("state") not in ("fresh", "stale")
+                )
+            )
+            return FreshSummary(
+                "unknown", "unknown", fresh, stale, unknown, newest, oldest, reasons
+            )
         return FreshSummary("fresh", "fresh", fresh, stale, unknown, newest, oldest)
 
     # ---------------------------------------------------------------- bandwidth
@@ -539,6 +580,7 @@ def render_pages(model: SiteModel, templates: Path) -> dict[str, str]:
     render("rejected.md.j2", "rejected.md")
     render("sources-index.md.j2", "sources/index.md")
     render("about.md.j2", "about.md")
+    render("changes.md.j2", "changes.md", history_limit=200)  # filled in by generator.changes
     for src, info in sorted(model.sources.items()):
         render("source.md.j2", source_page(str(info["slug"])), src=src, info=info)
     return pages
@@ -609,9 +651,12 @@ def search_summary(model: SiteModel, tab: Tab) -> str:
         for a in ("service", "accelerator", "os", "intent", "platform")
         if coord.get(a)
     )
+    hl = model.headline(tab.recipe)
+    qualifier = f", with caveats: {hl.text}" if hl.caveats else ", no caveats"
     text = (
-        f"Recipe state: {info.get('label', doc.get('rollup'))}. "
+        f"Recipe state: {info.get('label', doc.get('rollup'))}{qualifier}. "
         f"Recipe {tab.recipe} ({axes}). Checks: {', '.join(checks)}. "
+        f"Counted signers: {', '.join(s.label for s in hl.signers) or 'none'}. "
         f"Signers: {', '.join(model.label(s) for s in columns)}."
     )
     return f"<p>{escape.html(text)}</p>"

@@ -5,3 +5,5 @@
 - `bundles.build_bundle(BundleSpec, TestAuthority) -> BuiltBundle`: aicr-shaped summary bundles,
   OCI manifests, signature referrers and pointers; `write_to_layout`; `tamper_*` negative cases.
 """
+
+__all__: list[str] = []  # a namespace: import `generator.testing.authority` and the rest by name

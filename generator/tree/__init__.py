@@ -1,7 +1,8 @@
 """The tree seam: read and check an aicr evidence tree (pointers, allowlist, pointer index).
 
-Pure parsing lives in `yamlio`, `pointer` and `allowlist`; `safeio` and `scan` are the thin shell
-that reads the filesystem (bounded, never following links); `index` derives the pointer index.
+Pure parsing lives in `yamlio` (over the private `_yaml_builder` and `_yaml_scalars`), `pointer`
+and `allowlist`; `safeio` and `scan` are the thin shell that reads the filesystem (bounded, never
+following links); `index` derives the pointer index.
 """
 
 from __future__ import annotations

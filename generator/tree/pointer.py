@@ -3,26 +3,45 @@
 aicr's `validatePointer` rules run in aicr's order; this project's stricter rules are added where
 they fit (digest format, retired predicate domain, RFC 3339 `attestedAt`, safe recipe segment,
 identity hygiene, `rekorLogIndex` type). Unknown keys are ignored, as aicr's lenient read does.
-Every failure is a `PointerError` whose `rule` is one of `RULES`.
+Every failure is a `PointerError` whose `rule` is one of `RULES`. The field grammar (times,
+profiles, schema versions) lives in `_pointer_fields`.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from generator.errors import Location, PointerError, YamlError
+from generator.errors import PointerError, YamlError
 from generator.model import (
     BundleRef,
-    ClaimedSigner,
     OciDigest,
     Pointer,
     PredicateType,
     RecipeName,
-    SignerIdentity,
+)
+from generator.tree._pointer_fields import (
+    _fail,
+    _show,
+    _signer,
+    _string,
+    normalise_rfc3339,
+    parse_profile,
+    profile_segment,
+    schema_version_ok,
 )
 from generator.tree.yamlio import load_yaml
+
+__all__ = [
+    "RETIRED_DOMAIN",
+    "RULES",
+    "normalise_rfc3339",
+    "parse_pointer",
+    "parse_profile",
+    "profile_segment",
+    "schema_version_ok",
+    "validate_pointer",
+]
 
 RULES: dict[str, str] = {
     "yaml": "the file is valid YAML (one document, plain data)",
@@ -44,96 +63,9 @@ RULES: dict[str, str] = {
 
 RETIRED_DOMAIN = "aicr.nvidia.com"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_PROFILE_SIDE = re.compile(r"[A-Za-z0-9._-]+")
 _RECIPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 """At most 200 characters: the name becomes `series/<recipe>.json` and `recipes/<recipe>.md`
 (the corroboration board's slug bound), which must stay under the file system's 255."""
-_RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})"
-)
-
-
-def _fail(
-    rule: str, message: str, file: str, key: str | None, *, expected: str, found: str, hint: str
-) -> PointerError:
-    return PointerError(
-        message, rule=rule, location=Location(file, key), expected=expected, found=found, hint=hint
-    )
-
-
-def _show(value: Any) -> str:
-    """A short, one-line rendering of a found value for messages."""
-    text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
-def normalise_rfc3339(value: str) -> str | None:
-    """`YYYY-MM-DDTHH:MM:SSZ` in UTC for an RFC 3339 timestamp, or None if it is not one.
-
-    Fractional seconds are truncated, as aicr truncates `attestedAt` to whole seconds.
-    """
-    m = _RFC3339.fullmatch(value)
-    if m is None:
-        return None
-    year, month, day, hour, minute, second = map(int, m.groups()[:6])
-    zone = m.group(8)
-    if zone in ("Z", "z"):
-        if year >= 1000:  # already UTC: checked by datetime, written without converting
-            try:
-                datetime(year, month, day, hour, minute, second)
-            except ValueError:
-                return None
-            return f"{year}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}Z"
-        tz: timezone = UTC
-    else:
-        sign = -1 if zone[0] == "-" else 1
-        hours, minutes = int(zone[1:3]), int(zone[4:6])
-        if hours > 23 or minutes > 59:
-            return None
-        tz = timezone(sign * timedelta(hours=hours, minutes=minutes))
-    try:
-        moment = datetime(year, month, day, hour, minute, second, tzinfo=tz)
-    except ValueError:
-        return None
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_profile(profile: str) -> tuple[str, str] | None:
-    """Split a `name=value` profile per the 2.1 grammar, or None if it breaks the grammar."""
-    if profile.count("=") != 1:
-        return None
-    name, value = profile.split("=")
-    if not _PROFILE_SIDE.fullmatch(name) or not _PROFILE_SIDE.fullmatch(value):
-        return None
-    return name, value
-
-
-def profile_segment(name: str, value: str) -> str:
-    """The recipe-name suffix segment of a profile: `lower(name)-lower(value)`."""
-    return f"{name.lower()}-{value.lower()}"
-
-
-def _string(doc: dict[str, Any], key: str) -> Any:
-    """A field as aicr's Go struct sees it: absent or null reads as the empty string."""
-    value = doc.get(key)
-    return "" if value is None else value
-
-
-def _schema_version(raw: Any) -> str | None:
-    """The schemaVersion as text; an unquoted YAML `1.0` (a float) reads as "1.0", as in Go."""
-    if isinstance(raw, str):
-        return raw
-    if isinstance(raw, float) and not isinstance(raw, bool) and raw == 1.0:
-        return "1.0"
-    return None
-
-
-def schema_version_ok(raw: Any) -> str | None:
-    """The accepted schemaVersion text (`1.0` or `1.0.x`), or None."""
-    text = _schema_version(raw)
-    if text is None:
-        return None
-    return text if text == "1.0" or text.startswith("1.0.") else None
 
 
 def parse_pointer(data: bytes, *, file: str) -> Pointer:
@@ -166,7 +98,7 @@ def parse_pointer(data: bytes, *, file: str) -> Pointer:
 
 
 def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
-    """Validate an already loaded pointer mapping (see `parse_pointer`)."""
+    """Validate an already loaded pointer mapping (see `parse_pointer`), rule by rule."""
     version = schema_version_ok(doc.get("schemaVersion"))
     if version is None:
         raise _fail(
@@ -178,7 +110,25 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
             found=_show(doc.get("schemaVersion")),
             hint="regenerate the pointer with a current aicr",
         )
+    recipe = _recipe(doc, file)
+    profile = _profile(doc, recipe, file)
+    entry, bundle = _attestation(doc, file)
+    predicate_type = _predicate_type(bundle, profile, file)
+    oci, digest = _bundle_location(bundle, file)
+    signer = _signer(entry, file)
+    normalised = _attested_at(entry, file)
+    return Pointer(
+        schema_version=version,
+        recipe=RecipeName(recipe),
+        profile=profile,
+        bundle=BundleRef(oci=oci, digest=digest, predicate_type=predicate_type),
+        signer=signer,
+        attested_at=normalised,
+    )
 
+
+def _recipe(doc: dict[str, Any], file: str) -> str:
+    """`recipe`: a non-empty, single safe path segment."""
     recipe = _string(doc, "recipe")
     if not isinstance(recipe, str) or not recipe:
         raise _fail(
@@ -201,7 +151,11 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
             found=_show(recipe),
             hint="use the recipe name aicr derives from criteria",
         )
+    return recipe
 
+
+def _profile(doc: dict[str, Any], recipe: str, file: str) -> str | None:
+    """`profile`: absent, or `name=value` that the recipe name carries as its suffix."""
     profile_raw = _string(doc, "profile")
     profile: str | None = None
     if not isinstance(profile_raw, str):
@@ -238,7 +192,11 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
                 hint="pointers of profile-bearing recipes use the suffixed recipe name",
             )
         profile = profile_raw
+    return profile
 
+
+def _attestation(doc: dict[str, Any], file: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one attestation entry and its `bundle` mapping (schema 2.0 lists are refused)."""
     attestations = doc.get("attestations")
     if attestations is None:
         attestations = []
@@ -289,7 +247,11 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
             found=_show(bundle),
             hint="start from a pointer written by aicr",
         )
+    return entry, bundle
 
+
+def _predicate_type(bundle: dict[str, Any], profile: str | None, file: str) -> PredicateType:
+    """`bundle.predicateType`: a current aicr.run type that agrees with the profile."""
     key_type = "attestations[0].bundle.predicateType"
     raw_type = _string(bundle, "predicateType")
     if isinstance(raw_type, str) and RETIRED_DOMAIN in raw_type.split("/")[2:3]:
@@ -335,7 +297,11 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
             found="no profile",
             hint="add the profile or use v1/v3",
         )
+    return predicate_type
 
+
+def _bundle_location(bundle: dict[str, Any], file: str) -> tuple[str, OciDigest | None]:
+    """`bundle.oci` (one line) and `bundle.digest` (sha256 when either is set)."""
     oci = _string(bundle, "oci")
     if not isinstance(oci, str) or "\n" in oci:
         raise _fail(
@@ -370,9 +336,11 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
             hint="use the manifest digest printed by the push, with the sha256: prefix",
         )
     digest = OciDigest(digest_raw) if digest_raw else None
+    return oci, digest
 
-    signer = _signer(entry, file)
 
+def _attested_at(entry: dict[str, Any], file: str) -> str:
+    """`attestedAt` as a normalised RFC 3339 UTC timestamp."""
     raw_time = entry.get("attestedAt")
     normalised = normalise_rfc3339(raw_time) if isinstance(raw_time, str) else None
     if normalised is None:
@@ -385,73 +353,4 @@ def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:
             found=_show(raw_time),
             hint="copy predicate.attestedAt",
         )
-
-    return Pointer(
-        schema_version=version,
-        recipe=RecipeName(recipe),
-        profile=profile,
-        bundle=BundleRef(oci=oci, digest=digest, predicate_type=predicate_type),
-        signer=signer,
-        attested_at=normalised,
-    )
-
-
-def _signer(entry: dict[str, Any], file: str) -> ClaimedSigner | None:
-    """The claimed signer block, or None when it is absent or null."""
-    raw = entry.get("signer")
-    if raw is None:
-        return None
-    key = "attestations[0].signer"
-    if not isinstance(raw, dict):
-        raise _fail(
-            "signer-fields",
-            "signer is not a mapping",
-            file,
-            key,
-            expected="a mapping with identity and issuer",
-            found=_show(raw),
-            hint="remove signer for an unsigned pointer",
-        )
-    fields: dict[str, str] = {}
-    for name in ("identity", "issuer"):
-        value = raw.get(name)
-        if not isinstance(value, str) or not value.strip():
-            raise _fail(
-                "signer-fields",
-                f"signer.{name} is missing or empty",
-                file,
-                f"{key}.{name}",
-                expected="a non-empty string",
-                found=_show(value),
-                hint="copy the certificate's identity and issuer",
-            )
-        if "\n" in value or "\r" in value:
-            raise _fail(
-                "signer-fields",
-                f"signer.{name} contains a line break",
-                file,
-                f"{key}.{name}",
-                expected="a single-line string",
-                found=_show(value),
-                hint="identities with line breaks are never accepted",
-            )
-        fields[name] = value
-    index_raw = raw.get("rekorLogIndex")
-    index: int | None = None
-    if index_raw is not None:
-        if isinstance(index_raw, bool) or not isinstance(index_raw, int) or index_raw < 0:
-            raise _fail(
-                "rekor-log-index",
-                "signer.rekorLogIndex is not a non-negative integer",
-                file,
-                f"{key}.rekorLogIndex",
-                expected="an integer >= 0",
-                found=_show(index_raw),
-                hint="copy the first tlog entry's logIndex",
-            )
-        # aicr omits a zero index (Go zero value), so 0 and "absent" mean the same.
-        index = index_raw or None
-    return ClaimedSigner(
-        identity=SignerIdentity(issuer=fields["issuer"], identity=fields["identity"]),
-        rekor_log_index=index,
-    )
+    return normalised

@@ -19,30 +19,35 @@ microseconds of kernel time on a journalling file system), so a build writes one
 batch of verdicts, not one file per verdict. A pack is written whole (a temporary file, then
 `os.replace`), never changed, and a later pack answers for a key before an earlier one. The
 headers are read on the first lookup; an unreadable pack or entry reads as a miss.
+
+What a key is made of (the claims, the verifier, the policy) is in `_cache_keys`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import orjson
-import sigstore
 
-import generator
 from generator.cacheauth import TAG_LENGTH, CacheAuth, Purpose, note_failure
 from generator.model import Pointer, PointerLocation, Verdict
+from generator.verify._cache_keys import (
+    _claims,
+    _hash,
+    verdict_policy,
+    verifier_code_digest,
+    verifier_version,
+)
 from generator.verify.serialize import (
     VerdictFormatError,
     loads_decoded,
@@ -50,6 +55,17 @@ from generator.verify.serialize import (
     verdict_to_json,
 )
 from generator.verify.trust import Trust
+
+__all__ = [
+    "KEY_VERSION",
+    "PACK_ENTRIES",
+    "PACK_VERSION",
+    "Remembered",
+    "VerdictCache",
+    "verdict_policy",
+    "verifier_code_digest",
+    "verifier_version",
+]
 
 KEY_VERSION = "verdict-cache/v2"
 PACK_VERSION = "verdict-pack/v2"
@@ -60,34 +76,6 @@ _PACKS_READ = 4
 _HEX = frozenset("0123456789abcdef")
 
 
-def _claims(pointer: Pointer, location: PointerLocation) -> dict[str, Any]:
-    signer = pointer.signer
-    return {
-        "bundleDigest": pointer.bundle.digest,
-        "oci": pointer.bundle.oci,
-        "predicateType": pointer.bundle.predicate_type.value,
-        "recipe": pointer.recipe,
-        "profile": pointer.profile,
-        "schemaVersion": pointer.schema_version,
-        "attestedAt": pointer.attested_at,
-        "signer": None
-        if signer is None
-        else {
-            "issuer": signer.identity.issuer,
-            "identity": signer.identity.identity,
-            "rekorLogIndex": signer.rekor_log_index,
-        },
-        "path": location.path,
-        "folderRecipe": location.folder_recipe,
-        "folderSource": location.folder_source,
-    }
-
-
-def _hash(doc: dict[str, Any]) -> str:
-    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 @dataclass(frozen=True)
 class Remembered:
     """A verdict recorded by an earlier verification: when, and under which trust root."""
@@ -95,49 +83,6 @@ class Remembered:
     verdict: Verdict
     recorded_at: str
     trust_root: str | None
-
-
-def verifier_version() -> str:
-    """The versions, the signature rules and the verifier code whose change invalidates every
-    cached verdict."""
-    from generator.verify.signature import RULES_VERSION
-
-    return (
-        f"evidence-dashboard {generator.__version__}; sigstore {sigstore.__version__}; "
-        f"{RULES_VERSION}; code {verifier_code_digest()}"
-    )
-
-
-_VERIFIER_CODE = ("verify", "bundle", "model", "recipe", "ctrf", "strictjson.py", "tree/yamlio.py")
-"""The sources a verdict depends on (relative to the package), hashed into every key."""
-
-
-@lru_cache(maxsize=1)
-def verifier_code_digest() -> str:
-    """sha256 over the verifier's sources: a verdict is reused only by the code that made it
-    (a change without a version bump, too). Read once per process."""
-    package = Path(generator.__file__).resolve().parent
-    h = hashlib.sha256()
-    for part in _VERIFIER_CODE:
-        base = package / part
-        files = sorted(base.rglob("*.py")) if base.is_dir() else [base]
-        for path in files:
-            h.update(path.relative_to(package).as_posix().encode() + b"\0")
-            h.update(path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def verdict_policy(
-    trusted_registries: Sequence[str] | None, allow_private: Sequence[str] = ()
-) -> str:
-    """The policy options that reach a verdict besides trust root and allowlist (which
-    registries a bundle may come from), as the `policy` part of a cache key."""
-    return _hash(
-        {
-            "trustedRegistries": None if trusted_registries is None else sorted(trusted_registries),
-            "allowPrivateRegistries": sorted(allow_private),
-        }
-    )
 
 
 class VerdictCache:

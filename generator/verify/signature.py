@@ -42,23 +42,47 @@ verified again instead of being reused."""
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 MAX_SIGSTORE_BUNDLE_BYTES = 10 * 1024 * 1024
 
-_STALE_ROOT_MARKERS = (
-    "certificate signed by unknown authority",
-    "certificate chain",
-    "x509",
-    "unable to verify certificate",
-    "root certificate",
-    # sigstore-python's wording for the same situations
-    "certvalidationerror",
-    "signature does not match",
-    "not valid at validation time",
-    "failed to verify sct",
-    "checkpoint: invalid signature",
-    "no timestamp authorities",
-)
 STALE_ROOT_HINT = (
     "if this bundle is genuine, the trust root may be stale: rebuild without --offline to "
     "refresh it through TUF, or pass a current --trust-root file"
+)
+# Errors that mean "this root has no authority for what signed the bundle". A forged or
+# foreign bundle fails exactly like this, so the hint says that first: refreshing the root
+# helps only a genuine bundle signed by an authority added since.
+FOREIGN_AUTHORITY_HINT = (
+    "the bundle was signed by an authority this trust root does not hold: a forged or "
+    "foreign certificate fails this way; only if the bundle is known to be genuine may the "
+    "root be stale (rebuild without --offline to refresh it through TUF, or pass a current "
+    "--trust-root file)"
+)
+# Errors that mean the bundle's own content was changed after signing, or its times do
+# not fit: no trust root would accept it, so refreshing one is never the fix.
+TAMPERED_HINT = (
+    "the bundle does not match what was signed and logged (edited after signing, or its "
+    "log entry or times altered): re-create, re-sign and re-push the bundle; a newer trust "
+    "root will not make it verify"
+)
+_HINTS: tuple[tuple[str, str], ...] = (
+    # content or times changed after signing: checked first, they are the more specific words
+    ("dsse: invalid signature", TAMPERED_HINT),
+    ("set: invalid inclusion promise", TAMPERED_HINT),
+    ("invalid root hash", TAMPERED_HINT),
+    ("inclusion proof", TAMPERED_HINT),
+    ("log entry signatures do not match", TAMPERED_HINT),
+    ("not valid at validation time", TAMPERED_HINT),
+    ("does not match pulled artifact digest", TAMPERED_HINT),
+    # an authority (CA, CT log, transparency log, TSA) this root does not hold
+    ("certificate signed by unknown authority", FOREIGN_AUTHORITY_HINT),
+    ("certificate chain", FOREIGN_AUTHORITY_HINT),
+    ("x509", FOREIGN_AUTHORITY_HINT),
+    ("unable to verify certificate", FOREIGN_AUTHORITY_HINT),
+    ("root certificate", FOREIGN_AUTHORITY_HINT),
+    ("certvalidationerror", FOREIGN_AUTHORITY_HINT),
+    ("signature does not match", FOREIGN_AUTHORITY_HINT),
+    ("failed to verify sct", FOREIGN_AUTHORITY_HINT),
+    ("checkpoint: invalid signature", FOREIGN_AUTHORITY_HINT),
+    # a root without the timestamp authorities a v2 bundle needs: an old root
+    ("no timestamp authorities", STALE_ROOT_HINT),
 )
 
 _VERIFIERS: dict[str, Verifier] = {}
@@ -129,9 +153,11 @@ def verifier_for(trust: Trust) -> Verifier:
 
 
 def stale_root_hint(message: str) -> str:
-    """aicr's "refresh the trust root" hint when an error smells like an outdated root."""
+    """The next step for a signature error: tampering is never blamed on the trust root, an
+    unknown authority names forgery first and a stale root only for a genuine bundle, a root
+    without timestamp authorities is called stale; other errors get no hint here."""
     low = message.lower()
-    return STALE_ROOT_HINT if any(marker in low for marker in _STALE_ROOT_MARKERS) else ""
+    return next((hint for marker, hint in _HINTS if marker in low), "")
 
 
 def bundle_certificate(bundle_json: bytes) -> x509.Certificate:
@@ -149,38 +175,8 @@ def verify_signature(
     """Verify one Sigstore bundle against `trust`. The signer is the certificate's single SAN and
     OIDC issuer; `expected` (the pointer's claim), when given, must equal it. Raises
     `SignatureFailure`."""
-    if len(bundle_json) > MAX_SIGSTORE_BUNDLE_BYTES:
-        raise SignatureFailure(
-            f"sigstore bundle is {len(bundle_json)} bytes, over the "
-            f"{MAX_SIGSTORE_BUNDLE_BYTES}-byte limit"
-        )
-    raw = _json_object(bundle_json)
-    if "dsseEnvelope" not in raw:
-        raise SignatureFailure(
-            "sigstore bundle carries no DSSE envelope (a message signature cannot sign a statement)",
-            hint="sign the in-toto statement with DSSE (`aicr validate --emit-attestation`)",
-        )
-    try:
-        bundle = Bundle.from_json(bundle_json)
-    except SigstoreError as exc:
-        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
-    except Exception as exc:  # noqa: BLE001 - pydantic errors from the strict models
-        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
-
-    try:
-        cert_signer = certificate_identity(bundle.signing_certificate)
-    except SigstoreError as exc:
-        raise SignatureFailure(
-            f"certificate identity rejected: {_one_line(exc)}",
-            hint="a bundle's signer is what its certificate names: sign with a certificate "
-            "that carries one email or URI SAN and one OIDC issuer (Fulcio's keyless flow)",
-        ) from exc
-    if expected is not None and expected != cert_signer:
-        raise SignatureFailure(
-            claim_mismatch(expected, cert_signer),
-            hint="correct the pointer's signer.identity and signer.issuer to the certificate's",
-            signer=cert_signer,
-        )
+    raw, bundle = _parse_bundle(bundle_json)
+    cert_signer = _signer_of(bundle, expected)
     policy = ExactIdentity(cert_signer)
 
     verifier = verifier_for(trust)
@@ -227,6 +223,47 @@ def verify_signature(
         rekor_v2=rekor_v2,
         logged_at=None if when is None else when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
+
+
+def _parse_bundle(bundle_json: bytes) -> tuple[Mapping[str, Any], Bundle]:
+    """The bundle's JSON object and sigstore's model of it: a DSSE bundle under the size cap."""
+    if len(bundle_json) > MAX_SIGSTORE_BUNDLE_BYTES:
+        raise SignatureFailure(
+            f"sigstore bundle is {len(bundle_json)} bytes, over the "
+            f"{MAX_SIGSTORE_BUNDLE_BYTES}-byte limit"
+        )
+    raw = _json_object(bundle_json)
+    if "dsseEnvelope" not in raw:
+        raise SignatureFailure(
+            "sigstore bundle carries no DSSE envelope (a message signature cannot sign a statement)",
+            hint="sign the in-toto statement with DSSE (`aicr validate --emit-attestation`)",
+        )
+    try:
+        bundle = Bundle.from_json(bundle_json)
+    except SigstoreError as exc:
+        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
+    except Exception as exc:  # noqa: BLE001 - pydantic errors from the strict models
+        raise SignatureFailure(f"sigstore bundle is malformed: {_one_line(exc)}") from exc
+    return raw, bundle
+
+
+def _signer_of(bundle: Bundle, expected: SignerIdentity | None) -> SignerIdentity:
+    """The certificate's identity, which must equal the pointer's claim when there is one."""
+    try:
+        cert_signer = certificate_identity(bundle.signing_certificate)
+    except SigstoreError as exc:
+        raise SignatureFailure(
+            f"certificate identity rejected: {_one_line(exc)}",
+            hint="a bundle's signer is what its certificate names: sign with a certificate "
+            "that carries one email or URI SAN and one OIDC issuer (Fulcio's keyless flow)",
+        ) from exc
+    if expected is not None and expected != cert_signer:
+        raise SignatureFailure(
+            claim_mismatch(expected, cert_signer),
+            hint="correct the pointer's signer.identity and signer.issuer to the certificate's",
+            signer=cert_signer,
+        )
+    return cert_signer
 
 
 def claim_mismatch(claimed: SignerIdentity, signer: SignerIdentity) -> str:

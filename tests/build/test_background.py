@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from generator.build import _Background
+from generator.evaluate.output import Background as _Background
 
 
 def test_the_task_runs_on_another_thread_and_wait_joins_it() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from generator.build import _interned, _shared_strings
+from generator.evaluate.pool import _interned, _shared_strings
 
 
 def test_interning_keeps_every_value_and_type() -> None:
@@ -42,8 +42,10 @@ def test_workers_assess_exactly_as_the_build_process(
 ) -> None:
     """Cache misses are verified and assessed (freshness, pointers.json entry, board entry) in
     worker processes; the documents equal those of a one-process evaluation."""
-    import generator.build as build
+    import generator.evaluate.evaluation as evaluation
+    import generator.evaluate.pool as pool
     from generator.build import BuildOptions, evaluate
+    from generator.model import RejectedPointer
 
     recipes = Path(__file__).resolve().parents[2] / "recipes"
     if not (recipes / "evidence").is_dir() or not (recipes / "bundles").is_dir():
@@ -53,7 +55,7 @@ def test_workers_assess_exactly_as_the_build_process(
         )
 
     def options(name: str, jobs: int) -> BuildOptions:
-        return BuildOptions(
+        return BuildOptions.flat(
             recipes=recipes,
             out=tmp_path / name / "site",
             trust_root=recipes / "trust" / "trusted_root.json",
@@ -66,22 +68,22 @@ def test_workers_assess_exactly_as_the_build_process(
         )
 
     made: list[int] = []
-    real = build._verify_all
+    real = evaluation.verify_pointers
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         out = real(*args, **kwargs)
-        made.append(len(out[3]))
+        made.append(len(out.assessed))
         return out
 
-    monkeypatch.setattr(build, "_MIN_PER_WORKER", 1)
-    monkeypatch.setattr(build, "_verify_all", counting)
-    alone = evaluate(options("one", 1))
-    spread = evaluate(options("two", 2))
+    monkeypatch.setattr(pool, "_MIN_PER_WORKER", 1)
+    monkeypatch.setattr(evaluation, "verify_pointers", counting)
+    alone = evaluate(options("one", 1).evaluation)
+    spread = evaluate(options("two", 2).evaluation)
     assert made[0] == 0 and made[1] == sum(
         1
         for r in spread.records
         if r.verdict is not None  # duplicates are verified too
-        and not isinstance(r.pointer, build.RejectedPointer)
+        and not isinstance(r.pointer, RejectedPointer)
     ), made
     assert spread.documents == alone.documents
     assert [(r.path, r.classification, r.label, r.freshness) for r in spread.records] == [

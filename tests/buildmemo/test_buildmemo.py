@@ -3,13 +3,15 @@ again, and what is reused gives byte for byte the output a full evaluation gives
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
 
 from generator.build import BuildOptions, run_build
-from generator.buildmemo import EvaluationMemo, fingerprint, tree_digest
+from generator.buildmemo import EvaluationMemo, evaluation_inputs, fingerprint, tree_digest
+from generator.options import EvaluationOptions, MemoRole, TrustMode, memo_role
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -23,7 +25,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def _options(tree: Path, out: Path, cache: Path, **extra: object) -> BuildOptions:
-    return BuildOptions(
+    return BuildOptions.flat(
         recipes=tree,
         out=out,
         cache=cache,
@@ -78,20 +80,22 @@ def test_any_input_change_evaluates_again(tree: Path, tmp_path: Path, change: st
 
 def test_options_that_reach_the_evaluation_are_in_the_key(tree: Path, tmp_path: Path) -> None:
     base = _options(tree, tmp_path / "a", tmp_path / "cache")
-    key = fingerprint(base, None)
+    key = fingerprint(base.evaluation, None)
     assert key is not None
-    assert fingerprint(_options(tree, tmp_path / "other-out", tmp_path / "c2"), None) == key
+    assert (
+        fingerprint(_options(tree, tmp_path / "other-out", tmp_path / "c2").evaluation, None) == key
+    )
     for changed in (
         _options(tree, tmp_path / "a", tmp_path / "cache", preview=True),
         _options(tree, tmp_path / "a", tmp_path / "cache", commit="abc"),
-        BuildOptions(**{**base.__dict__, "source_date_epoch": 1}),
+        base.replace(source_date_epoch=1),
     ):
-        assert fingerprint(changed, None) != key
+        assert fingerprint(changed.evaluation, None) != key
 
 
 def test_an_online_production_build_is_never_memoized(tree: Path, tmp_path: Path) -> None:
-    online = BuildOptions(recipes=tree, out=tmp_path / "a", offline=False)
-    assert fingerprint(online, None) is None
+    online = BuildOptions.flat(recipes=tree, out=tmp_path / "a", offline=False)
+    assert fingerprint(online.evaluation, None) is None
 
 
 def test_a_damaged_memo_is_ignored(tree: Path, tmp_path: Path) -> None:
@@ -111,8 +115,8 @@ def test_a_damaged_memo_is_ignored(tree: Path, tmp_path: Path) -> None:
 def test_an_evaluation_with_no_verdict_is_not_kept(tree: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     options = _options(tree, tmp_path / "a", cache)
-    key = fingerprint(BuildOptions(**{**options.__dict__, "oci_layouts": ()}), None)
-    summary = run_build(BuildOptions(**{**options.__dict__, "oci_layouts": ()}))
+    key = fingerprint(options.replace(oci_layouts=()).evaluation, None)
+    summary = run_build(options.replace(oci_layouts=()))
     assert summary.no_verdict > 0  # offline without the layout: bundles cannot be read
     assert key is not None
     assert EvaluationMemo(cache).load(key) is None
@@ -145,3 +149,73 @@ def test_reused_and_reevaluated_builds_render_no_page_again(tree: Path, tmp_path
     assert not run_build(_options(tree, tmp_path / "c", cache, reevaluate=True)).from_memo
     assert pages() == first
     assert _files(tmp_path / "c") == _files(tmp_path / "b") == _files(tmp_path / "a")
+
+
+def test_every_evaluation_option_says_how_it_reaches_the_key(tree: Path, tmp_path: Path) -> None:
+    """The key is derived from the option groups an evaluation depends on: each of their
+    fields declares its memo role, and every one that is not `MemoRole.NONE` is in the key."""
+    options = _options(tree, tmp_path / "a", tmp_path / "cache").evaluation
+    declared = {
+        f"{group.name}.{item.name}": memo_role(item)
+        for group in dataclasses.fields(EvaluationOptions)
+        for item in dataclasses.fields(getattr(options, group.name))
+    }
+    assert set(evaluation_inputs(options, None)) == {
+        name for name, role in declared.items() if role is not MemoRole.NONE
+    }
+    # the options that shaped the old hand-kept list are all still covered
+    assert {
+        "tree.recipes",
+        "tree.bundle_refs",
+        "tree.commit",
+        "tree.source_url",
+        "engine.trust_mode",
+        "engine.trust_root",
+        "engine.oci_layouts",
+        "engine.registry_mirrors",
+        "engine.trusted_registries",
+        "engine.registry_auth",
+        "engine.offline",
+        "freshness.aicr",
+        "freshness.digests",
+        "policy.allow_pending",
+        "stamp.preview",
+        "stamp.publisher_identity",
+        "stamp.publisher_issuer",
+        "clock.source_date_epoch",
+    } <= set(evaluation_inputs(options, None))
+
+
+def test_an_option_added_without_a_memo_role_is_refused() -> None:
+    """A new evaluation option that does not say how it reaches the key makes the
+    fingerprint fail loudly instead of silently reusing a stale evaluation."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Grown:
+        offline: bool = dataclasses.field(default=True, metadata={"memo": MemoRole.VALUE})
+        new_knob: int = 3
+
+    @dataclasses.dataclass(frozen=True)
+    class Options:
+        engine: Grown = Grown()
+
+    with pytest.raises(TypeError, match="new_knob"):
+        evaluation_inputs(Options(), None)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"allow_private_registries": ("127.0.0.1:5000",)},
+        {"trust_mode": TrustMode.STAGING},
+        {"publisher_identity": "https://example.org/w.yml@refs/heads/main"},
+        {"registry_mirrors": {"ghcr.io": "http://127.0.0.1:5000"}},
+    ],
+)
+def test_each_evaluation_option_changes_the_key(
+    tree: Path, tmp_path: Path, change: dict[str, object]
+) -> None:
+    base = _options(tree, tmp_path / "a", tmp_path / "cache")
+    assert fingerprint(base.replace(**change).evaluation, None) != fingerprint(
+        base.evaluation, None
+    )

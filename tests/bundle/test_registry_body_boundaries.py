@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from generator.bundle.registry import RegistryClient, _Attempt
+from generator.bundle._registry_http import _Attempt
+from generator.bundle.registry import RegistryClient
 from generator.bundle.types import BundleFetchError
 from generator.model import FailureClass
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from generator.bundle._registry_auth import _parse_challenge
 from generator.bundle.registry import (
-    _parse_challenge,
     check_mirror_url,
     default_auth_file,
     load_credentials,

@@ -582,7 +582,7 @@ def test_every_resolved_address_is_checked_and_the_checked_one_is_used(
 def test_credentials_only_for_their_own_host_and_never_plain_http_off_loopback(
     base: str, mirrored: bool, answered_by: str, allowed: bool
 ) -> None:
-    from generator.bundle.registry import _Attempt
+    from generator.bundle._registry_http import _Attempt
 
     client = RegistryClient(credentials={})
     attempt = _Attempt(base=base, repo="r", deadline_at=0.0, mirrored=mirrored)

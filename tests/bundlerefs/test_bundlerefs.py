@@ -47,7 +47,7 @@ def entry_for(bundle: BuiltBundle, **extra: Any) -> dict[str, Any]:
 def build(tree: Tree, tmp_path: Path, refs: Path, *layouts: Path, **more: Any) -> dict[str, Any]:
     out = tmp_path / "site"
     run_build(
-        BuildOptions(
+        BuildOptions.flat(
             recipes=tree.recipes,
             out=out,
             oci_layouts=(*layouts, tree.recipes / "bundles"),

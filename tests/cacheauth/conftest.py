@@ -34,4 +34,4 @@ def options(tree: Path, out: Path, cache: Path, **extra: object) -> BuildOptions
         "source_date_epoch": EPOCH,
         **extra,
     }
-    return BuildOptions(**values)  # type: ignore[arg-type]
+    return BuildOptions.flat(**values)  # type: ignore[arg-type]

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-from generator.build import Assessor, BuildOptions, _engine, _verify_miss, run_build
+from generator.build import BuildOptions, run_build
 from generator.data import pointer_document
 from generator.data.writers import schema_text
+from generator.evaluate.assess import Assessor
+from generator.evaluate.engine import build_engine
+from generator.evaluate.verification import verify_miss
 from generator.model import NoVerdict, ParsedPointer, Verified
 from generator.testing.authority import TestAuthority
 from generator.tree import load_allowlist, scan_tree
@@ -94,7 +98,8 @@ def _fallback(
     build = options(tree, tmp_path / "a", tmp_path / "first-cache")
     run_build(build)
     opts = options(tree, tmp_path / "b", tmp_path / "cache", oci_layouts=(), trust_root=trust_root)
-    trust, source, _ = _engine(opts)
+    engine = build_engine(opts.engine)
+    trust = engine.trust
     cache = VerdictCache(tmp_path / "cache" / "verify")
     keys = [cache.key(i.pointer, i.location, trust, allowlist.digest, _policy(opts)) for i in items]
     assert all(cache.get(k) is None for k in keys)  # the index is read: nothing yet
@@ -103,7 +108,7 @@ def _fallback(
     )
     out = []
     for item, key in zip(items, keys, strict=True):
-        _, verdict, when = _verify_miss(item, key, trust, source, cache, EPOCH)
+        _, verdict, when, _ = verify_miss(item, key, replace(engine, verdicts=cache), EPOCH)
         out.append((item, verdict, when))
     return out, trust
 
@@ -111,7 +116,7 @@ def _fallback(
 def _policy(opts: BuildOptions) -> str:
     from generator.verify.cache import verdict_policy
 
-    return verdict_policy(opts.trusted_registries)
+    return verdict_policy(opts.engine.trusted_registries)
 
 
 def test_the_fallback_says_which_verification_it_rests_on(

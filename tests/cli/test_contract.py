@@ -168,7 +168,7 @@ def _error_cases(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
         "verify-site",
         [
             "verify-site",
-            "https://example.invalid/",
+            "http://example.invalid/",  # plain http is refused before any request
             "--certificate-identity",
             "x",
             "--certificate-oidc-issuer",

@@ -277,7 +277,7 @@ def test_the_demo_sites_data_files_are_what_go_writes(
 
     tmp = tmp_path_factory.mktemp("demo")
     run_build(
-        BuildOptions(
+        BuildOptions.flat(
             recipes=RECIPES,
             out=tmp / "site",
             oci_layouts=(RECIPES / "bundles",),

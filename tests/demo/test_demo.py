@@ -416,7 +416,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     tmp = tmp_path_factory.mktemp("build")
     run_build(
-        BuildOptions(
+        BuildOptions.flat(
             recipes=RECIPES,
             out=tmp / "site",
             oci_layouts=(RECIPES / "bundles",),

@@ -176,7 +176,7 @@ class EvidenceTree:
     def options(
         self, name: str = "build", *, jobs: int = 1, epoch: int | None = None, **extra: Any
     ) -> BuildOptions:
-        return BuildOptions(
+        return BuildOptions.flat(
             recipes=self.recipes,
             out=self.root / name / "site",
             trust_root=self.recipes / "trust" / "trusted_root.json",

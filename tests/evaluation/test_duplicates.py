@@ -29,7 +29,7 @@ def test_a_pointer_naming_another_recipes_bundle_is_rejected_on_its_own(
     evidence_tree.point(honest, foreign_path, recipe=foreign_name)
     evidence_tree.write()
 
-    evaluation = evaluate(evidence_tree.options())
+    evaluation = evaluate(evidence_tree.options().evaluation)
 
     pointers = by_path(evaluation.documents)
     foreign = pointers[foreign_path]
@@ -60,7 +60,7 @@ def test_an_honest_duplicate_is_verified_on_its_own_and_counted_once(
     flat_path = evidence_tree.point(built, f"evidence/{built.recipe_name}.yaml", signer=False)
     evidence_tree.write()
 
-    evaluation = evaluate(evidence_tree.options())
+    evaluation = evaluate(evidence_tree.options().evaluation)
 
     pointers = by_path(evaluation.documents)
     flat = pointers[flat_path]
@@ -104,7 +104,7 @@ def test_a_duplicate_that_passes_counts_when_the_first_fails(
     evidence_tree.pointers[lying_path] = render_pointer(replace(built.pointer, signer=liar))
     evidence_tree.write(signers=(ALICE, liar))
 
-    evaluation = evaluate(evidence_tree.options())
+    evaluation = evaluate(evidence_tree.options().evaluation)
 
     pointers = by_path(evaluation.documents)
     assert pointers[lying_path]["verify"]["exit"] == 2

@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 
-import generator.build as build
+import generator.evaluate.assess as assess
+import generator.evaluate.engine as engine_module
+import generator.evaluate.pool as pool
 from generator.build import run_build
+from generator.evaluate.engine import Engine
 from generator.model import BundleRef, RecipeName
 from tests.evaluation.conftest import EvidenceTree
 
@@ -56,13 +59,13 @@ def _tree(evidence_tree: EvidenceTree, count: int) -> list[str]:
 
 
 def _with_faulty_source(monkeypatch: pytest.MonkeyPatch, digest: str, error: BaseException) -> None:
-    real_engine = build._engine
+    real_engine = engine_module.build_engine
 
-    def engine(*args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
-        trust, source, cache = real_engine(*args, **kwargs)
-        return trust, FaultySource(source, digest, error), cache
+    def engine(*args: Any, **kwargs: Any) -> Engine:
+        real = real_engine(*args, **kwargs)
+        return Engine(real.trust, FaultySource(real.source, digest, error), real.verdicts)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(build, "_engine", engine)
+    monkeypatch.setattr(engine_module, "build_engine", engine)
 
 
 ERRORS: list[Callable[[], BaseException]] = [
@@ -87,14 +90,16 @@ def test_a_fetch_fault_is_one_pointers_internal_record(
     victim = paths[5]
     error = make_error()
     _with_faulty_source(monkeypatch, str(evidence_tree.bundles[5].digest), error)
-    monkeypatch.setattr(build, "_MIN_PER_WORKER", 1)
+    monkeypatch.setattr(pool, "_MIN_PER_WORKER", 1)
 
     options = evidence_tree.options(jobs=jobs, data_only=True)
     summary = run_build(options)  # raises on a build failure
 
     pointers = {
         p["path"]: p
-        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+        for p in json.loads((options.output.out / "data" / "pointers.json").read_bytes())[
+            "pointers"
+        ]
     }
     failed = pointers[victim]["verify"]
     assert failed["exit"] == 3
@@ -116,15 +121,17 @@ def test_an_assessment_fault_is_one_pointers_internal_record(
     paths = _tree(evidence_tree, 16)
     victim = paths[-1]  # the only b200 pointer
     faulty = FaultyProvider("b200-eks-ubuntu-training", RecursionError("too deep"))
-    monkeypatch.setattr(build, "_freshness_providers", lambda *a, **k: [faulty])
-    monkeypatch.setattr(build, "_MIN_PER_WORKER", 1)
+    monkeypatch.setattr(assess, "freshness_providers", lambda *a, **k: [faulty])
+    monkeypatch.setattr(pool, "_MIN_PER_WORKER", 1)
 
     options = evidence_tree.options(jobs=jobs, data_only=True)
     summary = run_build(options)
 
     pointers = {
         p["path"]: p
-        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+        for p in json.loads((options.output.out / "data" / "pointers.json").read_bytes())[
+            "pointers"
+        ]
     }
     cause = pointers[victim]["verify"]["failureCause"]
     assert pointers[victim]["verify"]["exit"] == 3
@@ -143,7 +150,7 @@ def test_a_lost_worker_chunk_marks_only_its_pointers(
     back) makes its own pointers `internal`, not the build fail."""
     paths = _tree(evidence_tree, 16)
     victim = paths[3]
-    real_chunk = build._worker_chunk
+    real_chunk = pool._worker_chunk
 
     def chunk(items: Any) -> Any:
         results, memo, failed = real_chunk(items)
@@ -153,15 +160,17 @@ def test_a_lost_worker_chunk_marks_only_its_pointers(
         return results, memo, failed
 
     # sent to the workers by name, as the real one is
-    chunk.__module__, chunk.__qualname__ = build.__name__, "_worker_chunk"
-    monkeypatch.setattr(build, "_worker_chunk", chunk)
-    monkeypatch.setattr(build, "_MIN_PER_WORKER", 1)
+    chunk.__module__, chunk.__qualname__ = pool.__name__, "_worker_chunk"
+    monkeypatch.setattr(pool, "_worker_chunk", chunk)
+    monkeypatch.setattr(pool, "_MIN_PER_WORKER", 1)
     options = evidence_tree.options(jobs=2, data_only=True)
     run_build(options)
 
     pointers = {
         p["path"]: p
-        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+        for p in json.loads((options.output.out / "data" / "pointers.json").read_bytes())[
+            "pointers"
+        ]
     }
     internal = sorted(
         path
@@ -206,7 +215,9 @@ def test_a_bundle_refs_fault_is_one_entrys_internal_record(
 
     pointers = {
         p["path"]: p
-        for p in json.loads((options.out / "data" / "pointers.json").read_bytes())["pointers"]
+        for p in json.loads((options.output.out / "data" / "pointers.json").read_bytes())[
+            "pointers"
+        ]
     }
     broken = pointers[f"bundle-refs/0-{first.digest.replace(':', '-')}"]["verify"]
     assert broken["exit"] == 3 and broken["failureCause"]["class"] == "internal"

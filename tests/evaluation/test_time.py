@@ -37,7 +37,7 @@ def test_a_postdated_pass_is_rejected_and_the_later_failure_is_latest(
     postdated_path, failure_path = evidence_tree.add(postdated, failure)
     evidence_tree.write()
 
-    evaluation = evaluate(evidence_tree.options())
+    evaluation = evaluate(evidence_tree.options().evaluation)
 
     pointers = by_path(evaluation.documents)
     rejected = pointers[postdated_path]
@@ -72,7 +72,7 @@ def test_a_backdated_claim_is_accepted_flagged_and_ordered_by_the_log(
     backdated_path, earlier_path = evidence_tree.add(backdated, earlier)
     evidence_tree.write()
 
-    evaluation = evaluate(evidence_tree.options())
+    evaluation = evaluate(evidence_tree.options().evaluation)
 
     pointers = by_path(evaluation.documents)
     flagged = pointers[backdated_path]
@@ -113,7 +113,7 @@ def test_a_claim_after_the_fixed_build_time_is_rejected(evidence_tree: EvidenceT
     evidence_tree.write()
 
     build_epoch = _epoch("2026-09-05T00:00:00Z")
-    evaluation = evaluate(evidence_tree.options(epoch=build_epoch))
+    evaluation = evaluate(evidence_tree.options(epoch=build_epoch).evaluation)
 
     pointers = by_path(evaluation.documents)
     assert failure_class(pointers[late_path]) == "time"
@@ -136,8 +136,8 @@ def test_the_judgement_holds_for_cached_verdicts(evidence_tree: EvidenceTree) ->
     evidence_tree.write()
     options = evidence_tree.options("cached")
 
-    first = evaluate(options)
-    second = evaluate(options)
+    first = evaluate(options.evaluation)
+    second = evaluate(options.evaluation)
 
     assert second.documents == first.documents
     assert [failure_class(p) for p in second.documents["pointers"]["pointers"]] == [
@@ -240,7 +240,8 @@ def test_verify_of_one_pointer_judges_the_claim_too(evidence_tree: EvidenceTree)
     (path,) = evidence_tree.add(built)
     recipes = evidence_tree.write()
 
-    result, text = verify_one(evidence_tree.options(), recipes / path)
+    options = evidence_tree.options()
+    result, text = verify_one(options.engine, options.clock, recipes / path)
 
     assert result["exit"] == 2
     assert result["failureCause"]["class"] == "time"

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-import generator.freshness as freshness
+import generator.freshness.explain as explain
+import generator.freshness.history as history
+import generator.freshness.providers as providers
 from generator.cacheauth import CacheAuth, Purpose
 from generator.freshness import (
     ContentMemo,
@@ -62,10 +64,10 @@ def _no_canonicalising(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("canonicalised although the memo knew the answer")
 
-    freshness._current_canonical.cache_clear()
+    providers._current_canonical.cache_clear()
     monkeypatch.setattr("generator.recipe.canonical.recipe_digest", refuse)
     monkeypatch.setattr("generator.recipe.canonical.canonicalize", refuse)
-    monkeypatch.setattr(freshness, "canonical_diff", refuse)
+    monkeypatch.setattr(explain, "canonical_diff", refuse)
 
 
 def test_a_later_build_reuses_digests_and_diffs(
@@ -165,7 +167,7 @@ def test_history_is_asked_once_per_commit_and_overlay(
         return real(args, **kwargs)
 
     explainer = StaleExplainer.for_recipes(recipes)
-    monkeypatch.setattr(freshness.subprocess, "run", counting)
+    monkeypatch.setattr(history.subprocess, "run", counting)
     answers = [explainer.explain(NAME, None, SIGNED, Canonicalizer.V3, first) for _ in range(3)]
     assert all(a == answers[0] for a in answers)
     assert answers[0].commits is not None and len(answers[0].commits) == 1
@@ -231,11 +233,11 @@ def test_an_overlay_the_canonicalizer_refuses_has_no_current_digest(
     def refuse(*args: Any, **kwargs: Any) -> bytes:
         raise CanonicalizationError("refused", hint="test")
 
-    freshness._current_canonical.cache_clear()
+    providers._current_canonical.cache_clear()
     monkeypatch.setattr("generator.recipe.canonical.canonicalize", refuse)
     overlays = _overlays(tmp_path)
     assert NativeProvider(overlays).current(NAME, None, Canonicalizer.V3) is None
-    freshness._current_canonical.cache_clear()
+    providers._current_canonical.cache_clear()
 
 
 def test_the_current_overlay_is_canonicalised_once_for_digest_and_diffs(
@@ -243,8 +245,8 @@ def test_the_current_overlay_is_canonicalised_once_for_digest_and_diffs(
 ) -> None:
     import generator.recipe.canonical as canonical
 
-    freshness._current_canonical.cache_clear()
-    freshness._canonical_diff.cache_clear()
+    providers._current_canonical.cache_clear()
+    explain._canonical_diff.cache_clear()
     seen: list[bytes] = []
     real = canonical.canonicalize
 
@@ -262,4 +264,4 @@ def test_the_current_overlay_is_canonicalised_once_for_digest_and_diffs(
     explainer.explain(NAME, None, SIGNED + b"\n# another signed recipe\n", Canonicalizer.V3, None)
     assert seen.count(CURRENT) == 0  # the overlay's canonical form was remembered
     assert len(seen) == 2  # each signed recipe was canonicalised
-    freshness._current_canonical.cache_clear()
+    providers._current_canonical.cache_clear()

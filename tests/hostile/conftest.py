@@ -341,7 +341,7 @@ def demo_states(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from generator.build import BuildOptions, evaluate
 
     tmp = tmp_path_factory.mktemp("demo-baseline")
-    options = BuildOptions(
+    options = BuildOptions.flat(
         recipes=DEMO,
         out=tmp / "site",
         trust_root=DEMO / "trust" / "trusted_root.json",
@@ -350,7 +350,7 @@ def demo_states(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         cache=tmp / "cache",
         quiet=True,
     )
-    states = recipe_states(evaluate(options).documents["index"])
+    states = recipe_states(evaluate(options.evaluation).documents["index"])
     assert len(states) >= 5, "the demo tree should have several recipes"
     return states
 

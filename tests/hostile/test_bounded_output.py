@@ -145,7 +145,7 @@ def test_site_budget_warning_reaches_summary_and_build_info(
     from generator.limits import OutputLimits
 
     monkeypatch.setattr(outputsize, "LIMITS", OutputLimits(site_bytes=1 << 20, page_bytes=1000))
-    options = BuildOptions(
+    options = BuildOptions.flat(
         recipes=DEMO,
         out=tmp_path / "site",
         trust_root=DEMO / "trust" / "trusted_root.json",
@@ -169,7 +169,7 @@ def test_site_budget_warning_reaches_summary_and_build_info(
 def test_normal_build_has_no_size_warning(tmp_path: Path) -> None:
     from generator.build import BuildOptions, run_build
 
-    options = BuildOptions(
+    options = BuildOptions.flat(
         recipes=DEMO,
         out=tmp_path / "site",
         trust_root=DEMO / "trust" / "trusted_root.json",

@@ -49,7 +49,7 @@ def _state(tmp: Path, authority: TestAuthority, options: SigningOptions | None) 
         built = build_bundle(spec, authority)
         recipe = built.recipe_name
         box.add_bundle(built)
-    options_ = BuildOptions(
+    options_ = BuildOptions.flat(
         recipes=box.recipes,
         out=box.out,
         trust_root=box.recipes / "trust" / "trusted_root.json",
@@ -58,7 +58,7 @@ def _state(tmp: Path, authority: TestAuthority, options: SigningOptions | None) 
         cache=box.cache,
         quiet=True,
     )
-    evaluation = evaluate(options_)
+    evaluation = evaluate(options_.evaluation)
     pointers = evaluation.documents["pointers"]["pointers"]
     states = recipe_states(evaluation.documents["index"])
     return states.get(recipe, ("(not listed)", (), ())), pointers

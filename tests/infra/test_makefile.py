@@ -206,6 +206,12 @@ def test_lint_reports_both_linters_and_fails_if_either_fails(
     assert {"ruff check .", "mypy generator"} <= set(sandbox.calls())
 
 
+def test_lint_checks_the_import_contract_and_fails_when_it_fails(sandbox: Sandbox) -> None:
+    assert sandbox.make("lint").returncode == 0
+    assert any("-m pytest" in c and "tests/architecture" in c for c in sandbox.calls())
+    assert sandbox.make("lint", FAKE_PYTEST_RC="1").returncode != 0
+
+
 def test_bench_runs_the_benchmark_at_three_sizes(sandbox: Sandbox) -> None:
     done = sandbox.make("-n", "bench")
     assert done.returncode == 0
@@ -243,3 +249,13 @@ def test_declared_targets_exist() -> None:
         if line and not line.startswith(("#", "\t", " ")) and ":" in line
     }
     assert {"venv", "site", "demo", "test", "lint", "bench", "clean"} <= targets
+
+
+def test_site_installs_only_what_a_build_needs(sandbox: Sandbox) -> None:
+    done = sandbox.make("site")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (install,) = _pip_installs(sandbox.calls())
+    words = shlex.split(install.split(" MK2=")[0])
+    assert words[words.index("-e") + 1] == "."  # no [test,lint,authority]
+    assert words[words.index("-c") + 1] == "constraints.txt"
+    assert sandbox.calls()[-1] == SITE_COMMAND.replace(".venv/bin/", "")

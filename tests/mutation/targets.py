@@ -31,6 +31,39 @@ class Target:
         return [*present, *self.extra]
 
 
+_PIPELINE_TESTS = (
+    "tests/verify/test_boundaries.py",
+    "tests/verify/test_pipeline_boundaries.py",
+    "tests/verify/test_candidates_boundaries.py",
+    "tests/verify/test_pipeline.py",
+    "tests/verify/test_pipeline_paths.py",
+    "tests/verify/test_fast_paths.py",
+    "tests/verify/test_identity.py",
+)
+"""The tests of aicr's five steps (`verify/pipeline.py` and the private step modules)."""
+_REGISTRY_TESTS = (
+    "tests/bundle/test_boundaries.py",
+    "tests/bundle/test_registry_config_boundaries.py",
+    "tests/bundle/test_registry_body_boundaries.py",
+    "tests/bundle/test_registry_redirect_boundaries.py",
+    "tests/bundle/test_registry.py",
+    "tests/bundle/test_registry_hardening.py",
+)
+"""The tests of the registry client (`bundle/registry.py` and its private layers)."""
+_ALLOWLIST_TESTS = (
+    "tests/tree/test_allowlist_boundaries.py",
+    "tests/tree/test_allowlist.py",
+    "tests/hostile/test_allowlist_regex.py",
+)
+"""The tests of the allowlist (`tree/allowlist.py` and its private pattern and display rules)."""
+_FRESHNESS_TESTS = (
+    "tests/freshness/test_boundaries.py",
+    "tests/freshness/test_provider_boundaries.py",
+    "tests/freshness/test_freshness.py",
+    "tests/freshness/test_memo.py",
+)
+"""The tests of the freshness comparison, its digest providers and the content memo."""
+
 TARGETS: tuple[Target, ...] = (
     Target(
         "generator/verify/policy.py",
@@ -51,60 +84,91 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "generator/verify/pipeline.py",
-        (
-            "tests/verify/test_boundaries.py",
-            "tests/verify/test_pipeline_boundaries.py",
-            "tests/verify/test_candidates_boundaries.py",
-            "tests/verify/test_pipeline.py",
-            "tests/verify/test_pipeline_paths.py",
-            "tests/verify/test_fast_paths.py",
-            "tests/verify/test_identity.py",
-        ),
+        _PIPELINE_TESTS,
         scopes=(
             "verify_pointer",
             "_fetch_failure",
             "verify_materialized",
+            "_step1",
+            "_unsigned_step2",
+            "_step5",
+        ),
+    ),
+    Target(
+        "generator/verify/_signed.py",
+        _PIPELINE_TESTS,
+        scopes=(
             "_step2",
+            "_verified_rows",
+            "_none_verified",
             "_check_statement",
             "predicate_type_problem",
-            "_step3",
-            "_sha",
-            "_local_path",
-            "_posix_parts",
-            "_schema_version_ok",
-            "_step4",
-            "_recipe_identity",
         ),
+    ),
+    Target(
+        "generator/verify/_statement.py",
+        _PIPELINE_TESTS,
+        scopes=("_step3",),
+    ),
+    Target(
+        "generator/verify/_manifest.py",
+        _PIPELINE_TESTS,
+        scopes=(
+            "_local_path",
+            "_step4",
+            "_manifest_entries",
+            "_inventory",
+            "_entry_problem",
+            "_phase_digests",
+        ),
+    ),
+    Target(
+        "generator/verify/_fields.py",
+        _PIPELINE_TESTS,
+        scopes=("_sha", "_posix_parts", "_schema_version_ok"),
+    ),
+    Target(
+        "generator/verify/_recipe_match.py",
+        _PIPELINE_TESTS,
+        scopes=("_recipe_identity", "_digest_problem", "_profile_problem", "_pointer_problem"),
     ),
     Target(
         "generator/tree/allowlist.py",
-        (
-            "tests/tree/test_allowlist_boundaries.py",
-            "tests/tree/test_allowlist.py",
-            "tests/hostile/test_allowlist_regex.py",
-        ),
+        _ALLOWLIST_TESTS,
     ),
     Target(
-        "generator/freshness/__init__.py",
-        (
-            "tests/freshness/test_boundaries.py",
-            "tests/freshness/test_provider_boundaries.py",
-            "tests/freshness/test_freshness.py",
-            "tests/freshness/test_memo.py",
-        ),
+        "generator/tree/_allowlist_patterns.py",
+        _ALLOWLIST_TESTS,
+    ),
+    Target(
+        "generator/tree/_allowlist_display.py",
+        _ALLOWLIST_TESTS,
+    ),
+    Target(
+        "generator/freshness/compare.py",
+        _FRESHNESS_TESTS,
+        scopes=("<module>", "FreshnessResult", "compare", "_is_hex64"),
+    ),
+    Target(
+        "generator/freshness/providers.py",
+        _FRESHNESS_TESTS,
         scopes=(
-            "<module>",
-            "FreshnessResult",
-            "compare",
-            "_is_hex64",
             "DigestsFileProvider",
             "listed_overlay",
             "OverlayListing",
-            "ContentMemo",
-            "_code_fingerprint",
             "NativeProvider",
             "AicrProvider",
         ),
+    ),
+    Target(
+        "generator/freshness/memo.py",
+        _FRESHNESS_TESTS,
+        scopes=("<module>", "ContentMemo", "_code_fingerprint"),
+    ),
+    Target(
+        "generator/freshness/explain.py",
+        _FRESHNESS_TESTS,
+        scopes=("<module>",),
     ),
     Target(
         "generator/corroborate/states.py",
@@ -124,14 +188,22 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "generator/bundle/registry.py",
-        (
-            "tests/bundle/test_boundaries.py",
-            "tests/bundle/test_registry_config_boundaries.py",
-            "tests/bundle/test_registry_body_boundaries.py",
-            "tests/bundle/test_registry_redirect_boundaries.py",
-            "tests/bundle/test_registry.py",
-            "tests/bundle/test_registry_hardening.py",
-        ),
+        _REGISTRY_TESTS,
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/_registry_config.py",
+        _REGISTRY_TESTS,
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/_registry_http.py",
+        _REGISTRY_TESTS,
+        extra=("-k", "not trickling and not deadline"),
+    ),
+    Target(
+        "generator/bundle/_registry_auth.py",
+        _REGISTRY_TESTS,
         extra=("-k", "not trickling and not deadline"),
     ),
     Target(

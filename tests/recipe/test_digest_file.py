@@ -8,7 +8,8 @@ import pytest
 
 from generator.errors import CanonicalizationError, InputError
 from generator.model import Canonicalizer, PredicateType
-from generator.recipe import recipe_digest, recipe_digest_for_file
+from generator.recipe import recipe_digest
+from generator.recipefile import recipe_digest_for_file
 
 _RESULT = b"kind: RecipeResult\nmetadata:\n  version: v0.9.0\ncriteria: {service: eks}\n"
 _OVERLAY = b"kind: RecipeMetadata\nmetadata:\n  name: h100-eks\nspec:\n  base: eks\n"
@@ -62,3 +63,15 @@ def test_bad_yaml_is_a_canonicalization_error_naming_the_file(tmp_path: Path) ->
     with pytest.raises(CanonicalizationError) as caught:
         recipe_digest_for_file(path, None)
     assert caught.value.location is not None and caught.value.location.file == str(path)
+
+
+def test_a_symlinked_recipe_file_is_refused(tmp_path: Path) -> None:
+    """The file is read through the tree's safe reader: a link is never followed, even to a
+    good recipe, and the error names the file."""
+    target = _write(tmp_path, _RESULT)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(target)
+    with pytest.raises(InputError, match="cannot read") as caught:
+        recipe_digest_for_file(link, None)
+    assert caught.value.location is not None and caught.value.location.file == str(link)
+    assert caught.value.found == "a symbolic link"

@@ -230,7 +230,7 @@ def build_pr_repo(root: Path) -> PrRepo:
 
 def options_for(recipes: Path, cache: Path) -> BuildOptions:
     """The build's options for a copied demo tree: offline, its own layout and trust root."""
-    return BuildOptions(
+    return BuildOptions.flat(
         recipes=recipes,
         out=cache.parent / "site",
         trust_root=recipes / "trust" / "trusted_root.json",

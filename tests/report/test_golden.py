@@ -23,7 +23,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 @pytest.fixture(scope="module")
 def report(pr_repo: PrRepo, tmp_path_factory: pytest.TempPathFactory) -> Report:
     cache = tmp_path_factory.mktemp("cache")
-    return run_report(options_for(pr_repo.recipes, cache), pr_repo.base, pr_repo.head)
+    return run_report(options_for(pr_repo.recipes, cache).evaluation, pr_repo.base, pr_repo.head)
 
 
 def check_golden(name: str, text: str) -> None:
@@ -44,7 +44,9 @@ def test_json_matches_golden(report: Report) -> None:
 
 
 def test_report_is_stable_across_runs(pr_repo: PrRepo, report: Report, tmp_path: Path) -> None:
-    again = run_report(options_for(pr_repo.recipes, tmp_path / "cache"), pr_repo.base, pr_repo.head)
+    again = run_report(
+        options_for(pr_repo.recipes, tmp_path / "cache").evaluation, pr_repo.base, pr_repo.head
+    )
     assert render_markdown(again) == render_markdown(report)
 
 

@@ -137,7 +137,8 @@ def test_invalid_cell_has_class_status_and_hint() -> None:
     row = _row(1, hint="make the fork's aicr-evidence package public")
     assert isinstance(row.verify, VerifyInvalid)
     assert verify_md(row.verify) == (
-        ":x: invalid — registry-forbidden (HTTP 403): make the fork's aicr-evidence package public"
+        ":x: invalid — registry-forbidden (HTTP 403): denied (next step: make the fork's "
+        "aicr-evidence package public)"
     )
     # a broken bundle warns once: Verify, not also Digest match
     assert isinstance(row.digest, DigestSkipped) and not row.digest.warning

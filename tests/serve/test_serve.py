@@ -7,7 +7,6 @@ wait is bounded and ends on an explicit signal: a line the command prints, a pag
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import queue
 import re
@@ -67,7 +66,7 @@ def engine_args(recipes: Path, cache: Path) -> list[str]:
 
 
 def build_options(recipes: Path, cache: Path) -> BuildOptions:
-    return BuildOptions(
+    return BuildOptions.flat(
         recipes=recipes,
         out=Path("unused"),
         trust_root=recipes / "trust" / "trusted_root.json",
@@ -188,7 +187,7 @@ def test_a_changed_config_file_is_rebuilt_and_served(tmp_path: Path) -> None:
     config = tmp_path / "site.yml"
     packaged = locate().default_config.read_text(encoding="utf-8")
     config.write_text(packaged, encoding="utf-8")
-    options = dataclasses.replace(build_options(recipes, tmp_path / "cache"), config=config)
+    options = build_options(recipes, tmp_path / "cache").replace(config=config)
     running = InProcess(ServeOptions(build=options, port=0))
     try:
         url = running.url()
@@ -283,8 +282,11 @@ def test_serve_takes_the_build_options_and_its_own() -> None:
     assert defaults["host"] == "127.0.0.1" and defaults["port"] == 8000
     assert defaults["out"] is None  # a fresh temporary folder, never ./site
     assert {p.name for p in build.params} - set(defaults) == {
+        "allow_private_sites",
         "data_only",
         "fmt",
+        "previous",
+        "site_ca_bundle",
         "publisher_identity",
         "publisher_issuer",
         "sign_with_test_authority",
@@ -297,7 +299,7 @@ def test_the_watched_paths_are_the_tree_the_overlays_the_templates_and_the_confi
     (tmp_path / "evidence").mkdir()
     config = tmp_path / "site.yml"
     config.write_text("site_name: x\n", encoding="utf-8")
-    options = BuildOptions(recipes=tmp_path, out=tmp_path / "out", config=config)
+    options = BuildOptions.flat(recipes=tmp_path, out=tmp_path / "out", config=config)
     templates = templates_root()
     assert templates == locate().pages.parent  # the folder the site build reads
     assert watched_paths(options, templates) == (tmp_path / "evidence", templates, config)

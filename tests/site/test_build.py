@@ -45,9 +45,9 @@ def test_pages_and_assets(built: Path) -> None:
     assert (built / "recipes" / "h100-eks-ubuntu-training-kubeflow" / "index.html").is_file()
     assert (built / "data" / "index.json").is_file()
     js = built / "assets" / "js"
-    assert (js / "plotly.min.js").stat().st_size > 1_000_000
+    assert (js / "plotly-basic.min.js").stat().st_size > 1_000_000
     assert (js / "charts.js").is_file() and (js / "app.js").is_file()
-    assert len(list(built.rglob("plotly.min.js"))) == 1
+    assert len(list(built.rglob("plotly*.js"))) == 1
     assert not (built / "main.html").exists()
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.errors import YamlError
-from generator.tree import yamlio
+from generator.tree import _yaml_builder, _yaml_scalars, yamlio
 from generator.tree.yamlio import BACKENDS, load_yaml
 
 
@@ -154,7 +154,7 @@ def test_billion_laughs_fails_fast(backend: str) -> None:
 
 
 def test_alias_count_is_bounded(monkeypatch: pytest.MonkeyPatch, backend: str) -> None:
-    monkeypatch.setattr(yamlio, "MAX_ALIASES", 5)
+    monkeypatch.setattr(_yaml_builder, "MAX_ALIASES", 5)
     doc = b"a: &a 1\nb: [" + b", ".join([b"*a"] * 6) + b"]\n"
     assert "too many aliases" in _err(doc, backend).message
     assert (
@@ -198,15 +198,15 @@ def test_arbitrary_input_only_ever_raises_yaml_error(data: bytes) -> None:
 def _resolve_in_order(text: str) -> Any:
     """The core-schema rules one pattern at a time, the way the module states them."""
     rules = [
-        (yamlio._NULL, lambda t: None),
-        (yamlio._TRUE, lambda t: True),
-        (yamlio._FALSE, lambda t: False),
-        (yamlio._INT10, lambda t: int(t, 10)),
-        (yamlio._INT8, lambda t: int(t[2:], 8)),
-        (yamlio._INT16, lambda t: int(t[2:], 16)),
-        (yamlio._FLOAT, float),
-        (yamlio._INF, lambda t: -math.inf if t.startswith("-") else math.inf),
-        (yamlio._NAN, lambda t: math.nan),
+        (_yaml_scalars._NULL, lambda t: None),
+        (_yaml_scalars._TRUE, lambda t: True),
+        (_yaml_scalars._FALSE, lambda t: False),
+        (_yaml_scalars._INT10, lambda t: int(t, 10)),
+        (_yaml_scalars._INT8, lambda t: int(t[2:], 8)),
+        (_yaml_scalars._INT16, lambda t: int(t[2:], 16)),
+        (_yaml_scalars._FLOAT, float),
+        (_yaml_scalars._INF, lambda t: -math.inf if t.startswith("-") else math.inf),
+        (_yaml_scalars._NAN, lambda t: math.nan),
     ]
     for pattern, value in rules:
         if pattern.fullmatch(text):

@@ -14,7 +14,7 @@ from cryptography import x509
 from sigstore.errors import VerificationError
 
 from generator.model import FailureClass, Rejected, SignerIdentity, Verified
-from generator.verify.pipeline import _check_statement
+from generator.verify._signed import _check_statement
 from generator.verify.policy import (
     ExactIdentity,
     certificate_identity,
@@ -22,7 +22,9 @@ from generator.verify.policy import (
     certificate_sans,
 )
 from generator.verify.signature import (
+    FOREIGN_AUTHORITY_HINT,
     STALE_ROOT_HINT,
+    TAMPERED_HINT,
     SignatureFailure,
     SignatureOk,
     _first_entry,
@@ -407,11 +409,36 @@ def test_a_first_entry_with_an_unbound_or_bad_index_is_refused(entry: dict[str, 
         "CertValidationError: root certificate",
         "Signature does not match",
         "failed to verify SCT",
-        "no timestamp authorities",
+        "checkpoint: invalid signature",
     ],
 )
-def test_root_shaped_errors_get_the_refresh_hint(message: str) -> None:
-    assert stale_root_hint(message) == STALE_ROOT_HINT
+def test_unknown_authority_errors_name_forgery_before_a_stale_root(message: str) -> None:
+    hint = stale_root_hint(message)
+    assert hint == FOREIGN_AUTHORITY_HINT
+    assert hint.index("forged") < hint.index("stale")
+
+
+def test_a_root_without_timestamp_authorities_gets_the_refresh_hint() -> None:
+    assert stale_root_hint("no timestamp authorities in the trusted root") == STALE_ROOT_HINT
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "DSSE: invalid signature",
+        "SET: invalid inclusion promise",
+        "inclusion proof: invalid root hash",
+        "certificate not valid at validation time",
+        "log entry signatures do not match bundle",
+        "subject does not match pulled artifact digest",
+        # a tampered entry whose wording also names a signature mismatch
+        "SET: invalid inclusion promise; signature does not match",
+    ],
+)
+def test_a_tampered_bundle_is_never_blamed_on_a_stale_root(message: str) -> None:
+    hint = stale_root_hint(message)
+    assert hint == TAMPERED_HINT
+    assert "stale" not in hint and "--offline" not in hint
 
 
 @pytest.mark.parametrize(

@@ -117,12 +117,12 @@ def test_unknown_types_are_refused_at_any_depth() -> None:
 
 
 def test_a_cyclic_value_is_not_taken_as_is(monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.verify import serialize
+    from generator.verify import _tagged
 
-    monkeypatch.setattr(serialize, "_MAX_PROBE_NODES", 1000)
+    monkeypatch.setattr(_tagged, "_MAX_PROBE_NODES", 1000)
     cyclic: list[Any] = [1]
     cyclic.append(cyclic)
-    assert not serialize._untagged(cyclic)
+    assert not _tagged._untagged(cyclic)
     big = list(range(2000))
     assert encode_data(big) == big  # over the budget: encoded node by node, same result
 
@@ -168,42 +168,45 @@ def _unsigned(case: EvidenceCase) -> Any:
     return verify_pointer(pointer, location, FakeSource(case.materialized()), None)  # type: ignore[arg-type]
 
 
-def test_every_bundle_is_canonicalized_again(
+def test_a_recipe_is_canonicalized_once_and_every_claim_still_compared(
     case: EvidenceCase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No memo across bundles: the digest check is part of the cost of every verification
-    (and a wrong claimed digest is refused however often the recipe was seen)."""
-    from generator.verify import pipeline
+    """The same recipe bytes are canonicalized once per process (generator.verify.recipememo),
+    but every bundle's claimed digest is still compared: a wrong claim is refused however often
+    the recipe was seen."""
+    from generator.verify import _recipe_match
 
-    first = _unsigned(case)
     calls: list[bytes] = []
-    real = getattr(pipeline, "digest_for_predicate_type")  # noqa: B009 - not re-exported
+    real = getattr(_recipe_match, "digest_for_predicate_type")  # noqa: B009 - not re-exported
 
     def counted(data: bytes, *args: Any, **kwargs: Any) -> Any:
         calls.append(data)
         return real(data, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "digest_for_predicate_type", counted)
+    monkeypatch.setattr(_recipe_match, "digest_for_predicate_type", counted)
+    first = _unsigned(case)
+    assert len(calls) == 1
     again = _unsigned(case)
     assert again == first and len(calls) == 1
     case.predicate["recipe"]["digest"] = "b" * 64
     case.files["statement.intoto.json"] = case.statement_bytes()
     wrong = _unsigned(case)
-    assert len(calls) == 2
+    assert len(calls) == 1
     assert any("recipe digest mismatch" in s.detail for s in wrong.steps)
+    assert not isinstance(wrong, Verified)
 
 
 def test_a_recipe_that_cannot_be_canonicalized_is_refused(
     case: EvidenceCase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from generator.errors import EvidenceDashError, Location
-    from generator.verify import pipeline
+    from generator.verify import _recipe_match
 
     def refuse(*_: Any, **__: Any) -> Any:
         raise EvidenceDashError(
             "nope", location=Location("recipe.yaml"), expected="x", found="y", hint="z"
         )
 
-    monkeypatch.setattr(pipeline, "digest_for_predicate_type", refuse)
+    monkeypatch.setattr(_recipe_match, "digest_for_predicate_type", refuse)
     verdict = _unsigned(case)
     assert any("cannot be canonicalized" in s.detail for s in verdict.steps)

@@ -342,10 +342,10 @@ def test_the_key_covers_the_verifier_code(
     case: EvidenceCase, tmp_path: Path, authority_trust: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A verdict is remembered for the verifier code that made it, not only its version."""
-    from generator.verify import cache as cache_module
+    from generator.verify import _cache_keys
 
     pointer, location = case.pointer(signer=SIGNER)
     key = VerdictCache(tmp_path).key(pointer, location, authority_trust[1], "a" * 64)
-    assert len(cache_module.verifier_code_digest()) == 64
-    monkeypatch.setattr(cache_module, "verifier_code_digest", lambda: "0" * 64)
+    assert len(_cache_keys.verifier_code_digest()) == 64
+    monkeypatch.setattr(_cache_keys, "verifier_code_digest", lambda: "0" * 64)
     assert VerdictCache(tmp_path).key(pointer, location, authority_trust[1], "a" * 64) != key

@@ -5,6 +5,52 @@
 
   function all(root, sel) { return Array.prototype.slice.call(root.querySelectorAll(sel)); }
 
+  /* ------------------------------------------------------------- state in the URL */
+  /* Filter and lens choices live in the query string (`?state=CONFIRMED&clean=1`), so a
+     reload or a shared link shows the same view; the hash stays free for anchors, tabs and
+     aicr routes. Only the keys of `controls` are written; other parameters are kept. */
+  function controlValue(c) {
+    return c.type === "checkbox" ? (c.checked ? "1" : "") : c.value;
+  }
+
+  function restoreControls(controls, key) {
+    var params = new URLSearchParams(window.location.search);
+    controls.forEach(function (c) {
+      var k = key(c);
+      if (!params.has(k)) { return; }
+      var v = params.get(k);
+      if (c.type === "checkbox") { c.checked = v === "1"; return; }
+      if (c.tagName === "SELECT" && !all(c, "option").some(function (o) { return o.value === v; })) {
+        return;  /* an unknown value in a shared link: keep the default */
+      }
+      c.value = v;
+    });
+  }
+
+  function storeControls(controls, key) {
+    if (!window.history || !window.history.replaceState) { return; }
+    var params = new URLSearchParams(window.location.search);
+    controls.forEach(function (c) {
+      var v = controlValue(c);
+      var dflt = c.type === "checkbox" ? "" : (c.getAttribute("data-default") || "");
+      if (v === dflt) { params.delete(key(c)); } else { params.set(key(c), v); }
+    });
+    var query = params.toString();
+    var url = window.location.pathname + (query ? "?" + query : "") + window.location.hash;
+    if (url !== window.location.pathname + window.location.search + window.location.hash) {
+      window.history.replaceState(window.history.state, "", url);
+    }
+  }
+
+  /* ------------------------------------------------------------- wide tables */
+  /* A box whose table is wider than it scrolls sideways; mark it so the CSS shows the cue. */
+  function markOverflow() {
+    all(document, ".table-scroll, .md-typeset__scrollwrap").forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth + 1) { box.setAttribute("data-overflow", "1"); }
+      else { box.removeAttribute("data-overflow"); }
+    });
+  }
+
   /* ------------------------------------------------------------- overview filters */
   function setupFilters() {
     var box = document.getElementById("overview-filters");
@@ -12,6 +58,8 @@
     if (!box || !catalog || box.getAttribute("data-ready")) { return; }
     box.setAttribute("data-ready", "1");
     var controls = all(box, "[data-filter]");
+    function filterKey(c) { return c.getAttribute("data-filter"); }
+    restoreControls(controls, filterKey);
     function apply() {
       var want = {};
       controls.forEach(function (c) {
@@ -37,6 +85,7 @@
       if (empty) { empty.hidden = shown !== 0; }
       var count = box.querySelector(".filter-count");
       if (count) { count.textContent = shown + " of " + rows.length + " recipes shown"; }
+      storeControls(controls, filterKey);
     }
     controls.forEach(function (c) { c.addEventListener("change", apply); });
     var reset = box.querySelector(".filter-reset");
@@ -105,6 +154,11 @@
     var lens = box.querySelector("[data-grid='lens']");
     var k8s = box.querySelector("[data-grid='k8s']");
     var bad = { CONTESTED: 1, FAILING: 1, UNTESTED: 1 };
+    var gridControls = [filter, nonpass, sort, lens, k8s];
+    function gridKey(c) { return c.getAttribute("data-grid"); }
+    sort.setAttribute("data-default", "phase");
+    lens.setAttribute("data-default", "combined");
+    restoreControls(gridControls, gridKey);
     function apply() {
       var text = (filter.value || "").toLowerCase();
       all(document, ".grid-lens").forEach(function (l) {
@@ -137,6 +191,8 @@
           rows.forEach(function (r) { body.appendChild(r); });
         });
       });
+      storeControls(gridControls, gridKey);
+      markOverflow();
     }
     all(document, "tr.grid-row").forEach(function (r, i) { r.setAttribute("data-order", String(i)); });
     [filter, nonpass, sort, lens, k8s].forEach(function (c) {
@@ -185,7 +241,11 @@
     tabForHash();
   }
 
-  function boot() { setupFilters(); setupGrid(); setupTabs(); routeHash(); }
+  function boot() { setupFilters(); setupGrid(); setupTabs(); routeHash(); markOverflow(); }
+  window.addEventListener("resize", markOverflow);
+  document.addEventListener("change", function (ev) {
+    if (ev.target && ev.target.matches && ev.target.matches(".ev-tab-labels input")) { markOverflow(); }
+  });
   window.addEventListener("hashchange", function () { routeHash(); tabForHash(); });
   if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
     window.document$.subscribe(function () { boot(); });

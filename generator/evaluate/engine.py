@@ -1,0 +1,111 @@
+"""The engine of an evaluation: the trust root, the bundle source and the verdict cache.
+
+Built once per build (and once per worker process when workers cannot inherit it). The OCI
+layouts are indexed on the other core while the tree is hashed and read (`Engines` starts an
+`IndexPrefetch` and hands its answers to the layout sources), so nothing else has to carry
+the prefetch around.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from generator.bundle.cache import BundleCache, default_cache_dir
+from generator.bundle.chain import ChainSource
+from generator.bundle.layout import IndexPrefetch, OciLayoutSource
+from generator.bundle.registry import RegistryClient
+from generator.bundle.types import Limits
+from generator.cacheauth import CacheAuth
+from generator.options import EngineOptions
+from generator.verify.cache import VerdictCache
+from generator.verify.trust import Trust, load_trust
+
+__all__ = ["Engine", "Engines", "build_engine", "cache_root"]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What verifies a pointer: trust root, bundle source, verdict cache."""
+
+    trust: Trust
+    """The Sigstore trust root every bundle is verified against."""
+    source: ChainSource
+    """Where bundles come from: OCI layouts, the bundle cache, the registry."""
+    verdicts: VerdictCache
+    """Verdicts by bundle, trust root, allowlist and policy (a hit skips verification)."""
+
+
+def cache_root(options: EngineOptions) -> Path:
+    """`--cache`, else the user's cache folder."""
+    return options.cache or default_cache_dir()
+
+
+def build_engine(options: EngineOptions, indexes: IndexPrefetch | None = None) -> Engine:
+    """Trust, bundle source and verdict cache for these options (`indexes`: an
+    `IndexPrefetch` of the layouts, when one was started)."""
+    trust = load_trust(
+        mode=options.trust_mode, root_file=options.trust_root, offline=options.offline
+    )
+    limits = Limits()
+    root = cache_root(options)
+    auth = CacheAuth.from_environment()
+    bundle_cache = BundleCache(root / "bundles", limits, auth)
+    layouts = [
+        OciLayoutSource(path, limits, None if indexes is None else indexes.get(path))
+        for path in options.oci_layouts
+    ]
+    registry = (
+        None
+        if options.offline
+        else RegistryClient(
+            mirrors=dict(options.registry_mirrors),
+            trusted_prefixes=options.trusted_registries,
+            auth_file=options.registry_auth,
+            limits=limits,
+            deadline=options.fetch_timeout,
+            allow_private=options.allow_private_registries,
+        )
+    )
+    source = ChainSource(
+        layouts,
+        bundle_cache,
+        registry,
+        options.offline,
+        trusted_prefixes=options.trusted_registries,
+        limits=limits,
+    )
+    return Engine(trust, source, VerdictCache(root / "verify", auth))
+
+
+class Engines:
+    """Builds a build's engine once, with the OCI layouts indexed meanwhile in a forked
+    process (`prefetch=True`); `close` stops an index that is not needed (the evaluation was
+    reused from the memo). A context manager."""
+
+    def __init__(self, options: EngineOptions, *, prefetch: bool = True) -> None:
+        self._options = options
+        self._indexes = IndexPrefetch(options.oci_layouts, Limits()) if prefetch else None
+        self._engine: Engine | None = None
+
+    def engine(self) -> Engine:
+        """The engine, built on first use."""
+        if self._engine is None:
+            self._engine = build_engine(self._options, self._indexes)
+        return self._engine
+
+    def close(self) -> None:
+        if self._indexes is not None:
+            self._indexes.close()
+
+    def __enter__(self) -> Engines:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

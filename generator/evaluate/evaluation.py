@@ -1,0 +1,257 @@
+"""The evaluation of a tree: read, verify, assess, corroborate; write nothing but caches.
+
+`evaluate` is pure of output: it returns the records, the corroboration board and the data
+documents the site is built from. The build writes them (generator.evaluate.output); the PR
+report evaluates the base and the head tree this way and compares the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sigstore
+
+from generator import __version__
+from generator.bundlerefs import BundleRefEntry, load_bundle_refs
+from generator.corroborate import BoardEntry, build_board, count_each_bundle_once
+from generator.data import PointerRecord, build_info_document, data_documents
+from generator.errors import InputError, Location
+from generator.evaluate.assess import Assessed, Assessor, remembered
+from generator.evaluate.clock import build_time_for
+from generator.evaluate.engine import Engines, cache_root
+from generator.evaluate.pool import bulk_allocation, choose_verifier
+from generator.evaluate.refs import verify_refs
+from generator.evaluate.verification import Progress, split_cached
+from generator.freshness import ContentMemo
+from generator.isolation import assess_isolated
+from generator.model import (
+    FailureCause,
+    FailureClass,
+    ParsedPointer,
+    Rejected,
+    RejectedPointer,
+    Step,
+    StepStatus,
+    Verdict,
+)
+from generator.options import EvaluationOptions
+from generator.tree import Allowlist, TreeScan, load_allowlist, organisation_of, scan_tree
+from generator.verify.cache import verdict_policy
+from generator.verify.trust import Trust
+
+__all__ = ["Evaluation", "Verification", "evaluate", "schema_rejection", "verify_pointers"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything one evaluation of a tree produced, before anything is written.
+
+    `records` has one entry per pointer file (sorted by path); `board` is the corroboration
+    board; `documents` are the data documents the site is built from.
+    """
+
+    records: tuple[PointerRecord, ...]
+    board: Any
+    documents: Mapping[str, Any]
+    build_time: str
+    trust: Trust
+    allowlist: Allowlist
+
+    def count(self, exit_code: int) -> int:
+        return sum(1 for r in self.records if _record_exit(r) == exit_code)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Every usable pointer's verdict (by path, in path order, `--bundle-refs` last)."""
+
+    verdicts: dict[str, Verdict]
+    verified_at: dict[str, str]
+    """The recording time of verdicts reused because no fresh one could be had."""
+    assessed: dict[str, Assessed]
+    """What verification workers already assessed (by path)."""
+    ref_files: list[ParsedPointer] = field(default_factory=list)
+    """The pointers derived from `--bundle-refs` entries."""
+
+
+def _record_exit(record: PointerRecord) -> int:
+    verdict = record.verdict
+    return 3 if verdict is None else int(verdict.exit)
+
+
+def schema_rejection(pointer: RejectedPointer) -> Rejected:
+    """A tree rejection as a verdict: exit 2, class `schema`, with the rule that failed."""
+    step = Step(
+        1,
+        "materialize-bundle",
+        StepStatus.FAILED,
+        f"pointer rejected before verification: {pointer.message}",
+    )
+    return Rejected(
+        steps=(step,), cause=FailureCause(FailureClass.SCHEMA, pointer.message, pointer.hint)
+    )
+
+
+def evaluate(options: EvaluationOptions, engines: Engines | None = None) -> Evaluation:
+    """Read, verify and corroborate the tree at `options.tree.recipes`; write nothing but caches.
+
+    Raises `InputError` (exit 2) when the tree or allowlist cannot be used at all. Runs
+    under `bulk_allocation` (a build already does; the PR report calls this directly).
+    `engines` builds the engine (a build's has the OCI layouts indexed meanwhile).
+    """
+    with bulk_allocation():
+        return _evaluate(options, engines or Engines(options.engine, prefetch=False))
+
+
+def _read_tree(
+    options: EvaluationOptions,
+) -> tuple[Allowlist, TreeScan, tuple[BundleRefEntry, ...]]:
+    """The allowlist, the scanned pointer files and the `--bundle-refs` entries."""
+    evidence_root = options.tree.recipes / "evidence"
+    if not evidence_root.is_dir():
+        raise InputError(
+            "the recipes folder has no evidence/ folder",
+            location=Location(str(options.tree.recipes)),
+            expected="<recipes>/evidence/ with allowlist.yaml and pointer files",
+            found="no such folder",
+            hint="pass --recipes pointing at an aicr checkout's recipes/ folder",
+        )
+    allowlist = load_allowlist(evidence_root / "allowlist.yaml")
+    scan = scan_tree(
+        options.tree.recipes, allowlist=allowlist, allow_pending=options.policy.allow_pending
+    )
+    refs = () if options.tree.bundle_refs is None else load_bundle_refs(options.tree.bundle_refs)
+    return allowlist, scan, refs
+
+
+def _evaluate(options: EvaluationOptions, engines: Engines) -> Evaluation:
+    """`evaluate` itself: the stages of one evaluation, in order."""
+    allowlist, scan, refs = _read_tree(options)
+    memo = ContentMemo(cache_root(options.engine) / "freshness" / "memo.json")
+    assessor = Assessor.for_build(options, allowlist, memo)
+    duplicate_of = dict(scan.duplicate_of)
+    engine = engines.engine()
+    assessor.trust_root = engine.trust.digest  # named by the records of reused verdicts
+    done = verify_pointers(options, scan.files, allowlist.digest, engines, assessor)
+    if refs:
+        todo = [f for f in scan.files if isinstance(f, ParsedPointer)]
+        done.verdicts.update(
+            verify_refs(
+                refs, todo, engine, done.ref_files, duplicate_of, options.clock.source_date_epoch
+            )
+        )
+    records, entries, documents = _records(
+        (*scan.files, *done.ref_files), done, duplicate_of, assessor, engine.trust.digest
+    )
+    memo.save()
+    board = build_board(entries, organisation_of=remembered(organisation_of))
+    build_time = build_time_for(options.clock.source_date_epoch, [e.run.logged_at for e in entries])
+    return Evaluation(
+        records=tuple(records),
+        board=board,
+        documents=data_documents(
+            board=board,
+            records=records,
+            build_time=build_time,
+            build_info=_build_info(options, build_time, engine.trust),
+            pointer_documents=documents,
+        ),
+        build_time=build_time,
+        trust=engine.trust,
+        allowlist=allowlist,
+    )
+
+
+def verify_pointers(
+    options: EvaluationOptions,
+    files: Sequence[Any],
+    allowlist_digest: str,
+    engines: Engines,
+    assessor: Assessor | None = None,
+) -> Verification:
+    """Verify every usable pointer (cached, in parallel), each on its own: a pointer repeating
+    another's bundle is verified against its own folder and claims too. Every verdict has
+    been judged on time (generator.verify.times); any exception of one pointer is that
+    pointer's `internal` verdict. Results are in path order, whatever the workers' timing."""
+    engine = engines.engine()
+    policy = verdict_policy(
+        options.engine.trusted_registries, options.engine.allow_private_registries
+    )
+    todo = [f for f in files if isinstance(f, ParsedPointer)]
+    epoch = options.clock.source_date_epoch
+    verdicts, misses = split_cached(todo, engine, allowlist_digest, policy, epoch)
+    verified_at: dict[str, str] = {}
+    assessed: dict[str, Assessed] = {}
+    progress = Progress(len(misses), "verifying", options.engine.quiet)
+    try:
+        verifier = choose_verifier(options, engine, assessor, len(misses))
+        for outcome in verifier.verify_all(misses):
+            verdicts[outcome.path] = outcome.verdict
+            if outcome.verified_at:
+                verified_at[outcome.path] = outcome.verified_at
+            if outcome.assessed is not None:
+                assessed[outcome.path] = outcome.assessed
+            progress.advance()
+    finally:
+        progress.close()
+    order = {item.location.path: n for n, item in enumerate(todo)}
+    ordered = dict(sorted(verdicts.items(), key=lambda kv: order[kv[0]]))
+    return Verification(ordered, verified_at, assessed)
+
+
+def _records(
+    files: Sequence[Any],
+    done: Verification,
+    duplicate_of: Mapping[str, str],
+    assessor: Assessor,
+    trust_root: str,
+) -> tuple[list[PointerRecord], list[BoardEntry], dict[str, dict[str, Any]]]:
+    """One record per pointer file (assessed here unless a worker did), the board entries
+    (each bundle counted once) and the pointers.json entries workers already made."""
+    records: list[PointerRecord] = []
+    candidates: list[tuple[bool, int, BoardEntry]] = []
+    documents: dict[str, dict[str, Any]] = {}
+    for item in files:
+        path = item.location.path
+        if isinstance(item, RejectedPointer):
+            records.append(PointerRecord(pointer=item, verdict=schema_rejection(item)))
+            continue
+        duplicate = duplicate_of.get(path)
+        verdict = done.verdicts.get(path)  # its own verdict, duplicate or not
+        when = done.verified_at.get(path)
+        made = done.assessed.get(path) if duplicate is None else None
+        if made is None:
+            record, entry = assess_isolated(
+                assessor, item, verdict, verified_at=when, duplicate_of=duplicate
+            )
+        else:
+            record, entry = made.record(item, verdict, when, trust_root), made.entry
+            documents[path] = made.document
+        records.append(record)
+        if entry is not None:
+            candidates.append((duplicate is not None, len(candidates), entry))
+    return records, count_each_bundle_once(candidates), documents
+
+
+def _build_info(options: EvaluationOptions, build_time: str, trust: Trust) -> dict[str, Any]:
+    """data/build-info.json: when, from what, verified by what and under which trust root."""
+    return build_info_document(
+        build_time=build_time,
+        commit=options.tree.commit,
+        source_url=options.tree.source_url,
+        verifier=f"evidence-dashboard {__version__}, sigstore {sigstore.__version__}",
+        trust_name=trust.name,
+        trust_production=trust.production,
+        trust_refreshed="TUF" if trust.refreshed else None,
+        trust_fallback=trust.fallback,
+        trusted_registries=options.engine.trusted_registries,
+        preview=options.stamp.preview,
+        publisher=None
+        if options.stamp.publisher_identity is None
+        else {
+            "identity": options.stamp.publisher_identity,
+            "issuer": options.stamp.publisher_issuer,
+        },
+    )

@@ -1,0 +1,203 @@
+"""Output: write data/ and the site into a staging folder, then swap it in atomically."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from generator.bundle.cache import default_cache_dir
+from generator.changes import previous_warnings
+from generator.data import SCHEMA_FILES, write_documents
+from generator.data.schemaid import stamp_schema_ids
+from generator.data.writers import report_cache_failures
+from generator.errors import BuildError, EvidenceDashError
+from generator.manifest import refresh_entries
+from generator.options import BuildOptions
+from generator.outputsize import measure, record
+from generator.publish import finish_site
+from generator.site.build import SiteInputs, build_site
+from generator.site.recipepages import InputDigests
+from generator.site.swap import publish_atomically
+
+__all__ = ["STAGING_PREFIX", "Background", "size_warnings", "sweep_dead_staging", "write_output"]
+
+
+STAGING_PREFIX = ".evidence-build-"
+
+
+def sweep_dead_staging(parent: Path) -> list[Path]:
+    """Remove staging folders left by builds that were killed (their process no longer runs).
+
+    A staging folder is named `.evidence-build-<pid>-<random>`; one whose pid is alive belongs to
+    a concurrent build and is left alone. Returns what was removed.
+    """
+    removed: list[Path] = []
+    for folder in sorted(parent.glob(f"{STAGING_PREFIX}*")):
+        pid_text = folder.name[len(STAGING_PREFIX) :].split("-", 1)[0]
+        if not folder.is_dir() or folder.is_symlink() or not pid_text.isdigit():
+            continue
+        if _process_alive(int(pid_text)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def write_output(
+    options: BuildOptions,
+    documents: Mapping[str, Any],
+    *,
+    data_from: Path | None = None,
+    keep_data: Callable[[Path], None] | None = None,
+    page_digests: Any = None,
+) -> dict[str, Any] | None:
+    """Write data/ and the site into a staging folder, then swap it in atomically.
+
+    data/ is written from `documents`, or copied from `data_from` (the evaluation memo's
+    copy of the same files); `keep_data` is handed the written data folder (to memoize it)
+    on a thread of its own, while the site is built (copying is file-system work, which lets
+    go of the interpreter), and is waited for before the folder moves into the site.
+    `page_digests` are the site's document digests stored with the memo; the digests the
+    site used are returned (for the memo), None without a site.
+    """
+    out = (
+        options.output.out.absolute()
+    )  # the staging folder and MkDocs' docs_dir must not be relative
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sweep_dead_staging(out.parent)
+    work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent))
+    keeper = Background(None)
+    try:
+        data_dir = work / "data"
+        if data_from is not None:
+            shutil.copytree(data_from, data_dir)
+            stamp_schema_ids(
+                data_dir, SCHEMA_FILES, options.output.site_url
+            )  # memo: any site's $id
+        else:
+            write_documents(work, documents, site_url=options.output.site_url)
+            if keep_data is not None:
+                keeper = Background(lambda: keep_data(data_dir))
+        if options.output.data_only:
+            _publish_data(options, documents, work, keeper, out)
+            return None
+        used = _publish_site(options, documents, work, keeper, out, page_digests)
+        keeper.wait()
+        return used
+    except EvidenceDashError:
+        raise
+    except Exception as exc:
+        raise BuildError(
+            f"the site build failed: {type(exc).__name__}: {exc}",
+            hint="the previous output was left in place; rerun with the same inputs to reproduce",
+        ) from exc
+    finally:
+        keeper.wait(quietly=True)  # never delete a folder a thread still reads
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _publish_data(
+    options: BuildOptions, documents: Mapping[str, Any], work: Path, keeper: Background, out: Path
+) -> None:
+    """`--data-only`: the site is data/ alone (with the manifest and badges)."""
+    data_dir = work / "data"
+    staging = work / "site"
+    staging.mkdir()
+    keeper.wait()
+    report_cache_failures(data_dir)
+    shutil.copytree(data_dir, staging / "data")
+    finish_site(options, documents, staging)
+    publish_atomically(staging, out)
+
+
+def _publish_site(
+    options: BuildOptions,
+    documents: Mapping[str, Any],
+    work: Path,
+    keeper: Background,
+    out: Path,
+    page_digests: Any,
+) -> dict[str, Any] | None:
+    """Build the site around data/ and publish it; the document digests it used."""
+    data_dir = work / "data"
+    inputs = SiteInputs(
+        index=documents["index"],
+        series=documents["series"],
+        pointers=documents["pointers"],
+        build_info=documents["build_info"],
+        preview=options.stamp.preview,
+        site_url=options.output.site_url,
+    )
+
+    def data_ready() -> None:
+        keeper.wait()  # the memo has its copy: the build's cache report goes in now
+        report_cache_failures(data_dir)
+
+    used = build_site(
+        inputs,
+        out=out,
+        config=options.output.config,  # None: the packaged one, never ./mkdocs.yml (site.siteconfig)
+        work_dir=work,
+        data_dir=data_dir,
+        move_data=True,
+        page_cache=(options.engine.cache or default_cache_dir()) / "pages",
+        digests=InputDigests.from_dict(page_digests) if page_digests else None,
+        data_ready=data_ready,
+        before_publish=lambda staging: finish_site(options, documents, staging),
+    )
+    return None if used is None else used.as_dict()
+
+
+class Background:
+    """Run `task` on a thread (None: nothing to run); `wait` joins it and raises what the task
+    raised, once. The build's own threads only ever do file-system work."""
+
+    def __init__(self, task: Callable[[], None] | None) -> None:
+        self._error: BaseException | None = None
+        self._thread: Any = None
+        if task is not None:
+
+            def run() -> None:
+                try:
+                    task()
+                except BaseException as exc:  # noqa: BLE001 - handed to `wait`
+                    self._error = exc
+
+            self._thread = threading.Thread(target=run, name="evidence-dashboard-keep", daemon=True)
+            self._thread.start()
+
+    def wait(self, *, quietly: bool = False) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        error, self._error = self._error, None
+        if error is not None and not quietly:
+            raise error
+
+
+def size_warnings(options: BuildOptions) -> tuple[str, ...]:
+    """Measure the written site against its budget; warnings also go into build-info.json."""
+    out = options.output.out.absolute()
+    size = measure(out)
+    info = out / "data" / "build-info.json"
+    if size.warnings and info.is_file():
+        record(info, size)
+        refresh_entries(out, ["data/build-info.json"])
+    return size.warnings + previous_warnings(out)

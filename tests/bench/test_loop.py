@@ -1,0 +1,57 @@
+"""The maintainer's loop of the benchmark: each change edits the copied tree, never the original."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.loop import CHANGES, copy_tree, first_pointer
+from bench.run import Measured, report
+from tests.bench.test_report import _row
+
+
+def _tree(root: Path) -> Path:
+    source = root / "source"
+    (source / "evidence" / "r1" / "s1").mkdir(parents=True)
+    (source / "evidence" / "r1" / "s1" / "sha256-a.yaml").write_text("a: 1\n", encoding="utf-8")
+    (source / "evidence" / "r1" / "s2").mkdir(parents=True)
+    (source / "evidence" / "r1" / "s2" / "sha256-b.yaml").write_text("b: 1\n", encoding="utf-8")
+    (source / "evidence" / "allowlist.yaml").write_text(
+        "community:\n  - label: first\n    source: x\n  - label: second\n", encoding="utf-8"
+    )
+    (source / "overlays").mkdir()
+    (source / "overlays" / "r1.yaml").write_text("kind: RecipeResult\n", encoding="utf-8")
+    (source / "bundles").mkdir()
+    return source
+
+
+def test_each_change_edits_the_copy_in_order_and_leaves_the_source_alone(tmp_path: Path) -> None:
+    source = _tree(tmp_path)
+    before = {p: p.read_bytes() for p in source.rglob("*") if p.is_file()}
+    tree = copy_tree(source, tmp_path / "loop")
+    assert not (tree.root / "bundles").exists()
+    assert first_pointer(tree).name == "sha256-a.yaml"
+    done = {change.name: change.apply(tree) for change in CHANGES[:1]}
+    assert done["pointer removed"] == "r1/s1/sha256-a.yaml"
+    assert not (tree.evidence / "r1" / "s1" / "sha256-a.yaml").exists()
+    assert CHANGES[1].apply(tree) == "r1/s1/sha256-a.yaml"
+    assert (tree.evidence / "r1" / "s1" / "sha256-a.yaml").read_text() == "a: 1\n"
+    CHANGES[2].apply(tree)
+    assert (tree.overlays / "r1.yaml").read_text().endswith("# changed by the benchmark\n")
+    assert CHANGES[3].apply(tree) == "label 'first'"
+    text = (tree.evidence / "allowlist.yaml").read_text()
+    assert "- label: first (renamed)\n" in text and "- label: second\n" in text
+    assert {p: p.read_bytes() for p in source.rglob("*") if p.is_file()} == before
+
+
+def test_the_report_shows_the_loop_per_size() -> None:
+    row = _row(1000, 10.0, 2.0, 300)
+    row["loop"] = {
+        name: Measured(wall, 100, {"hits": 1, "misses": 0})
+        for name, wall in (("base", 4.0), ("pointer removed", 3.25), ("pointer added", 3.5))
+    }
+    text = report([row])
+    assert "the maintainer's loop" in text
+    section = text.split("the maintainer's loop", 1)[1].split("time per attestation")[0]
+    assert "pointer removed" in section and "pointer added" in section
+    row_line = next(line for line in section.splitlines() if line.strip().startswith("1000"))
+    assert row_line.split()[1:] == ["4.0", "3.2", "3.5"]

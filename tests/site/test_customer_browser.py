@@ -1,0 +1,305 @@
+"""The customer's view in Debian Chromium: page weight, CSP, contrast, phones, no JavaScript.
+
+One site is built from the sample data and served on loopback for the whole module; each test
+opens its own browser context (fresh cache, its own viewport or JavaScript setting).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.site.build import SiteInputs, build_site
+from tests.site.conftest import artifacts_dir, serve
+
+pytestmark = pytest.mark.browser
+KUBE = "h100-eks-ubuntu-training-kubeflow"  # has bandwidth charts
+STALE = "gb200-eks-ubuntu-training"  # contested, with a stale counted attestation
+
+
+@dataclass(frozen=True)
+class Served:
+    out: Path
+    base: str
+    browser: Any
+
+    def context(self, **options: Any) -> Any:
+        return self.browser.new_context(**{"viewport": {"width": 1300, "height": 1000}, **options})
+
+
+@pytest.fixture(scope="module")
+def served(
+    tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Any], browser: Any
+) -> Iterator[Served]:
+    tmp = tmp_path_factory.mktemp("customer")
+    out = tmp / "site"
+    out.mkdir()
+    server, base = serve(out)
+    try:
+        build_site(
+            SiteInputs(
+                index=documents["index"],
+                series=documents["series"],
+                pointers=documents["pointers"],
+                build_info=documents["build_info"],
+                site_url=base,
+            ),
+            out=out,
+            config=None,
+            work_dir=tmp / "work",
+            data_dir=None,
+        )
+        yield Served(out, base, browser)
+    finally:
+        server.shutdown()
+
+
+class Recorder:
+    """A page that records every response (with its size) and every console error."""
+
+    def __init__(self, context: Any) -> None:
+        self.page = context.new_page()
+        self.responses: list[Any] = []
+        self.errors: list[str] = []
+        self.page.on("response", lambda r: self.responses.append(r))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def go(self, url: str) -> Any:
+        self.page.goto(url)
+        self.page.wait_for_load_state("networkidle")
+        return self.page
+
+    def urls(self) -> list[str]:
+        return [r.url for r in self.responses]
+
+    def bytes(self) -> int:
+        return sum(len(r.body()) for r in self.responses if r.status == 200)
+
+
+# --------------------------------------------------------------------------- light pages
+
+
+def test_overview_loads_no_plotly_and_stays_light(served: Served) -> None:
+    context = served.context()
+    rec = Recorder(context)
+    rec.go(served.base)
+    assert not [u for u in rec.urls() if "plotly" in u]
+    total = rec.bytes()
+    assert total < 600_000, f"overview transferred {total} bytes"
+    assert rec.errors == []
+    context.close()
+
+
+def test_recipe_page_loads_plotly_only_to_draw_a_chart(served: Served) -> None:
+    context = served.context()
+    rec = Recorder(context)
+    page = rec.go(f"{served.base}recipes/{KUBE}/")
+    assert not [u for u in rec.urls() if "plotly" in u]  # the charts sit in a hidden tab
+    page.locator(".ev-tab-labels label[for='bandwidth']").click()
+    page.wait_for_selector(".evidence-chart[data-drawn='1'] .main-svg")
+    assert [u for u in rec.urls() if "plotly" in u] == [
+        f"{served.base}assets/js/plotly-basic.min.js"
+    ]
+    assert rec.errors == []
+    context.close()
+
+
+def test_csp_refuses_an_inline_script_smuggled_into_a_page(served: Served) -> None:
+    text = (served.out / "index.html").read_text(encoding="utf-8")
+    probe = served.out / "csp-probe" / "index.html"
+    probe.parent.mkdir(exist_ok=True)
+    injected = '<script>document.documentElement.dataset.pwned = "1"</script>'
+    probe.write_text(text.replace("</body>", injected + "</body>", 1), encoding="utf-8")
+    context = served.context()
+    rec = Recorder(context)
+    page = rec.go(f"{served.base}csp-probe/")
+    assert page.evaluate("document.documentElement.dataset.pwned") is None
+    assert any("Content Security Policy" in e for e in rec.errors)
+    # the theme's own (hashed) inline scripts did run: Material's helpers are defined
+    assert page.evaluate("typeof window.__md_get") == "function"
+    context.close()
+
+
+# --------------------------------------------------------------------------- contrast
+
+CONTRAST_JS = (Path(__file__).resolve().parent / "contrast.js").read_text(encoding="utf-8")
+
+
+def _page_types(documents: dict[str, Any]) -> list[str]:
+    slug = next(i["slug"] for i in documents["index"]["sources"].values() if i["allowlisted"])
+    return [
+        "",
+        f"recipes/{KUBE}/",
+        f"recipes/{KUBE}/#evidence",
+        f"sources/{slug}/",
+        "about/",
+        "rejected/",
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_text_meets_wcag_aa_contrast(
+    served: Served, documents: dict[str, Any], scheme: str
+) -> None:
+    context = served.context(color_scheme=scheme)
+    rec = Recorder(context)
+    failures: dict[str, list[Any]] = {}
+    for path in _page_types(documents):
+        page = rec.go(served.base + path)
+        expected = "slate" if scheme == "dark" else "default"
+        assert page.evaluate("document.body.dataset.mdColorScheme") == expected
+        # measure the settled page, not a colour or opacity half-way through a transition
+        page.add_style_tag(content="*, *::before { transition: none !important; }")
+        found = page.evaluate(CONTRAST_JS)
+        assert found["checked"] > 30, path  # the audit saw the page's text
+        if found["failures"]:
+            failures[path or "overview"] = found["failures"][:10]
+    context.close()
+    assert failures == {}
+
+
+# --------------------------------------------------------------------------- phones
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+
+LAYOUT_JS = """() => {
+  const de = document.documentElement;
+  const boxes = [...document.querySelectorAll("table")].filter(t => t.offsetParent).map(t => {
+    let box = t.parentElement;
+    while (box && getComputedStyle(box).overflowX !== "auto") { box = box.parentElement; }
+    const wide = t.getBoundingClientRect().width > (box || de).clientWidth + 1;
+    const cue = box ? getComputedStyle(box, "::before").content : "none";
+    return {wide, boxed: !!box, overflow: box ? box.getAttribute("data-overflow") : null, cue};
+  });
+  return {scroll: de.scrollWidth, width: de.clientWidth, boxes};
+}"""
+
+
+def test_phone_pages_do_not_overflow_and_wide_tables_scroll_with_a_cue(
+    served: Served, documents: dict[str, Any]
+) -> None:
+    context = served.context(**PHONE)
+    rec = Recorder(context)
+    wide_seen = 0
+    for path in _page_types(documents):
+        page = rec.go(served.base + path)
+        found = page.evaluate(LAYOUT_JS)
+        assert found["scroll"] <= found["width"], f"{path or 'overview'} overflows the page"
+        for box in found["boxes"]:
+            if box["wide"]:
+                wide_seen += 1
+                assert box["boxed"] and box["overflow"] == "1", path
+                assert "scroll sideways" in box["cue"], path
+    page.screenshot(path=str(artifacts_dir() / "site-phone-rejected.png"))
+    assert wide_seen >= 2  # the overview catalog and the recipe grid at least
+    assert rec.errors == []
+    context.close()
+
+
+CHART_JS = """el => {
+  const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1;
+  const apart = (a, b) => a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+  const svg = el.querySelector(".main-svg").getBoundingClientRect();
+  const box = el.getBoundingClientRect();
+  const labels = [...el.querySelectorAll(".ytick text, .xtick text")].map(t => t.getBoundingClientRect())
+    .filter(r => r.width > 0);
+  const legend = el.querySelector(".legend").getBoundingClientRect();
+  let overlaps = 0;
+  labels.forEach((a, i) => {
+    labels.slice(i + 1).forEach(b => { if (!apart(a, b)) overlaps += 1; });
+    if (!apart(a, legend)) overlaps += 1;
+  });
+  return {fits: inside(svg, box), labelsInside: labels.every(r => inside(r, box)), overlaps,
+          orientation: el.data[0].orientation || "v", count: labels.length};
+}"""
+
+
+def test_phone_chart_fits_its_box_with_labels_apart(served: Served) -> None:
+    context = served.context(**PHONE)
+    rec = Recorder(context)
+    page = rec.go(f"{served.base}recipes/{KUBE}/")
+    page.locator(".ev-tab-labels label[for='bandwidth']").click()
+    page.wait_for_selector(".evidence-chart[data-kind='latest'][data-drawn='1'] .main-svg")
+    chart = page.locator(".evidence-chart[data-kind='latest']").first
+    chart.scroll_into_view_if_needed()
+    found = chart.evaluate(CHART_JS)
+    page.screenshot(path=str(artifacts_dir() / "site-phone-chart.png"))
+    assert found["orientation"] == "h"  # signer names read across, not rotated
+    assert found["fits"] and found["labelsInside"]
+    assert found["count"] >= 3 and found["overlaps"] == 0
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    context.close()
+
+
+# --------------------------------------------------------------------------- no JavaScript
+
+
+def test_without_javascript_controls_hide_and_charts_leave_their_tables(served: Served) -> None:
+    context = served.context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(served.base)
+    assert page.locator(".catalog-row").first.is_visible()
+    assert page.locator("#overview-filters").is_hidden()
+    page.goto(f"{served.base}recipes/{KUBE}/")
+    assert page.locator(".grid-controls").is_hidden()
+    assert page.locator(".evidence-grid").first.is_visible()
+    page.locator(".ev-tab-labels label[for='bandwidth']").click()  # CSS-only tabs
+    charts = page.locator(".evidence-chart")
+    assert charts.count() >= 1
+    for i in range(charts.count()):
+        chart = charts.nth(i)
+        assert chart.is_hidden()  # no blank box
+        kind = chart.get_attribute("data-kind")
+        table = chart.locator("xpath=following-sibling::*[1]")
+        if kind == "history":
+            assert table.evaluate("el => el.tagName === 'DETAILS' && el.open")
+        assert (
+            table.locator("table").first.is_visible() if kind == "history" else table.is_visible()
+        )
+    page.screenshot(path=str(artifacts_dir() / "site-nojs-bandwidth.png"), full_page=True)
+    context.close()
+
+
+# --------------------------------------------------------------------------- URL state
+
+
+def test_filter_and_lens_state_live_in_the_url_and_survive_reload(served: Served) -> None:
+    context = served.context()
+    rec = Recorder(context)
+    page = rec.go(served.base)
+    page.select_option("[data-filter='state']", "CONTESTED")
+    page.check("[data-filter='stale']")
+    page.wait_for_function("location.search.includes('stale=1')")
+    assert "state=CONTESTED" in page.url and "stale=1" in page.url
+    shared = page.url
+    shown = page.locator(".catalog-row:visible").count()
+    page.reload()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("[data-filter='state']").input_value() == "CONTESTED"
+    assert page.locator("[data-filter='stale']").is_checked()
+    assert page.locator(".catalog-row:visible").count() == shown >= 1
+    page.check("[data-filter='clean']")
+    page.wait_for_function("location.search.includes('clean=1')")
+    assert "clean=1" in page.url and page.locator(".catalog-row:visible").count() == 0
+    fresh = context.new_page()  # a shared link opens the same view
+    fresh.goto(shared)
+    fresh.wait_for_load_state("networkidle")
+    assert fresh.locator(".catalog-row:visible").count() == shown
+    page = rec.go(f"{served.base}recipes/{KUBE}/")
+    page.check("[data-grid='nonpassing']")
+    page.fill("[data-grid='filter']", "nccl")
+    page.wait_for_function("location.search.includes('filter=nccl')")
+    assert "nonpassing=1" in page.url and "filter=nccl" in page.url
+    rows = page.locator(".evidence-grid:visible .grid-row:visible").count()
+    page.reload()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("[data-grid='nonpassing']").is_checked()
+    assert page.locator("[data-grid='filter']").input_value() == "nccl"
+    assert page.locator(".evidence-grid:visible .grid-row:visible").count() == rows
+    assert rec.errors == []
+    context.close()
