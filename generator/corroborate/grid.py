@@ -236,8 +236,9 @@ def version_grids(
     for run in left_out:
         left_by_version.setdefault(run.aicr_version, []).append(run)
     # "newest" by the verified log time, then attestedAt (both normalised: string order is
-    # time order)
-    newest_at = {v: "|".join(run_order(newest_first(rs)[0])[:2]) for v, rs in by_version.items()}
+    # time order); the separator sorts below every digit, so a run without a log time ("")
+    # stays older than a logged one, as in `run_order`
+    newest_at = {v: " ".join(run_order(newest_first(rs)[0])[:2]) for v, rs in by_version.items()}
     ordered = order_versions_newest_first(list(by_version), newest_at)
     return tuple(
         grid_over(

@@ -75,3 +75,155 @@ def test_the_combined_grid_names_no_version_and_each_version_grid_its_own(f: typ
     assert combined_grid(runs, f.org_of).aicr_version == ""  # type: ignore[attr-defined]
     grids = version_grids(runs, f.org_of)  # type: ignore[attr-defined]
     assert sorted(g.aicr_version for g in grids) == ["v0.13.0", "v0.14.0"]
+
+
+def _three_versions(f: type) -> list[object]:
+    """Three aicr versions, each run once; v0.15.0 is the newest."""
+    return [
+        f.make_run(f.identity(org), {ROW: "passed"}, version=version)  # type: ignore[attr-defined]
+        for org, version in (("a", "v0.13.0"), ("b", "v0.15.0"), ("c", "v0.14.0"))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("limit", "shown"),
+    [
+        (None, ["v0.15.0", "v0.14.0", "v0.13.0"]),
+        (3, ["v0.15.0", "v0.14.0", "v0.13.0"]),
+        (2, ["v0.15.0", "v0.14.0"]),
+        (1, ["v0.15.0"]),
+        (0, []),
+        (-1, []),
+    ],
+)
+def test_a_version_limit_keeps_exactly_the_newest_versions(
+    f: type, limit: int | None, shown: list[str]
+) -> None:
+    grids = version_grids(_three_versions(f), f.org_of, limit=limit)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == shown
+
+
+def test_a_version_grid_holds_only_its_own_versions_runs(f: type) -> None:
+    other = (Phase.CONFORMANCE, "dns")
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, version="v0.14.0"),  # type: ignore[attr-defined]
+        f.make_run(f.identity("b"), {ROW: "passed"}, version="v0.14.0"),  # type: ignore[attr-defined]
+        f.make_run(f.identity("c"), {other: "failed"}, version="v0.13.0"),  # type: ignore[attr-defined]
+    ]
+    new, old = version_grids(runs, f.org_of)  # type: ignore[attr-defined]
+    assert [r.key for r in new.rows] == [ROW] and new.rows[0].consensus is S.CONFIRMED
+    assert [r.key for r in old.rows] == [other] and old.rows[0].consensus is S.FAILING
+
+
+def test_rows_only_left_out_runs_report_count_untested_in_their_phase_only(f: type) -> None:
+    """Two rows only left-out runs report, both in conformance: two UNTESTED in the tally, the
+    conformance rollup PARTIAL, deployment untouched; a row a shown run reports is not extra."""
+    from generator.corroborate import grid_over
+
+    deploy, conf = ROW, (Phase.CONFORMANCE, "dns")
+    shown = [
+        f.make_run(f.identity(o), {deploy: "passed", conf: "passed"})  # type: ignore[attr-defined]
+        for o in ("a", "b")
+    ]
+    left = [
+        f.make_run(  # type: ignore[attr-defined]
+            f.identity("x"),  # type: ignore[attr-defined]
+            {
+                deploy: "passed",
+                (Phase.CONFORMANCE, "n1"): "passed",
+                (Phase.CONFORMANCE, "n2"): "failed",
+            },
+            allowlisted=False,
+        )
+    ]
+    grid = grid_over(shown, f.org_of, left_out=left)  # type: ignore[attr-defined]
+    assert [r.key for r in grid.rows] == [deploy, conf]
+    assert grid.unlisted_only == 2
+    assert grid.tally[S.UNTESTED] == 2 and grid.tally[S.CONFIRMED] == 2
+    assert grid.phase_rollup[Phase.CONFORMANCE] is S.PARTIAL
+    assert grid.phase_rollup[Phase.DEPLOYMENT] is S.CONFIRMED
+    assert grid.rollup is S.PARTIAL
+    alone = grid_over(shown, f.org_of)  # type: ignore[attr-defined]
+    assert alone.unlisted_only == 0 and alone.rollup is S.CONFIRMED
+    assert alone.tally[S.UNTESTED] == 0
+
+
+def test_a_digest_differing_between_counted_runs_clears_same_digest(f: type) -> None:
+    """Only allowlisted runs that ran the row count; an unlisted run's digest never does."""
+    from generator.corroborate import grid_over
+
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, recipe_digest="a" * 64),  # type: ignore[attr-defined]
+        f.make_run(f.identity("b"), {ROW: "passed"}, recipe_digest="a" * 63 + "b"),  # type: ignore[attr-defined]
+    ]
+    assert not grid_over(runs, f.org_of).rows[0].same_digest  # type: ignore[attr-defined]
+    runs[1] = f.make_run(  # type: ignore[attr-defined]
+        f.identity("b"),
+        {ROW: "passed"},
+        recipe_digest="a" * 63 + "b",
+        allowlisted=False,  # type: ignore[attr-defined]
+    )
+    assert grid_over(runs, f.org_of).rows[0].same_digest  # type: ignore[attr-defined]
+
+
+def test_a_claimed_attestation_time_never_ranks_a_version_above_a_logged_one(f: type) -> None:
+    """Versions semver cannot order ("main", "dev") go by their newest run, and "newest" is the
+    verified log time first (`run_order`): a version whose only run has no log time, however
+    late its claimed attestedAt, is older than one with a logged run."""
+    from dataclasses import replace
+
+    logged = f.make_run(  # type: ignore[attr-defined]
+        f.identity("a"),
+        {ROW: "passed"},
+        version="main",
+        when="2026-09-19T02:57:39Z",  # type: ignore[attr-defined]
+    )
+    claimed = f.make_run(  # type: ignore[attr-defined]
+        f.identity("b"),
+        {ROW: "passed"},
+        version="dev",
+        when="2026-09-20T00:00:00Z",  # type: ignore[attr-defined]
+    )
+    claimed = replace(claimed, logged_at="")
+    grids = version_grids([claimed, logged], f.org_of)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == ["main", "dev"]
+    later = replace(logged, logged_at="2026-09-18T00:00:00Z", aicr_version="dev")
+    grids = version_grids([later, logged], f.org_of)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == ["main", "dev"]
+
+
+def test_versions_tied_on_log_time_go_by_attestation_time_then_by_name(f: type) -> None:
+    """The run id is not part of a version's "newest" time: a full tie falls to the name."""
+    from dataclasses import replace
+
+    base = f.make_run(  # type: ignore[attr-defined]
+        f.identity("a"),
+        {ROW: "passed"},
+        version="main",
+        when="2026-09-19T02:57:39Z",  # type: ignore[attr-defined]
+    )
+    later_claim = replace(
+        base,
+        aicr_version="dev",
+        attested_at="2026-09-19T03:00:00Z",
+        signer=f.identity("b"),  # type: ignore[attr-defined]
+    )
+    grids = version_grids([base, later_claim], f.org_of)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == ["dev", "main"]
+    tie = replace(base, aicr_version="dev", run_id="zzzz", signer=f.identity("b"))  # type: ignore[attr-defined]
+    base = replace(base, run_id="aaaa")
+    grids = version_grids([base, tie], f.org_of)  # type: ignore[attr-defined]
+    assert [g.aicr_version for g in grids] == ["main", "dev"]
+
+
+def test_a_kubernetes_lens_matches_its_minor_by_exact_case(f: type) -> None:
+    """`k8s_minors` lists "v1.33" and "V1.33" apart, so each lens holds only its own runs (a
+    run counted in two lenses would corroborate itself)."""
+    runs = [
+        f.make_run(f.identity("a"), {ROW: "passed"}, k8s="v1.33"),  # type: ignore[attr-defined]
+        f.make_run(f.identity("b"), {ROW: "passed"}, k8s="V1.33"),  # type: ignore[attr-defined]
+    ]
+    assert set(k8s_minors(runs)) == {"v1.33", "V1.33"}
+    for minor in ("v1.33", "V1.33"):
+        grid = k8s_lens(runs, minor, f.org_of)  # type: ignore[attr-defined]
+        assert grid.rows[0].consensus is S.SINGLE

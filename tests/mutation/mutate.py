@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import importlib
 import json
 import os
 import random
@@ -88,6 +90,8 @@ class Mutant:
     scope: str
     occurrence: int = 1
     """1 for the first mutant with this description in its scope, 2 for the next, ..."""
+    end_line: int = 0
+    """The last line the mutated node spans (0: `line`)."""
 
     @property
     def key(self) -> str:
@@ -110,13 +114,17 @@ class _Finder(ast.NodeVisitor):
     """Collects mutants; skips docstrings, annotations, f-strings and `__all__`-style tables."""
 
     def __init__(
-        self, path: str, source: str, lines: tuple[int, int] | None, strings: bool = True
+        self,
+        path: str,
+        source: str,
+        strings: bool = True,
+        scopes: tuple[str, ...] | None = None,
     ) -> None:
         self.path = path
         self.strings = strings
         self.source = source
         self.starts = _offsets(source)
-        self.lines = lines
+        self.scopes = scopes
         self.scope: list[str] = []
         self.found: list[Mutant] = []
 
@@ -139,7 +147,7 @@ class _Finder(ast.NodeVisitor):
         paren: bool = True,
         label: str | None = None,
     ) -> None:
-        if self.lines is not None and not self.lines[0] <= node.lineno <= self.lines[1]:
+        if self.scopes is not None and not in_scopes(".".join(self.scope), self.scopes):
             return
         start, end = self._span(node)
         original = self.source[start:end]
@@ -148,6 +156,7 @@ class _Finder(ast.NodeVisitor):
             Mutant(
                 path=self.path,
                 line=node.lineno,
+                end_line=getattr(node, "end_lineno", None) or node.lineno,
                 operator=operator,
                 original=_short(original),
                 replacement=_short(label or new),
@@ -337,12 +346,38 @@ def _short(text: str) -> str:
     return one if len(one) <= 90 else one[:87] + "..."
 
 
+def in_scopes(scope: str, scopes: tuple[str, ...]) -> bool:
+    """Whether a dotted scope (`Class.method`, `f.inner`, `""` for module level) lies in one of
+    `scopes` (a name covers everything nested in it; `<module>` is the module-level code)."""
+    if not scope:
+        return "<module>" in scopes
+    return any(scope == s or scope.startswith(s + ".") for s in scopes)
+
+
+def defined_scopes(source: str) -> set[str]:
+    """Every dotted function/class name a module defines (what `Target.scopes` may name)."""
+    names: set[str] = {"<module>"}
+
+    def walk(body: Sequence[ast.stmt], prefix: str) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{stmt.name}"
+                names.add(name)
+                walk(stmt.body, name + ".")
+
+    walk(ast.parse(source).body, "")
+    return names
+
+
 def mutants_of(
-    path: str, source: str, lines: tuple[int, int] | None = None, strings: bool = True
+    path: str,
+    source: str,
+    strings: bool = True,
+    scopes: tuple[str, ...] | None = None,
 ) -> list[Mutant]:
     """Every mutant of one module whose spliced source still parses (`strings`: also short
-    string constants)."""
-    finder = _Finder(path, source, lines, strings)
+    string constants; `scopes`: only inside these functions/classes, see `in_scopes`)."""
+    finder = _Finder(path, source, strings, scopes)
     finder.visit(ast.parse(source))
     valid = []
     seen: dict[str, int] = {}
@@ -388,7 +423,9 @@ class Outcome:
 class Sandbox:
     """A throw-away copy of the repository (with `../shared` linked beside it) to mutate in."""
 
-    def __init__(self) -> None:
+    def __init__(self, fork: bool = False) -> None:
+        self.fork = fork
+        """Run pytest in forked children of this process (see `_forked`)."""
         self.tmp = Path(tempfile.mkdtemp(prefix="evidence-dashboard-mutants-"))
         self.root = self.tmp / "repo"
         shutil.copytree(REPO, self.root, ignore=_copy_ignore, symlinks=True)
@@ -396,30 +433,85 @@ class Sandbox:
         if shared.exists():
             (self.tmp / "shared").symlink_to(shared)
 
-    def run(self, target: Target, mutant: Mutant | None, source: str, timeout: float) -> str:
+    def coverage_map(self, target: Target) -> dict[int, set[str]] | None:
+        """Line -> the tests (node ids without parameters) that run it, from one unmutated run
+        of the target's tests under coverage with per-test contexts; None if that fails."""
+        data_file = self.tmp / ".coverage"
+        module = self.root / target.path
+        status = self._pytest(
+            [
+                f"--cov={module.parent}",
+                "--cov-context=test",
+                "--cov-report=",
+                "--cov-fail-under=0",
+                *target.pytest_args(self.root),
+            ],
+            timeout=1800,
+            extra_env={"COVERAGE_FILE": str(data_file)},
+        )
+        if status != "survived" or not data_file.exists():
+            return None
+        from coverage import CoverageData  # noqa: PLC0415 (only the runner needs it)
+
+        data = CoverageData(basename=str(data_file))
+        data.read()
+        found: dict[int, set[str]] = {}
+        for path in data.measured_files():
+            if Path(path).resolve() != module.resolve():
+                continue
+            for line, contexts in data.contexts_by_lineno(path).items():
+                tests = {_test_of(c) for c in contexts if c}
+                found[line] = {t for t in tests if t}
+        return found
+
+    def run(
+        self,
+        target: Target,
+        mutant: Mutant | None,
+        source: str,
+        timeout: float,
+        tests: Sequence[str] | None = None,
+    ) -> str:
+        """Run the target's tests (or only `tests`, node ids) with `mutant` spliced in."""
         module = self.root / target.path
         try:
             if mutant is not None:
                 module.write_text(apply(source, mutant), encoding="utf-8")
-            env = {
-                **os.environ,
-                "PYTHONPATH": str(self.root),
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "PYTHONHASHSEED": "0",
-            }
-            cmd = [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-x",
-                "-q",
-                "--no-header",
-                "-p",
-                "no:randomly",
-                *target.pytest_args(self.root),
-            ]
+            full = target.pytest_args(self.root)
+            if not tests:
+                return self._pytest(["-x", *full], timeout=timeout)
+            status = self._pytest(["-x", *tests, *target.extra], timeout=timeout)
+            if status.startswith("error"):  # a test module the mutant broke at import time
+                status = self._pytest(["-x", *full], timeout=timeout)  # reads "not found"
+            return status
+        finally:
+            module.write_text(source, encoding="utf-8")
+
+    def _pytest(
+        self, args: Sequence[str], timeout: float, extra_env: dict[str, str] | None = None
+    ) -> str:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(self.root),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONHASHSEED": "0",
+            **(extra_env or {}),
+        }
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "--no-header",
+            "-p",
+            "no:randomly",
+            *args,
+        ]
+        if self.fork and extra_env is None:
+            code = self._forked(cmd[3:], env, timeout)
+        else:
             try:
-                proc = subprocess.run(
+                code = subprocess.run(
                     cmd,
                     cwd=self.root,
                     env=env,
@@ -427,19 +519,105 @@ class Sandbox:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     check=False,
-                )
+                ).returncode
             except subprocess.TimeoutExpired:
-                return "timeout"
-            if proc.returncode == 0:
-                return "survived"
-            if proc.returncode in (1, 2, 3):  # failed, collection or import error
-                return "killed"
-            return f"error({proc.returncode})"
-        finally:
-            module.write_text(source, encoding="utf-8")
+                code = None
+        if code is None:
+            return "timeout"
+        if code == 0:
+            return "survived"
+        if code in (1, 2, 3):  # failed, collection or import error
+            return "killed"
+        return f"error({code})"
+
+    def _forked(self, args: list[str], env: dict[str, str], timeout: float) -> int | None:
+        """`pytest.main(args)` in a forked child of this process, which has the third-party
+        dependencies imported already (`_preload`) but none of the project's modules; the child
+        imports those from the sandbox, mutant included. The exit code, or None on timeout."""
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 3
+            try:
+                os.setpgid(0, 0)
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                os.dup2(devnull, 2)
+                os.chdir(self.root)
+                os.environ.clear()
+                os.environ.update(env)
+                for name in [m for m in sys.modules if m.split(".")[0] in _PROJECT]:
+                    del sys.modules[name]
+                sys.path[:] = [str(self.root)] + [
+                    p for p in sys.path if p and Path(p).resolve() != REPO
+                ]
+                import pytest  # noqa: PLC0415
+
+                code = int(pytest.main(args))
+            finally:
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() > deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None
+            time.sleep(0.05)
 
     def close(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+_PROJECT = frozenset({"generator", "tests"})
+"""Top-level packages a forked child must import afresh from the sandbox."""
+_PRELOAD = (
+    "pytest",
+    "_hypothesis_pytestplugin",
+    "pytest_cov.plugin",
+    "platformdirs",
+    "yaml",
+    "re2",
+    "jinja2",
+    "cryptography.x509",
+    "sigstore.models",
+    "sigstore.verify",
+    "sigstore.sign",
+    "sigstore.oidc",
+    "rfc8785",
+    "pydantic",
+    "requests",
+    "plotly",
+)
+
+
+def _preload() -> None:
+    """Import the slow third-party dependencies once, before forking a child per mutant."""
+    for name in _PRELOAD:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+def _test_of(context: str) -> str:
+    """The test a coverage context names (`path::name[param]|run` -> `path::name`)."""
+    node = context.split("|", 1)[0]
+    return node.split("[", 1)[0]
+
+
+def tests_for(mutant: Mutant, lines: dict[int, set[str]] | None) -> list[str] | None:
+    """The tests that run the mutated lines (sorted), or None: run the whole selection (no map,
+    or the lines run only at import time, where every test depends on them)."""
+    if lines is None:
+        return None
+    span = [n for n in range(mutant.line, max(mutant.line, mutant.end_line) + 1) if n in lines]
+    if not span:  # inside a multi-line statement coverage files under its first line
+        span = [max((n for n in lines if n < mutant.line), default=mutant.line)]
+    found: set[str] = set()
+    for line in span:
+        found |= lines.get(line, set())
+    return sorted(found) or None
 
 
 def changed_modules(base: str) -> set[str] | None:
@@ -494,7 +672,7 @@ def _iter_mutants(
 ) -> Iterator[tuple[Target, str, list[Mutant]]]:
     for target in targets:
         source = (REPO / target.path).read_text(encoding="utf-8")
-        found = mutants_of(target.path, source, target.lines, target.strings)
+        found = mutants_of(target.path, source, strings=target.strings, scopes=target.scopes)
         if keys is not None:
             found = [m for m in found if m.key in keys]
             if not found:
@@ -526,6 +704,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only the mutants whose keys FILE lists, one a line (for example "
         "the survivors of an earlier run, after adding tests)",
     )
+    parser.add_argument(
+        "--no-select",
+        dest="select",
+        action="store_false",
+        help="run every mapped test on every mutant (default: only the tests that run the "
+        "mutated lines, from one per-test coverage run of the unmutated module)",
+    )
+    parser.add_argument(
+        "--no-fork",
+        dest="fork",
+        action="store_false",
+        help="start a new interpreter per mutant (default: fork one that has the third-party "
+        "dependencies imported already)",
+    )
     parser.add_argument("--min-score", type=float, default=90.0)
     parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")
     parser.add_argument("--report", type=Path, help="write a JSON report here")
@@ -550,6 +742,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("mutation: no target module selected; nothing to do")
         return 0
 
+    if args.fork:
+        if os.environ.get("PYTHONHASHSEED") != "0":  # the children inherit this process's seed
+            os.environ["PYTHONHASHSEED"] = "0"
+            os.execv(sys.executable, [sys.executable, "-m", "tests.mutation.mutate", *sys.argv[1:]])
+        _preload()
     signal.signal(signal.SIGTERM, _terminate)
     sandbox = Sandbox()
     outcomes: list[Outcome] = []
@@ -558,14 +755,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for target, source, found in _iter_mutants(targets, args.sample, args.seed, keys):
             started = time.monotonic()
+            sandbox.fork = False
             baseline = sandbox.run(target, None, source, timeout=600)
             took = time.monotonic() - started
+            if args.fork and baseline == "survived":
+                sandbox.fork = True
+                if sandbox.run(target, None, source, timeout=600) != "survived":
+                    sandbox.fork = False
+                    print(f"{target.path}: the tests fail in a forked child; not forking")
             if baseline != "survived":
                 print(
                     f"{target.path}: the unmutated tests do not pass ({baseline}); fix that first"
                 )
                 return 2
             timeout = max(30.0, 5 * took)
+            lines = sandbox.coverage_map(target) if args.select else None
+            if args.select and lines is None:
+                print(f"{target.path}: no per-test coverage; every mutant runs every test")
             print(f"{target.path}: {len(found)} mutants, tests take {took:.1f} s", flush=True)
             for number, mutant in enumerate(found, 1):
                 if number % 10 == 0:
@@ -574,7 +780,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     outcome = Outcome(mutant, "equivalent", 0.0)
                 else:
                     t0 = time.monotonic()
-                    status = sandbox.run(target, mutant, source, timeout)
+                    status = sandbox.run(target, mutant, source, timeout, tests_for(mutant, lines))
                     outcome = Outcome(mutant, status, time.monotonic() - t0)
                     if status not in ("killed", "timeout"):
                         print(
@@ -600,7 +806,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 {
                     "score": score,
                     "outcomes": [
-                        {"key": o.mutant.key, "line": o.mutant.line, "status": o.status}
+                        {
+                            "key": o.mutant.key,
+                            "line": o.mutant.line,
+                            "status": o.status,
+                            "seconds": round(o.seconds, 1),
+                        }
                         for o in outcomes
                     ],
                 },

@@ -1,7 +1,8 @@
 """The trust core under mutation: each module where a bug changes a verdict, and its tests.
 
 Each target names the pytest selection that exercises it, so a mutant runs a few seconds of tests
-rather than the suite. `lines` limits a large module to the part that decides (inclusive range).
+rather than the suite. `scopes` limits a large module to the functions and classes that decide
+(by name, so code motion and reformatting do not move the boundary; a test checks each exists).
 Slow tests that only repeat what a faster one checks (deadline drips, Chromium) are left out.
 """
 
@@ -17,7 +18,9 @@ class Target:
 
     path: str
     tests: tuple[str, ...]
-    lines: tuple[int, int] | None = None
+    scopes: tuple[str, ...] | None = None
+    """Top-level (or dotted) function/class names to mutate, `<module>` for module-level code;
+    None: the whole module."""
     extra: tuple[str, ...] = ()
     strings: bool = True
     """False where every short string constant is display text (colours, icons), not a rule."""
@@ -30,6 +33,8 @@ class Target:
 
 _PIPELINE_TESTS = (
     "tests/verify/test_boundaries.py",
+    "tests/verify/test_pipeline_boundaries.py",
+    "tests/verify/test_candidates_boundaries.py",
     "tests/verify/test_pipeline.py",
     "tests/verify/test_pipeline_paths.py",
     "tests/verify/test_fast_paths.py",
@@ -38,6 +43,9 @@ _PIPELINE_TESTS = (
 """The tests of aicr's five steps (`verify/pipeline.py` and the private step modules)."""
 _REGISTRY_TESTS = (
     "tests/bundle/test_boundaries.py",
+    "tests/bundle/test_registry_config_boundaries.py",
+    "tests/bundle/test_registry_body_boundaries.py",
+    "tests/bundle/test_registry_redirect_boundaries.py",
     "tests/bundle/test_registry.py",
     "tests/bundle/test_registry_hardening.py",
 )
@@ -48,6 +56,13 @@ _ALLOWLIST_TESTS = (
     "tests/hostile/test_allowlist_regex.py",
 )
 """The tests of the allowlist (`tree/allowlist.py` and its private pattern and display rules)."""
+_FRESHNESS_TESTS = (
+    "tests/freshness/test_boundaries.py",
+    "tests/freshness/test_provider_boundaries.py",
+    "tests/freshness/test_freshness.py",
+    "tests/freshness/test_memo.py",
+)
+"""The tests of the freshness comparison, its digest providers and the content memo."""
 
 TARGETS: tuple[Target, ...] = (
     Target(
@@ -70,18 +85,52 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "generator/verify/pipeline.py",
         _PIPELINE_TESTS,
+        scopes=(
+            "verify_pointer",
+            "_fetch_failure",
+            "verify_materialized",
+            "_step1",
+            "_unsigned_step2",
+            "_step5",
+        ),
     ),
     Target(
         "generator/verify/_signed.py",
         _PIPELINE_TESTS,
+        scopes=(
+            "_step2",
+            "_verified_rows",
+            "_none_verified",
+            "_check_statement",
+            "predicate_type_problem",
+        ),
     ),
     Target(
         "generator/verify/_statement.py",
         _PIPELINE_TESTS,
+        scopes=("_step3",),
     ),
     Target(
         "generator/verify/_manifest.py",
         _PIPELINE_TESTS,
+        scopes=(
+            "_local_path",
+            "_step4",
+            "_manifest_entries",
+            "_inventory",
+            "_entry_problem",
+            "_phase_digests",
+        ),
+    ),
+    Target(
+        "generator/verify/_fields.py",
+        _PIPELINE_TESTS,
+        scopes=("_sha", "_posix_parts", "_schema_version_ok"),
+    ),
+    Target(
+        "generator/verify/_recipe_match.py",
+        _PIPELINE_TESTS,
+        scopes=("_recipe_identity", "_digest_problem", "_profile_problem", "_pointer_problem"),
     ),
     Target(
         "generator/tree/allowlist.py",
@@ -97,27 +146,29 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "generator/freshness/compare.py",
-        (
-            "tests/freshness/test_boundaries.py",
-            "tests/freshness/test_freshness.py",
-            "tests/freshness/test_memo.py",
-        ),
+        _FRESHNESS_TESTS,
+        scopes=("<module>", "FreshnessResult", "compare", "_is_hex64"),
     ),
     Target(
         "generator/freshness/providers.py",
-        (
-            "tests/freshness/test_boundaries.py",
-            "tests/freshness/test_freshness.py",
-            "tests/freshness/test_memo.py",
+        _FRESHNESS_TESTS,
+        scopes=(
+            "DigestsFileProvider",
+            "listed_overlay",
+            "OverlayListing",
+            "NativeProvider",
+            "AicrProvider",
         ),
     ),
     Target(
         "generator/freshness/memo.py",
-        (
-            "tests/freshness/test_boundaries.py",
-            "tests/freshness/test_freshness.py",
-            "tests/freshness/test_memo.py",
-        ),
+        _FRESHNESS_TESTS,
+        scopes=("<module>", "ContentMemo", "_code_fingerprint"),
+    ),
+    Target(
+        "generator/freshness/explain.py",
+        _FRESHNESS_TESTS,
+        scopes=("<module>",),
     ),
     Target(
         "generator/corroborate/states.py",

@@ -6,7 +6,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.mutation.mutate import REPO, apply, load_equivalents, mutants_of
+from tests.mutation.mutate import (
+    REPO,
+    apply,
+    defined_scopes,
+    in_scopes,
+    load_equivalents,
+    mutants_of,
+)
 from tests.mutation.targets import TARGETS
 
 SOURCE = '''"""doc"""
@@ -63,8 +70,39 @@ def test_keys_are_unique_and_free_of_line_numbers() -> None:
     assert sorted(m.key for m in shifted) == sorted(keys)
 
 
-def test_a_line_range_limits_the_mutants() -> None:
-    assert {m.line for m in mutants_of("m.py", SOURCE, (6, 7))} == {6, 7}
+NESTED = """X = 1
+def f(a):
+    def inner(b):
+        return b == 2
+    return a < 3
+class C:
+    def m(self):
+        return 4
+"""
+
+
+def test_named_scopes_limit_the_mutants() -> None:
+    def scopes(names: tuple[str, ...]) -> set[str]:
+        return {m.scope for m in mutants_of("m.py", NESTED, scopes=names)}
+
+    assert scopes(("f",)) == {"f", "f.inner"}
+    assert scopes(("f.inner",)) == {"f.inner"}
+    assert scopes(("C",)) == {"C.m"}
+    assert scopes(("<module>",)) == {"<module>"}
+    assert scopes(("g",)) == set()
+    assert not in_scopes("ff", ("f",))  # a name is not a prefix of a longer one
+    assert defined_scopes(NESTED) == {"<module>", "f", "f.inner", "C", "C.m"}
+
+
+def test_every_named_scope_exists() -> None:
+    """A renamed or moved function must fail here, not silently leave nothing to mutate."""
+    for target in TARGETS:
+        if target.scopes is None:
+            continue
+        source = (REPO / target.path).read_text(encoding="utf-8")
+        missing = set(target.scopes) - defined_scopes(source)
+        assert not missing, f"{target.path}: no such scope {sorted(missing)} (see targets.py)"
+        assert mutants_of(target.path, source, target.strings, target.scopes)
 
 
 def test_equivalents_file_format(tmp_path: Path) -> None:
@@ -87,7 +125,7 @@ def test_the_checked_in_equivalents_each_say_why_and_still_exist() -> None:
     made: set[str] = set()
     for target in (t for t in TARGETS if t.path in paths):
         source = (REPO / target.path).read_text(encoding="utf-8")
-        made |= {m.key for m in mutants_of(target.path, source, target.lines, target.strings)}
+        made |= {m.key for m in mutants_of(target.path, source, target.strings, target.scopes)}
     for key, why in listed.items():
         assert why, f"equivalents.txt: {key} has no reason"
         assert key in made, f"equivalents.txt: {key} is no longer a mutant of the code"
@@ -98,3 +136,16 @@ def test_every_target_and_mapped_test_exists() -> None:
         assert (REPO / target.path).is_file(), target.path
         for test in target.tests:
             assert (REPO / test.split("::")[0]).exists(), test
+
+
+def test_a_mutant_runs_the_tests_that_execute_its_lines() -> None:
+    from tests.mutation.mutate import _test_of, tests_for
+
+    assert _test_of("tests/a.py::test_x[param-1]|run") == "tests/a.py::test_x"
+    assert _test_of("tests/a.py::Case::test_y|setup") == "tests/a.py::Case::test_y"
+    mutant = mutants_of("m.py", NESTED, scopes=("f.inner",))[0]
+    lines = {4: {"t.py::test_b", "t.py::test_a"}, 5: {"t.py::test_c"}}
+    assert tests_for(mutant, lines) == ["t.py::test_a", "t.py::test_b"]
+    assert tests_for(mutant, None) is None  # no map: every mapped test
+    assert tests_for(mutant, {4: set()}) is None  # run only at import time: every mapped test
+    assert tests_for(mutant, {3: {"t.py::test_d"}}) == ["t.py::test_d"]  # its statement's line

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from generator.errors import AllowlistError
 from generator.model import SignerClass, SignerIdentity, source_slug
-from generator.tree.allowlist import UNLISTED, parse_allowlist
+from generator.tree.allowlist import UNLISTED, display_label, organisation_of, parse_allowlist
 
 OAUTH = "https://github.com/login/oauth"
 GH = "https://token.actions.githubusercontent.com"
@@ -155,3 +156,136 @@ def test_a_line_break_inside_a_pattern_match_is_never_listed() -> None:
     allowlist = parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
     assert allowlist.classify(SignerIdentity(GH, WORKFLOW)).allowlisted
     assert allowlist.classify(SignerIdentity(GH, WORKFLOW + "\nx")) == UNLISTED
+
+
+def test_the_same_file_parses_to_equal_allowlists_with_a_stable_repr() -> None:
+    """The compiled regexes are an implementation detail: two parses of one file are equal
+    (cache keys compare them) and print the same (no object addresses in diagnostics)."""
+    data = _doc(first=_pat(), community=_src(str(ALICE.slug)))
+    one, two = parse_allowlist(data, file="a.yaml"), parse_allowlist(data, file="a.yaml")
+    assert one == two
+    assert repr(one) == repr(two)
+    assert "0x" not in repr(one)
+
+
+def test_a_pattern_re2_refuses_is_reported_without_writing_to_stderr(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The error is the AllowlistError; RE2's own logger must not also write to stderr (fd 2),
+    where it would interleave with the build's diagnostics."""
+    pattern = r"^https://github\.com/acme/aicr/\.github/workflows/uat\.yaml@(?=x)refs$"
+    with pytest.raises(AllowlistError, match="does not compile"):
+        parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("ref", "listed", "unlisted"),
+    [("[]|a]+", "|]a", "main"), ("[^]|a]+", "dev", "d|v")],
+    ids=["bracket-first", "negated-bracket-first"],
+)
+def test_a_bar_inside_a_class_that_opens_with_a_bracket_is_not_alternation(
+    ref: str, listed: str, unlisted: str
+) -> None:
+    """`[]|a]` and `[^]|a]` are one class each (a leading `]` is literal), so their `|` is a
+    class member, not a top-level alternation: the pattern is accepted and matches as RE2 says."""
+    head = "https://github.com/acme/aicr/.github/workflows/uat.yaml@"
+    pattern = "^" + head.replace(".", r"\.") + ref + "$"
+    allowlist = parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
+    assert allowlist.classify(SignerIdentity(GH, head + listed)).allowlisted
+    assert allowlist.classify(SignerIdentity(GH, head + unlisted)) == UNLISTED
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [r"[a]|b", r"(a)|b", r"[]a]|b", r"[^]a]|b", r"\(a|b", r"main|"],
+    ids=[
+        "after-class",
+        "after-group",
+        "after-bracket-class",
+        "after-negated",
+        "escaped-paren",
+        "bar-last",
+    ],
+)
+def test_a_top_level_bar_after_a_class_or_group_is_refused(ref: str) -> None:
+    pattern = r"^https://github\.com/acme/aicr@" + ref + "$"
+    with pytest.raises(AllowlistError, match="too broad") as caught:
+        parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
+    assert "top-level '|'" in caught.value.found
+
+
+def test_a_pattern_whose_last_escape_precedes_no_at_sign_names_the_missing_at() -> None:
+    """An escape as the very last character pair left of `$` is a literal, not a lone
+    backslash: the pattern is refused for having no `@`."""
+    with pytest.raises(AllowlistError, match="too broad") as caught:
+        parse_allowlist(_doc(first=_pat(r"^https://github\.com/acme\.$")), file="a.yaml")
+    assert "no unescaped '@'" in caught.value.found
+
+
+def test_an_issuer_with_a_line_break_is_refused_naming_the_entry() -> None:
+    data = _doc(community=f'[{{issuer: "{OAUTH}\\n", source: "{ALICE.slug}"}}]')
+    with pytest.raises(AllowlistError, match="line break") as caught:
+        parse_allowlist(data, file="a.yaml")
+    assert caught.value.location is not None
+    assert caught.value.location.key == "community[0].issuer"
+
+
+@pytest.mark.parametrize(
+    ("identity", "label", "org"),
+    [
+        ("https://github.com/acme/aicr@refs/heads/main", "acme/aicr", "acme"),
+        ("https://github.com/acme@refs/heads/main", "github.com", None),
+        ("https://GitHub.com/Acme/aicr/x.yaml@r", "Acme/aicr", "acme"),
+        ("http://github.com/acme/aicr/x.yaml@r", "github.com", None),
+        ("https://github.com.evil/acme/aicr@r", "github.com.evil", None),
+        ("https://gitlab.com/g/p/x@r", "g/p", "g"),
+        ("https://github.com/acme/aicr/x.yaml@r\n", None, None),
+        ("1+h@USERS.noreply.github.com", "h", None),
+        ("h@users.noreply.github.com", "h", None),
+        ("a+b@example.com", "a+b", None),
+        ("@example.com", None, None),
+        ("https://:80/x", None, None),
+        ("", "unknown signer", None),
+    ],
+    ids=[
+        "two-segments",
+        "one-segment",
+        "host-case",
+        "not-https",
+        "lookalike-host",
+        "gitlab",
+        "line-break",
+        "noreply-plus",
+        "noreply-no-plus",
+        "plus-elsewhere",
+        "empty-local-part",
+        "no-host",
+        "empty",
+    ],
+)
+def test_display_label_and_organisation_at_their_edges(
+    identity: str, label: str | None, org: str | None
+) -> None:
+    """None for `label`: the signer's slug (nothing better is safe to show); None for `org`:
+    the identity itself (not a forge workflow, not allowlisted)."""
+    signer = SignerIdentity(OAUTH, identity)
+    expected = label if label is not None else str(signer.slug)
+    assert display_label(signer, UNLISTED) == expected
+    assert organisation_of(signer, UNLISTED) == (org if org is not None else identity)
+
+
+@pytest.mark.parametrize("backslashes", [0, 1, 2, 3, 4])
+def test_the_final_dollar_counts_as_escaped_after_an_odd_run_of_backslashes(
+    backslashes: int,
+) -> None:
+    """`\\$` (and `\\\\\\$`) is a literal dollar, so the pattern is not anchored and is refused;
+    after an even run (`\\\\$`) the backslashes escape each other and `$` anchors."""
+    pattern = r"^https://github\.com/acme/aicr@main" + "\\" * backslashes + "$"
+    data = _doc(first=_pat(pattern))
+    if backslashes % 2:
+        with pytest.raises(AllowlistError, match="too broad") as caught:
+            parse_allowlist(data, file="a.yaml")
+        assert "unescaped $" in caught.value.found
+    else:
+        assert parse_allowlist(data, file="a.yaml").entries[0].identity_pattern == pattern
