@@ -213,3 +213,18 @@ def test_test_history_lists_runs_newest_first_with_flake_only_from_three(
     for signer in view.signers:
         for when in signer.runs:
             assert history.count(html.escape(when)) == 1
+
+
+def test_a_rejected_bundle_s_signer_is_never_called_verified(documents: dict[str, Any]) -> None:
+    """Its signature may have checked before a later step failed: the card says so, and that
+    the signer is not counted, but never "verified" (issue 14, item 8)."""
+    base = _verified(documents)
+    rejected = copy.deepcopy(base)
+    rejected["verify"]["exit"] = 2
+    card = str(pointer_card(_model(documents), f"recipes/{base['recipe']}.md", rejected))
+    identity = base["signer"]["verified"]["identity"]
+    assert identity in card
+    assert "<p>verified:" not in card
+    assert "the bundle was rejected, so this signer is not counted" in card
+    kept = str(pointer_card(_model(documents), f"recipes/{base['recipe']}.md", base))
+    assert "<p>verified:" in kept
