@@ -55,7 +55,8 @@ class Sandbox:
             template / "python",
             f'echo "venv-python $* MK2=${{NO_MKDOCS_2_WARNING:-}}/${{DISABLE_MKDOCS_2_WARNING:-}}"'
             f' >> "{self.log}"\n'
-            'case "$2" in pip) exit "${FAKE_PIP_RC:-0}";; pytest) exit "${FAKE_PYTEST_RC:-0}";; esac\n',
+            'case "$2" in pip) exit "${FAKE_PIP_RC:-0}";; pytest) exit "${FAKE_PYTEST_RC:-0}";;\n'
+            '  tests.mutation.mutate) exec sleep "${FAKE_MUTATE_SLEEP:-0}";; esac\n',
         )
         for tool in ("ruff", "mypy", "evidence-dashboard"):
             var = "FAKE_" + tool.upper().replace("-", "_") + "_RC"
@@ -259,3 +260,13 @@ def test_site_installs_only_what_a_build_needs(sandbox: Sandbox) -> None:
     assert words[words.index("-e") + 1] == "."  # no [test,lint,authority]
     assert words[words.index("-c") + 1] == "constraints.txt"
     assert sandbox.calls()[-1] == SITE_COMMAND.replace(".venv/bin/", "")
+
+
+def test_mutation_ci_is_stopped_at_its_deadline(sandbox: Sandbox) -> None:
+    """CI's mutation step has a wall-clock bound (MUTATION_CI_SECONDS): a runner that would go
+    on is stopped, and the step fails (report-only in .ci/run), instead of CI running over."""
+    done = sandbox.make("mutation-ci", "MUTATION_CI_SECONDS=1", FAKE_MUTATE_SLEEP="100")
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert any("-m tests.mutation.mutate --changed" in c for c in sandbox.calls())
+    quick = sandbox.make("mutation-ci", "MUTATION_CI_SECONDS=60")
+    assert quick.returncode == 0, quick.stdout + quick.stderr
