@@ -115,7 +115,7 @@ bench: venv
 # mutants it ran and fails, so CI's time stays bounded whatever the number of modules.
 MUTATION_ARGS ?=
 MUTATION_CI_BUDGET ?= 120
-MUTATION_CI_SECONDS ?= 480
+MUTATION_CI_SECONDS ?= 300
 MUTATION_BASE ?= origin/main
 mutation: venv
 	$(VENV_BIN)/python -m tests.mutation.mutate $(MUTATION_ARGS)
