@@ -12,8 +12,9 @@ an OCI layout never loads `requests`.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from generator.lazyface import lazy_face
 
 if TYPE_CHECKING:
     from generator.bundle.cache import BundleCache, default_cache_dir
@@ -93,15 +94,4 @@ _HOME = {
 """Which submodule defines each public name."""
 
 
-def __getattr__(name: str) -> Any:
-    """Import the defining submodule on first use, so a light import never loads a heavy one."""
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face(__name__, _HOME, __all__, globals())
