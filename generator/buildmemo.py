@@ -314,7 +314,7 @@ class EvaluationMemo:
             staging = Path(tempfile.mkdtemp(prefix=".memo-", dir=self.root))
             shutil.copytree(data_dir, staging / "data")
             files = {
-                name: file_digest((staging / "data" / name).read_bytes())
+                name: _streamed_digest(staging / "data" / name)
                 for name in _listing(staging / "data")
             }
             self._write_meta(
@@ -328,6 +328,13 @@ class EvaluationMemo:
             os.rename(staging, self.root / key)
         except (OSError, EvidenceDashError):
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _streamed_digest(path: Path) -> str:
+    """`file_digest` of a file read in chunks: data files are hundreds of MB at 10,000
+    attestations, and this runs on a thread while the site is built."""
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 class _Changed(Exception):

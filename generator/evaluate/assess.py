@@ -11,19 +11,35 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from generator.corroborate import BoardEntry, board_entry
 from generator.data import FreshnessExplanation, FreshnessInfo, PointerRecord
 from generator.errors import InputError
 from generator.freshness import ContentMemo, StaleExplainer, compare, providers_for
-from generator.model import Classification, Freshness, ParsedPointer, Rejected, Verdict, Verified
+from generator.model import (
+    Classification,
+    Freshness,
+    ParsedPointer,
+    Pending,
+    Rejected,
+    Verdict,
+    Verified,
+)
 from generator.options import EvaluationOptions, FreshnessOptions
 from generator.tree import display_label
 from generator.verify.times import flagged_skew
 
-__all__ = ["Assessed", "Assessor", "aicr_program", "freshness_providers", "remembered"]
+__all__ = [
+    "Assessed",
+    "Assessor",
+    "aicr_program",
+    "freshness_providers",
+    "remembered",
+    "settled",
+]
 
 
 class Assessed(NamedTuple):
@@ -38,18 +54,34 @@ class Assessed(NamedTuple):
     """Its board entry, or None when the board does not count it."""
 
     def record(
-        self, item: ParsedPointer, verdict: Verdict | None, verified_at: str | None, trust_root: str
+        self,
+        item: ParsedPointer,
+        verdict: Verdict | None,
+        verified_at: str | None,
+        trust_root: str,
+        duplicate_of: str | None = None,
     ) -> PointerRecord:
-        """The record `Assessor.assess` made in the worker, rebuilt around the verdict."""
+        """The record `Assessor.assess` made in the worker, rebuilt around the verdict (a
+        worker does not know duplicates: the build names them here)."""
         return PointerRecord(
             pointer=item,
             verdict=verdict,
             classification=self.classification,
             label=self.label,
+            duplicate_of=duplicate_of,
             freshness=self.freshness,
             verified_at=verified_at,
             attested_at_skew=flagged_skew(verdict),
             reused_trust_root=trust_root if verified_at else None,
+        )
+
+    def document_for(self, duplicate_of: str | None) -> dict[str, Any]:
+        """The pointers.json entry, naming the pointer it duplicates (the only field a
+        duplicate changes, see `generator.data.pointer_document`)."""
+        return (
+            self.document
+            if duplicate_of is None
+            else {**self.document, "duplicateOf": duplicate_of}
         )
 
 
@@ -87,6 +119,8 @@ class Assessor:
         duplicate_of: str | None = None,
     ) -> tuple[PointerRecord, BoardEntry | None]:
         """(PointerRecord, BoardEntry or None) for `item` and its `verdict`."""
+        if isinstance(verdict, Verified | Pending) and verdict.evidence.settled:
+            raise ValueError("a settled verdict was assessed again (its documents are gone)")
         classification = None
         label = None
         signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
@@ -117,6 +151,17 @@ class Assessor:
             except InputError:
                 entry = None
         return record, entry
+
+
+_V = TypeVar("_V", bound=Verdict | None)
+
+
+def settled(verdict: _V) -> _V:
+    """`verdict` with its evidence settled (`Evidence.settle`): what a build keeps of a
+    verdict once its pointer was assessed and its data entry made."""
+    if isinstance(verdict, Verified | Pending) and not verdict.evidence.settled:
+        return replace(verdict, evidence=verdict.evidence.settle())
+    return verdict
 
 
 def aicr_program(options: FreshnessOptions) -> Path | None:

@@ -24,7 +24,7 @@ from typing import Any
 import generator.evaluate.engine as engines
 from generator.cacheauth import adopt_failures, failures
 from generator.data import pointer_document
-from generator.evaluate.assess import Assessed, Assessor
+from generator.evaluate.assess import Assessed, Assessor, settled
 from generator.evaluate.engine import Engine
 from generator.evaluate.verification import InProcess, Miss, Outcome, Verifier, verify_miss
 from generator.isolation import assess_isolated, internal_verdict
@@ -126,8 +126,9 @@ def _worker_init(options: EvaluationOptions) -> None:
 def _worker_chunk(items: Sequence[Miss]) -> _Chunk:
     """Verify (and, given an assessor, assess) a chunk in a worker; verdicts travel back
     pickled (frozen dataclasses of plain data: far cheaper than the cache's JSON form both
-    ways), their strings shared, with the freshness memo answers the chunk used and the cache
-    entries that failed authentication."""
+    ways), settled once assessed (`settled`: the build keeps no more) and their strings
+    shared, with the freshness memo answers the chunk used and the cache entries that failed
+    authentication."""
     state = _STATE[0]
     assessor = state.assessor
     out = []
@@ -148,6 +149,7 @@ def _worker_chunk(items: Sequence[Miss]) -> _Chunk:
                     pointer_document(record),
                     entry,
                 )
+                verdict = settled(verdict)  # assessed: its documents need not travel back
             try:
                 verdict = _shared_strings(verdict)
             except RecursionError:

@@ -4,7 +4,7 @@ verdicts (`Verified`, `Pending`, `Rejected`, `NoVerdict`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from generator.model._enums import (
@@ -101,6 +101,17 @@ class Evidence:
     """The time sigstore verified for the signature (`YYYY-MM-DDTHH:MM:SSZ`): the transparency
     log's integrated time, else the earliest signed RFC 3161 timestamp. None when unsigned.
     Unlike `attested_at` (a claim inside the payload) this is what orders runs."""
+    settled: bool = False
+    """True once the evidence was assessed and its documents let go (`settle`)."""
+
+    def settle(self) -> Evidence:
+        """This evidence without the documents only assessing reads (recipe and its YAML,
+        snapshot, CTRF reports, BOM): once a pointer's record, data entry and board entry are
+        made, the build needs only the predicate, and 10,000 bundles' documents are hundreds
+        of MB. A settled evidence is never cached (`generator.verify.serialize`) or assessed."""
+        return replace(
+            self, recipe={}, recipe_yaml=b"", snapshot=None, ctrf={}, bom=None, settled=True
+        )
 
     @property
     def attested_at(self) -> str:

@@ -213,6 +213,8 @@ def _cause_from(doc: Mapping[str, Any]) -> FailureCause:
 
 
 def _evidence_json(ev: Evidence) -> dict[str, Any]:
+    if ev.settled:  # its documents were let go: caching it would lose them for good
+        raise ValueError("a settled evidence cannot be serialized")
     return {
         "bundleDigest": ev.bundle_digest,
         "evidenceRef": ev.evidence_ref,
