@@ -139,6 +139,21 @@ def snapshot_for(
 ) -> dict[str, Any]:
     """`snapshot.yaml`: the minimal allowlisted subtypes, plus the `--full` extras."""
     release = _os_release(cluster)
+    k8s, gpu, topology = _minimal_subtypes(cluster, release)
+    header: dict[str, Any] = {"timestamp": attested_at, "version": "v1"}
+    if full:
+        header["source-node"] = "gpu-node-1"
+        _add_full_subtypes(cluster, components, k8s, gpu, topology)
+    return snapshot_document(header, k8s=k8s, gpu=gpu, release=release, topology=topology)
+
+
+_Subtypes = list[dict[str, Any]]
+
+
+def _minimal_subtypes(
+    cluster: Cluster, release: Mapping[str, Any]
+) -> tuple[_Subtypes, _Subtypes, _Subtypes]:
+    """The allowlisted K8s, GPU and topology subtypes every snapshot has."""
     runtime = "2.0.5" if cluster.arch == "arm64" else "1.7.27"
     k8s: list[dict[str, Any]] = [
         {
@@ -184,38 +199,45 @@ def snapshot_for(
             },
         }
     ]
-    header: dict[str, Any] = {"timestamp": attested_at, "version": "v1"}
-    if full:
-        header["source-node"] = "gpu-node-1"
-        k8s.append(
-            {
-                "subtype": "image",
-                "data": {
-                    name: f"{_IMAGES.get(name, 'registry.example/' + name)}:{version}"
-                    for name, version in components
-                },
-            }
-        )
-        gpu.append(
-            {
-                "subtype": "smi",
-                "data": {
-                    "driver": cluster.driver,
-                    "cuda-version": cluster.cuda,
-                    "gpu-count": cluster.gpus_per_node,
-                    "gpu.model": cluster.product,
-                },
-            }
-        )
-        nodes = ",".join(f"gpu-node-{i + 1}" for i in range(cluster.gpu_node_count))
-        labels = {
-            "node.kubernetes.io/instance-type": f"{cluster.instance_type}|{nodes}",
-            "nvidia.com/gpu.product": f"{cluster.product.replace(' ', '-')}|{nodes}",
+    return k8s, gpu, topology
+
+
+def _add_full_subtypes(
+    cluster: Cluster,
+    components: Sequence[tuple[str, str]],
+    k8s: _Subtypes,
+    gpu: _Subtypes,
+    topology: _Subtypes,
+) -> None:
+    """The image, SMI and label subtypes aicr adds with `--full`."""
+    k8s.append(
+        {
+            "subtype": "image",
+            "data": {
+                name: f"{_IMAGES.get(name, 'registry.example/' + name)}:{version}"
+                for name, version in components
+            },
         }
-        if cluster.region:
-            labels["topology.kubernetes.io/region"] = f"{cluster.region}|{nodes}"
-        topology.append({"subtype": "label", "data": labels})
-    return snapshot_document(header, k8s=k8s, gpu=gpu, release=release, topology=topology)
+    )
+    gpu.append(
+        {
+            "subtype": "smi",
+            "data": {
+                "driver": cluster.driver,
+                "cuda-version": cluster.cuda,
+                "gpu-count": cluster.gpus_per_node,
+                "gpu.model": cluster.product,
+            },
+        }
+    )
+    nodes = ",".join(f"gpu-node-{i + 1}" for i in range(cluster.gpu_node_count))
+    labels = {
+        "node.kubernetes.io/instance-type": f"{cluster.instance_type}|{nodes}",
+        "nvidia.com/gpu.product": f"{cluster.product.replace(' ', '-')}|{nodes}",
+    }
+    if cluster.region:
+        labels["topology.kubernetes.io/region"] = f"{cluster.region}|{nodes}"
+    topology.append({"subtype": "label", "data": labels})
 
 
 # --------------------------------------------------------------------------- CTRF tests

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from generator.errors import InputError, Location
-from generator.model import Phase, SignerIdentity
+from generator.model import Phase, PredicateType, SignerIdentity
 from generator.testing._demo_decls import (
     _CLASSES,
     _TYPES,
@@ -215,7 +215,25 @@ def _run(
                 found=signer,
                 hint="declare the signer first",
             )
-    ptype = doc.get("type")
+    ptype = _predicate_type(doc.get("type"), file, where)
+    gpu_nodes = _gpu_nodes(doc.get("gpuNodes"), file, where)
+    run = RunDecl(
+        index=where,
+        recipe=recipe,
+        signer=signer,
+        at=_time(doc.get("at"), file, f"{where}.at"),
+        aicr=_str(doc.get("aicr"), file, f"{where}.aicr"),
+        predicate_type=ptype,
+        full=bool(doc.get("full")),
+        checks=_checks(doc.get("checks"), sets, doc.get("override"), file, where),
+        bandwidth=_bandwidth(doc.get("bandwidth") or {}, file, f"{where}.bandwidth"),
+        gpu_nodes=gpu_nodes,
+    )
+    return run, doc
+
+
+def _predicate_type(ptype: Any, file: str, where: str) -> PredicateType:
+    """A run's `type:` (v1, v2 or v3)."""
     if ptype not in _TYPES:
         raise _fail(
             file,
@@ -225,7 +243,11 @@ def _run(
             found=ptype,
             hint="v3 for new evidence",
         )
-    gpu_nodes = doc.get("gpuNodes")
+    return _TYPES[ptype]
+
+
+def _gpu_nodes(gpu_nodes: Any, file: str, where: str) -> int | None:
+    """A run's optional `gpuNodes:` count."""
     if gpu_nodes is not None and (isinstance(gpu_nodes, bool) or not isinstance(gpu_nodes, int)):
         raise _fail(
             file,
@@ -235,19 +257,7 @@ def _run(
             found=gpu_nodes,
             hint="e.g. 2",
         )
-    run = RunDecl(
-        index=where,
-        recipe=recipe,
-        signer=signer,
-        at=_time(doc.get("at"), file, f"{where}.at"),
-        aicr=_str(doc.get("aicr"), file, f"{where}.aicr"),
-        predicate_type=_TYPES[ptype],
-        full=bool(doc.get("full")),
-        checks=_checks(doc.get("checks"), sets, doc.get("override"), file, where),
-        bandwidth=_bandwidth(doc.get("bandwidth") or {}, file, f"{where}.bandwidth"),
-        gpu_nodes=gpu_nodes,
-    )
-    return run, doc
+    return gpu_nodes
 
 
 def parse_scenario(data: bytes, *, file: str) -> Scenario:
