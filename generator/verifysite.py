@@ -11,30 +11,34 @@ Three checks, each one a reason to distrust a copy of the site:
   manifest's options into a temporary folder, gives the same files, byte for byte.
 
 Exit codes: 0 verified, 1 mismatch (the files are named), 2 usage, 3 no verdict.
+
+This module is the command's face; the verdict types live in `_verifysite_verdict`, the signature
+check in `_verifysite_signature` and the rebuild in `_verifysite_rebuild`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from generator._verifysite_rebuild import rebuild_problems
+from generator._verifysite_signature import check_signature, verify_manifest_signature
+from generator._verifysite_verdict import (
+    Problem,
+    ProblemKind,
+    SignedBy,
+    SiteVerdict,
+    compare_files,
+)
 from generator.manifest import (
     MANIFEST_PATH,
     MANIFEST_PREDICATE,
     SIGNATURE_PATH,
-    FileEntry,
     Manifest,
     file_entries,
     parse_manifest,
     sign_manifest_dsse,
 )
-from generator.model import SignerIdentity
 
 __all__ = [
     "MANIFEST_PREDICATE",
@@ -42,142 +46,17 @@ __all__ = [
     "ProblemKind",
     "SignedBy",
     "SiteVerdict",
+    "check_files",
+    "check_signature",
     "compare_files",
+    "read_manifest",
+    "rebuild_problems",
+    "run_verify_site",
     "sign_manifest_dsse",
     "verify_manifest_signature",
 ]
 
 """The predicate type of the in-toto statement a DSSE manifest signature carries."""
-
-
-class ProblemKind(StrEnum):
-    CHANGED = "changed"
-    MISSING = "missing"
-    UNLISTED = "unlisted"
-    SIGNATURE = "signature"
-    REBUILD = "differs-on-rebuild"
-    MANIFEST = "manifest"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One reason the site is not verified, naming the file."""
-
-    kind: ProblemKind
-    path: str
-    detail: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"kind": str(self.kind), "path": self.path, "detail": self.detail}
-
-    def describe(self) -> str:
-        return f"{self.kind}: {self.path}: {self.detail}"
-
-
-@dataclass(frozen=True)
-class SignedBy:
-    """Who signed the manifest and when the transparency log saw it."""
-
-    identity: str
-    issuer: str
-    logged_at: str | None
-
-    def as_dict(self) -> dict[str, str | None]:
-        return {"identity": self.identity, "issuer": self.issuer, "loggedAt": self.logged_at}
-
-
-@dataclass(frozen=True)
-class SiteVerdict:
-    """The outcome of `verify-site`."""
-
-    site: str
-    files: int
-    problems: tuple[Problem, ...] = ()
-    signed_by: SignedBy | None = None
-    rebuilt: bool = False
-    commit: str | None = None
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def exit(self) -> int:
-        return 1 if self.problems else 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "site": self.site,
-            "files": self.files,
-            "commit": self.commit,
-            "signedBy": None if self.signed_by is None else self.signed_by.as_dict(),
-            "rebuilt": self.rebuilt,
-            "problems": [p.as_dict() for p in self.problems],
-            "notes": list(self.notes),
-            "exit": self.exit,
-        }
-
-    def describe(self) -> str:
-        lines = [
-            f"site {self.site}: {self.files} files listed in {MANIFEST_PATH}"
-            + (f", evidence tree commit {self.commit}" if self.commit else "")
-        ]
-        if self.signed_by is not None:
-            lines.append(
-                f"manifest signed by {self.signed_by.identity} "
-                f"(issuer {self.signed_by.issuer}), logged "
-                f"{self.signed_by.logged_at or 'at an unknown time'}"
-            )
-        if self.rebuilt:
-            lines.append(
-                "rebuilt from the evidence tree: "
-                + (
-                    "identical"
-                    if not any(p.kind is ProblemKind.REBUILD for p in self.problems)
-                    else "differs"
-                )
-            )
-        lines.extend(self.notes)
-        lines.extend(p.describe() for p in self.problems)
-        lines.append("NOT VERIFIED" if self.problems else "verified")
-        return "\n".join(lines)
-
-
-def compare_files(
-    listed: Sequence[FileEntry],
-    found: Sequence[FileEntry],
-    *,
-    kind: ProblemKind = ProblemKind.CHANGED,
-) -> list[Problem]:
-    """Every difference between the manifest's files and the files found, by path."""
-    want = {e.path: e for e in listed}
-    have = {e.path: e for e in found}
-    problems: list[Problem] = []
-    for path in sorted(want.keys() | have.keys()):
-        a, b = want.get(path), have.get(path)
-        if b is None:
-            problems.append(
-                Problem(
-                    ProblemKind.MISSING if kind is ProblemKind.CHANGED else kind,
-                    path,
-                    "listed in the manifest but absent",
-                )
-            )
-        elif a is None:
-            problems.append(
-                Problem(
-                    ProblemKind.UNLISTED if kind is ProblemKind.CHANGED else kind,
-                    path,
-                    "present but not listed in the manifest",
-                )
-            )
-        elif (a.sha256, a.size) != (b.sha256, b.size):
-            problems.append(
-                Problem(
-                    kind,
-                    path,
-                    f"sha256 {b.sha256} ({b.size} bytes), manifest "
-                    f"says {a.sha256} ({a.size} bytes)",
-                )
-            )
-    return problems
 
 
 def read_manifest(site: Path) -> tuple[bytes, Manifest]:
@@ -197,156 +76,9 @@ def read_manifest(site: Path) -> tuple[bytes, Manifest]:
     return data, parse_manifest(data, file=str(path))
 
 
-def verify_manifest_signature(
-    manifest: bytes, bundle_json: bytes, trust: Any, expected: SignerIdentity
-) -> SignedBy:
-    """Verify the manifest's Sigstore bundle; raises `SignatureFailure` with the reason."""
-    from sigstore.errors import Error as SigstoreError
-    from sigstore.models import Bundle
-
-    from generator.verify.policy import ExactIdentity
-    from generator.verify.signature import (
-        SignatureFailure,
-        _TimedVerifier,
-        verifier_for,
-        verify_signature,
-    )
-
-    try:
-        raw = json.loads(bundle_json)
-    except ValueError as exc:
-        raise SignatureFailure(f"the signature bundle is not JSON: {exc}") from exc
-    if isinstance(raw, dict) and "dsseEnvelope" in raw:
-        ok = verify_signature(bundle_json, trust, expected=expected)
-        statement = ok.statement
-        digest = hashlib.sha256(manifest).hexdigest()
-        subjects = statement.get("subject") or []
-        if statement.get("predicateType") != MANIFEST_PREDICATE or not any(
-            isinstance(s, dict) and (s.get("digest") or {}).get("sha256") == digest
-            for s in subjects
-        ):
-            raise SignatureFailure(
-                "the signed statement does not name this manifest",
-                hint=f"expected predicateType {MANIFEST_PREDICATE} and a subject with sha256 "
-                f"{digest}; the manifest was changed after it was signed",
-            )
-        return SignedBy(ok.signer.identity, ok.signer.issuer, ok.logged_at)
-    try:
-        bundle = Bundle.from_json(bundle_json)
-    except Exception as exc:  # noqa: BLE001 - sigstore and pydantic errors alike
-        raise SignatureFailure(f"the signature bundle is malformed: {exc}") from exc
-    verifier = verifier_for(trust)
-    if isinstance(verifier, _TimedVerifier):
-        verifier.forget_times()
-    try:
-        verifier.verify_artifact(manifest, bundle, ExactIdentity(expected))
-    except SigstoreError as exc:
-        raise SignatureFailure(f"sigstore verification failed: {exc}") from exc
-    when = verifier.verified_time() if isinstance(verifier, _TimedVerifier) else None
-    return SignedBy(
-        expected.identity,
-        expected.issuer,
-        None if when is None else when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    )
-
-
 def check_files(site: Path, manifest: Manifest) -> list[Problem]:
     """Compare the site's files with the manifest's list."""
     return compare_files(manifest.files, file_entries(site))
-
-
-def rebuild_problems(
-    manifest: Manifest, base: Any, work: Path, previous: Any = None
-) -> tuple[list[Problem], list[str]]:
-    """Build the evidence tree again into `work` with the manifest's options (and `base`'s
-    inputs: recipes, trust root, layouts, cache) and compare it with the manifest, file by file.
-    `previous` is the previous site the build compared with, as the site recorded it
-    (`generator.changes.replay_previous`). Returns the differences and notes."""
-
-    problems: list[Problem] = []
-    notes: list[str] = []
-    opts = manifest.options
-    if opts.trust_root_digest is not None:
-        given = (
-            None
-            if base.engine.trust_root is None
-            else hashlib.sha256(Path(base.engine.trust_root).read_bytes()).hexdigest()
-        )
-        if given != opts.trust_root_digest:
-            problems.append(
-                Problem(
-                    ProblemKind.REBUILD,
-                    MANIFEST_PATH,
-                    f"the site was built with the trust root of sha256 {opts.trust_root_digest}; "
-                    f"--trust-root gives {given or 'none'}: pass the same trusted_root.json",
-                )
-            )
-            return problems, notes
-    from generator import __version__
-
-    if manifest.generator_version != __version__:
-        notes.append(
-            f"note: the site was built by evidence-dashboard "
-            f"{manifest.generator_version}, this is {__version__}"
-        )
-    out = work / "site"
-    options = base.replace(
-        out=out,
-        commit=manifest.commit,
-        source_date_epoch=opts.source_date_epoch,
-        trusted_registries=opts.trusted_registries,
-        preview=opts.preview,
-        source_url=opts.source_url,
-        site_url=opts.site_url,
-        data_only=opts.data_only,
-        trust_mode=opts.trust_mode,
-        quiet=True,
-        publisher_identity=None if opts.publisher is None else opts.publisher[0],
-        publisher_issuer=base.stamp.publisher_issuer
-        if opts.publisher is None
-        else opts.publisher[1],
-        previous=None,
-        previous_site=previous,
-    )
-    _build_at(options, opts.source_date_epoch)
-    problems.extend(compare_files(manifest.files, file_entries(out), kind=ProblemKind.REBUILD))
-    return problems, notes
-
-
-def check_signature(
-    manifest: bytes,
-    bundle: bytes | None,
-    *,
-    identity: str,
-    issuer: str,
-    engine: dict[str, Any],
-) -> tuple[SignedBy | None, list[Problem]]:
-    """Verify the manifest's Sigstore bundle (None: there is none) against the trust options
-    in `engine` and the expected signer; who signed it, or the problem."""
-    from generator.verify.signature import SignatureFailure
-    from generator.verify.trust import load_trust
-
-    if bundle is None:
-        return None, [
-            Problem(
-                ProblemKind.SIGNATURE,
-                SIGNATURE_PATH,
-                "the manifest is not signed (no Sigstore bundle next to it)",
-            )
-        ]
-    trust = load_trust(
-        mode=str(engine.get("trust_mode") or "production"),
-        root_file=engine.get("trust_root"),
-        offline=bool(engine.get("offline")),
-    )
-    try:
-        signed_by = verify_manifest_signature(
-            manifest, bundle, trust, SignerIdentity(issuer=issuer, identity=identity)
-        )
-    except SignatureFailure as failure:
-        detail = failure.detail + (f" ({failure.hint})" if failure.hint else "")
-        return None, [Problem(ProblemKind.SIGNATURE, SIGNATURE_PATH, detail)]
-    return signed_by, []
 
 
 def run_verify_site(
@@ -401,24 +133,3 @@ def run_verify_site(
         commit=manifest.commit,
         notes=tuple(notes),
     )
-
-
-def _build_at(options: Any, epoch: int | None) -> None:
-    """Run the build with SOURCE_DATE_EPOCH as the manifest recorded it (MkDocs reads the
-    environment for the sitemap's dates), restoring the environment afterwards."""
-    import os
-
-    from generator.build import run_build
-
-    saved = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch is None:
-        os.environ.pop("SOURCE_DATE_EPOCH", None)
-    else:
-        os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
-    try:
-        run_build(options)
-    finally:
-        if saved is None:
-            os.environ.pop("SOURCE_DATE_EPOCH", None)
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = saved

@@ -123,80 +123,93 @@ def parse_feed(data: bytes, limits: FeedLimits | None = None) -> list[FeedEntry]
     limits = limits or FeedLimits()
     if len(data) > limits.max_bytes:
         raise FeedError(f"the feed is larger than {limits.max_bytes} bytes")
-    parser = xml.parsers.expat.ParserCreate(namespace_separator=" ")
-    parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    state: dict[str, Any] = {"depth": 0, "elements": 0, "entry": None, "text": None}
-    entries: list[FeedEntry] = []
-    raw: list[dict[str, Any]] = []
-
-    def refuse(*_args: Any) -> None:
-        raise FeedError("the feed declares a document type or entities (refused)")
-
-    def refuse_external(*_args: Any) -> int:
-        raise FeedError("the feed refers to an external entity (refused)")
-
-    def start(name: str, attrs: dict[str, str]) -> None:
-        state["depth"] += 1
-        state["elements"] += 1
-        if state["depth"] > limits.max_depth:
-            raise FeedError(f"the feed nests deeper than {limits.max_depth} elements")
-        if state["elements"] > limits.max_elements:
-            raise FeedError(f"the feed has more than {limits.max_elements} elements")
-        ns, _, local = name.rpartition(" ")
-        if state["depth"] == 1 and (ns, local) != (ATOM_NS, "feed"):
-            raise FeedError("the document is not an Atom feed")
-        if ns != ATOM_NS:
-            state["text"] = None
-            return
-        if local == "entry" and state["depth"] == 2:
-            state["entry"] = {"categories": {}}
-        elif state["entry"] is not None and state["depth"] == 3:
-            if local == "category":
-                scheme, term = attrs.get("scheme", ""), attrs.get("term", "")
-                if len(term) <= limits.max_text:
-                    state["entry"]["categories"][scheme] = term
-            elif local in ("id", "title", "updated", "summary"):
-                state["text"] = (local, [])
-
-    def text(chunk: str) -> None:
-        current = state["text"]
-        if current is not None:
-            current[1].append(chunk)
-            if sum(len(c) for c in current[1]) > limits.max_text:
-                state["text"] = None
-                if state["entry"] is not None:
-                    state["entry"]["bad"] = True
-
-    def end(name: str) -> None:
-        current = state["text"]
-        if current is not None and state["entry"] is not None and state["depth"] == 3:
-            state["entry"][current[0]] = "".join(current[1])
-        state["text"] = None
-        if state["depth"] == 2 and state["entry"] is not None:
-            raw.append(state["entry"])
-            state["entry"] = None
-            if len(raw) >= limits.max_entries:
-                raise _Stop
-        state["depth"] -= 1
-
-    parser.StartDoctypeDeclHandler = refuse
-    parser.EntityDeclHandler = refuse
-    parser.UnparsedEntityDeclHandler = refuse
-    parser.ExternalEntityRefHandler = refuse_external
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = text
+    reader = _FeedReader(limits)
+    parser = reader.parser()
     try:
         parser.Parse(data, True)
     except _Stop:
         pass
     except xml.parsers.expat.ExpatError as exc:
         raise FeedError(f"the feed is not well-formed XML ({exc})") from None
-    for item in raw:
-        entry = _entry(item)
-        if entry is not None:
-            entries.append(entry)
-    return entries
+    return [entry for item in reader.raw if (entry := _entry(item)) is not None]
+
+
+def _refuse(*_args: Any) -> None:
+    raise FeedError("the feed declares a document type or entities (refused)")
+
+
+def _refuse_external(*_args: Any) -> int:
+    raise FeedError("the feed refers to an external entity (refused)")
+
+
+class _FeedReader:
+    """expat's handlers for `parse_feed`: the raw fields of each entry, within `limits`."""
+
+    def __init__(self, limits: FeedLimits) -> None:
+        self.limits = limits
+        self.depth = 0
+        self.elements = 0
+        self.entry: dict[str, Any] | None = None
+        self.text: tuple[str, list[str]] | None = None
+        self.raw: list[dict[str, Any]] = []
+
+    def parser(self) -> Any:
+        """A namespace-aware expat parser that refuses DTDs and entities, wired to this."""
+        parser = xml.parsers.expat.ParserCreate(namespace_separator=" ")
+        parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        parser.StartDoctypeDeclHandler = _refuse
+        parser.EntityDeclHandler = _refuse
+        parser.UnparsedEntityDeclHandler = _refuse
+        parser.ExternalEntityRefHandler = _refuse_external
+        parser.StartElementHandler = self.start
+        parser.EndElementHandler = self.end
+        parser.CharacterDataHandler = self.chars
+        return parser
+
+    def start(self, name: str, attrs: dict[str, str]) -> None:
+        limits = self.limits
+        self.depth += 1
+        self.elements += 1
+        if self.depth > limits.max_depth:
+            raise FeedError(f"the feed nests deeper than {limits.max_depth} elements")
+        if self.elements > limits.max_elements:
+            raise FeedError(f"the feed has more than {limits.max_elements} elements")
+        ns, _, local = name.rpartition(" ")
+        if self.depth == 1 and (ns, local) != (ATOM_NS, "feed"):
+            raise FeedError("the document is not an Atom feed")
+        if ns != ATOM_NS:
+            self.text = None
+            return
+        if local == "entry" and self.depth == 2:
+            self.entry = {"categories": {}}
+        elif self.entry is not None and self.depth == 3:
+            if local == "category":
+                scheme, term = attrs.get("scheme", ""), attrs.get("term", "")
+                if len(term) <= limits.max_text:
+                    self.entry["categories"][scheme] = term
+            elif local in ("id", "title", "updated", "summary"):
+                self.text = (local, [])
+
+    def chars(self, chunk: str) -> None:
+        current = self.text
+        if current is not None:
+            current[1].append(chunk)
+            if sum(len(c) for c in current[1]) > self.limits.max_text:
+                self.text = None
+                if self.entry is not None:
+                    self.entry["bad"] = True
+
+    def end(self, name: str) -> None:
+        current = self.text
+        if current is not None and self.entry is not None and self.depth == 3:
+            self.entry[current[0]] = "".join(current[1])
+        self.text = None
+        if self.depth == 2 and self.entry is not None:
+            self.raw.append(self.entry)
+            self.entry = None
+            if len(self.raw) >= self.limits.max_entries:
+                raise _Stop
+        self.depth -= 1
 
 
 def _entry(item: dict[str, Any]) -> FeedEntry | None:

@@ -102,74 +102,88 @@ def recipes_option(help_text: str) -> Callable[[F], F]:
 
 def transport_options(func: F) -> F:
     """Trust, transport and cache: what fetching and verifying one bundle needs."""
-    return apply_options(
-        func,
-        [
-            opt(
-                "--trust",
-                "trust_mode",
-                type=click.Choice(["production", "staging"]),
-                default="production",
-                show_default=True,
-                help="Sigstore trust root.",
-            ),
-            opt(
-                "--trust-root",
-                type=click.Path(path_type=Path, dir_okay=False, exists=True),
-                help="A trusted_root.json or ClientTrustConfig JSON (overrides --trust).",
-            ),
-            opt(
-                "--oci-layout",
-                "oci_layouts",
-                multiple=True,
-                type=click.Path(path_type=Path, file_okay=False, exists=True),
-                help="Read bundles from this local OCI image layout (repeatable).",
-            ),
-            opt(
-                "--registry-mirror",
-                "registry_mirrors",
-                multiple=True,
-                metavar="HOST=URL",
-                help="Fetch what a pointer names on HOST from URL instead (repeatable).",
-            ),
-            opt(
-                "--trusted-registry",
-                "trusted_registries",
-                multiple=True,
-                metavar="PREFIX",
-                help="Only fetch bundles under this registry/repo prefix (repeatable).",
-            ),
-            opt(
-                "--registry-auth",
-                type=click.Path(path_type=Path, dir_okay=False, exists=True),
-                help="Read-only registry credentials (container auth file); without it "
-                "no credentials are read or sent.",
-            ),
-            opt(
-                "--allow-private-registry",
-                "allow_private_registries",
-                multiple=True,
-                metavar="HOST[:PORT]",
-                help="Let pointers name this registry host although it resolves to a "
-                "loopback, private or other non-public address (repeatable).",
-            ),
-            opt(
-                "--fetch-timeout",
-                type=click.FloatRange(min=0, min_open=True),
-                default=120.0,
-                show_default=True,
-                metavar="SECONDS",
-                help="Total deadline of one bundle fetch from a registry (connect, headers "
-                "and every body).",
-            ),
-            opt("--offline", is_flag=True, help="Never use the network (layouts and cache only)."),
-            opt(
-                "--cache",
-                type=click.Path(path_type=Path, file_okay=False),
-                help="Content-addressed bundle and verdict cache (default: user cache dir).",
-            ),
-        ],
-    )
+    return apply_options(func, [*_trust_options(), *_source_options(), *_fetch_options()])
+
+
+def _trust_options() -> list[Callable[[F], F]]:
+    """Which Sigstore trust root verifies bundles."""
+    return [
+        opt(
+            "--trust",
+            "trust_mode",
+            type=click.Choice(["production", "staging"]),
+            default="production",
+            show_default=True,
+            help="Sigstore trust root.",
+        ),
+        opt(
+            "--trust-root",
+            type=click.Path(path_type=Path, dir_okay=False, exists=True),
+            help="A trusted_root.json or ClientTrustConfig JSON (overrides --trust).",
+        ),
+    ]
+
+
+def _source_options() -> list[Callable[[F], F]]:
+    """Where bundles come from: local layouts, mirrors, the registries allowed and their auth."""
+    return [
+        opt(
+            "--oci-layout",
+            "oci_layouts",
+            multiple=True,
+            type=click.Path(path_type=Path, file_okay=False, exists=True),
+            help="Read bundles from this local OCI image layout (repeatable).",
+        ),
+        opt(
+            "--registry-mirror",
+            "registry_mirrors",
+            multiple=True,
+            metavar="HOST=URL",
+            help="Fetch what a pointer names on HOST from URL instead (repeatable).",
+        ),
+        opt(
+            "--trusted-registry",
+            "trusted_registries",
+            multiple=True,
+            metavar="PREFIX",
+            help="Only fetch bundles under this registry/repo prefix (repeatable).",
+        ),
+        opt(
+            "--registry-auth",
+            type=click.Path(path_type=Path, dir_okay=False, exists=True),
+            help="Read-only registry credentials (container auth file); without it "
+            "no credentials are read or sent.",
+        ),
+        opt(
+            "--allow-private-registry",
+            "allow_private_registries",
+            multiple=True,
+            metavar="HOST[:PORT]",
+            help="Let pointers name this registry host although it resolves to a "
+            "loopback, private or other non-public address (repeatable).",
+        ),
+    ]
+
+
+def _fetch_options() -> list[Callable[[F], F]]:
+    """How a fetch is bounded, whether the network is used, and where results are cached."""
+    return [
+        opt(
+            "--fetch-timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            default=120.0,
+            show_default=True,
+            metavar="SECONDS",
+            help="Total deadline of one bundle fetch from a registry (connect, headers "
+            "and every body).",
+        ),
+        opt("--offline", is_flag=True, help="Never use the network (layouts and cache only)."),
+        opt(
+            "--cache",
+            type=click.Path(path_type=Path, file_okay=False),
+            help="Content-addressed bundle and verdict cache (default: user cache dir).",
+        ),
+    ]
 
 
 def site_fetch_options(func: F) -> F:

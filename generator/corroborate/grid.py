@@ -142,6 +142,33 @@ def _row(key: RowKey, columns: list[_Column], org_of: Callable[[int], str]) -> G
     )
 
 
+def _unlisted_only(left_out: Iterable[Run], own: set[RowKey]) -> dict[Phase, int]:
+    """Per phase, how many rows only left-out runs report (each added to `own` once)."""
+    extra: dict[Phase, int] = {}
+    for run in left_out:
+        for key in run.results:
+            if key not in own:
+                own.add(key)
+                extra[key[0]] = extra.get(key[0], 0) + 1
+    return extra
+
+
+def _phase_rollups(
+    rows: tuple[GridRow, ...], extra: Mapping[Phase, int]
+) -> dict[Phase, ConsensusState]:
+    """Each phase's rollup; a phase with rows only left-out runs report counts as UNTESTED."""
+    untested = (ConsensusState.UNTESTED,)
+    return {
+        phase: rollup(
+            chain(
+                (r.consensus for r in rows if r.phase is phase),
+                untested if extra.get(phase) else (),
+            )
+        )
+        for phase in PHASE_ORDER
+    }
+
+
 def grid_over(
     selected: Iterable[Run],
     organisation_of: OrganisationOf,
@@ -158,12 +185,7 @@ def grid_over(
     chosen = sorted(selected, key=lambda r: signer_source_id(r.signer))
     own = {k for run in chosen for k in run.results}
     keys = sorted(own, key=row_order)
-    extra: dict[Phase, int] = {}
-    for run in left_out:
-        for key in run.results:
-            if key not in own:
-                own.add(key)
-                extra[key[0]] = extra.get(key[0], 0) + 1
+    extra = _unlisted_only(left_out, own)
     columns = [
         _Column(
             run,
@@ -185,15 +207,7 @@ def grid_over(
 
     rows = tuple(_row(k, columns, org_of) for k in keys)
     untested = (ConsensusState.UNTESTED,)
-    phase_rollup = {
-        phase: rollup(
-            chain(
-                (r.consensus for r in rows if r.phase is phase),
-                untested if extra.get(phase) else (),
-            )
-        )
-        for phase in PHASE_ORDER
-    }
+    phase_rollup = _phase_rollups(rows, extra)
     counts = dict(tally(r.consensus for r in rows))
     if extra:
         counts[ConsensusState.UNTESTED] += sum(extra.values())

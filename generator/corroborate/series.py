@@ -119,6 +119,25 @@ def _rows_first(
     return tuple(sorted(ranked[: max(limit, 0)], key=row_order))
 
 
+def _runs_by_signer(
+    runs: Iterable[Run], keep: set[SourceId], runs_per_signer: int | None
+) -> tuple[dict[SourceId, list[Run]], int]:
+    """The countable runs of the kept signers, at most `runs_per_signer` newest each, and how
+    many runs that limit left out."""
+    by_src: dict[SourceId, list[Run]] = {}
+    for run in runs:
+        src = signer_source_id(run.signer) if countable(run) else None
+        if src is not None and src in keep:
+            by_src.setdefault(src, []).append(run)
+    omitted_runs = 0
+    if runs_per_signer is not None:
+        for src, src_runs in by_src.items():
+            if len(src_runs) > runs_per_signer:
+                omitted_runs += len(src_runs) - runs_per_signer
+                by_src[src] = newest_first(src_runs)[:runs_per_signer]
+    return by_src, omitted_runs
+
+
 def build_series(
     recipe: str,
     runs: Iterable[Run],
@@ -132,17 +151,7 @@ def build_series(
     that set already worked out), at most `runs_per_signer` newest runs per signer and at most
     `max_rows` rows (`generator.limits`); what is left out is counted."""
     keep = grid_signers(versions) if keep is None else keep
-    by_src: dict[SourceId, list[Run]] = {}
-    for run in runs:
-        src = signer_source_id(run.signer) if countable(run) else None
-        if src is not None and src in keep:
-            by_src.setdefault(src, []).append(run)
-    omitted_runs = 0
-    if runs_per_signer is not None:
-        for src, src_runs in by_src.items():
-            if len(src_runs) > runs_per_signer:
-                omitted_runs += len(src_runs) - runs_per_signer
-                by_src[src] = newest_first(src_runs)[:runs_per_signer]
+    by_src, omitted_runs = _runs_by_signer(runs, keep, runs_per_signer)
     row_keys = tuple(
         sorted({k for rs in by_src.values() for r in rs for k in r.results}, key=row_order)
     )

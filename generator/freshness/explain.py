@@ -9,11 +9,15 @@ from functools import lru_cache
 from pathlib import Path
 
 import generator.recipe.canonical as canonical  # by module: tests replace its functions
-from generator.errors import EvidenceDashError
+from generator.errors import EvidenceDashError, InputError, Location
 from generator.freshness.history import _git_log_since, git_commit_known, git_toplevel
 from generator.freshness.memo import ContentMemo
 from generator.freshness.providers import OverlayListing, _current_canonical, listed_overlay
 from generator.model import Canonicalizer
+from generator.tree import FileRefusedError, read_bounded
+
+OVERLAY_LIMIT = 1 << 20
+"""Cap for reading an overlay to explain it: the same 1 MiB the native provider reads."""
 
 
 def canonical_diff(
@@ -57,6 +61,9 @@ class StaleExplanation:
     diff: tuple[str, ...]
     commits: tuple[str, ...] | None
     truncated: bool = False
+    refused: str | None = None
+    """Why the current overlay was not read (a link, a special file, over `OVERLAY_LIMIT`),
+    naming the file; None when it was read or there is none."""
 
 
 def overlay_file(
@@ -119,10 +126,15 @@ class StaleExplainer:
         path = overlay_file(self.overlays, recipe, profile, self._listing)
         diff: list[str] = []
         truncated = False
+        refused = None
         if path is not None:
-            full = self._diff(path, signed_yaml, canonicalizer)
-            truncated = len(full) > self.limit
-            diff = full[: self.limit]
+            current = self._read(path)
+            if isinstance(current, str):
+                refused = current
+            else:
+                full = self._diff(current, signed_yaml, canonicalizer)
+                truncated = len(full) > self.limit
+                diff = full[: self.limit]
         commits: list[str] | None = None
         if self.repo is not None and path is not None and aicr_commit:
             relative = self._relative_path(path, self.repo)
@@ -139,14 +151,30 @@ class StaleExplainer:
                     self._commits[key] = None if found is None else tuple(found)
                 known = self._commits[key]
                 commits = None if known is None else list(known)
-        return StaleExplanation(tuple(diff), None if commits is None else tuple(commits), truncated)
+        return StaleExplanation(
+            tuple(diff), None if commits is None else tuple(commits), truncated, refused
+        )
 
-    def _diff(self, path: Path, signed_yaml: bytes, canonicalizer: Canonicalizer) -> list[str]:
-        """The canonical diff (limit + 1 lines, to tell truncation), remembered by content."""
+    def _read(self, path: Path) -> bytes | str:
+        """The overlay through the tree's bounded, no-follow reader, or why it was refused
+        (said of the tree's path only: the machine's path of the OS error is left out)."""
+        shown = f"{self.overlays.name}/{path.name}"
         try:
-            current = path.read_bytes()
-        except OSError:
-            return []
+            return read_bounded(path, OVERLAY_LIMIT, display=shown)
+        except FileRefusedError as refused:
+            oversize = refused.reason == "oversize"
+            return InputError(
+                f"the current overlay was not read to explain stale evidence: {refused.message}",
+                location=Location(shown),
+                expected=refused.expected,
+                found=refused.found,
+                hint="an overlay is a small recipe; check that this is the right file"
+                if oversize
+                else refused.hint,
+            ).diagnostics()
+
+    def _diff(self, current: bytes, signed_yaml: bytes, canonicalizer: Canonicalizer) -> list[str]:
+        """The canonical diff (limit + 1 lines, to tell truncation), remembered by content."""
         key = None
         if self.memo is not None:
             key = self.memo.key(

@@ -208,6 +208,14 @@ def _finish_mapping(frame: _Frame, source: str) -> _Mapping:
     return _Mapping(tuple(pairs), bool(start.flow_style), _explicit_tag(start.tag), start.anchor)
 
 
+def _finish_sequence(frame: _Frame) -> _Sequence:
+    """The sequence node a closed frame holds (items in document order)."""
+    start = frame.start
+    return _Sequence(
+        tuple(frame.children), bool(start.flow_style), _explicit_tag(start.tag), start.anchor
+    )
+
+
 def _parse(
     data: bytes, source: str, max_depth: int, parsed: Sequence[yaml.Event] | None = None
 ) -> _Node:
@@ -226,9 +234,7 @@ def _parse(
         kind = type(event)
         if kind is yaml.ScalarEvent:
             style = styles.get(event.style, "plain")
-            tag = event.tag
-            if tag is not None:
-                tag = _explicit_tag(tag)
+            tag = None if event.tag is None else _explicit_tag(event.tag)
             value = event.value
             if tag is None and style == "plain" and value == "<<":
                 tag = "!!merge"
@@ -241,14 +247,7 @@ def _parse(
         elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
             parent = stack[-1] if stack else None
             if len(stack) >= max_depth:
-                path = _child_path(parent)
-                raise CanonicalizationError(
-                    "the recipe nests collections too deeply",
-                    location=Location(source, path or None),
-                    expected=f"at most {max_depth} nested mappings or sequences",
-                    found=f"more than {max_depth}",
-                    hint="flatten the document",
-                )
+                raise _too_deep(source, parent, max_depth)
             if event.anchor is not None:
                 anchors.add(event.anchor)
             stack.append(_Frame(event, parent, len(parent.children) if parent else 0, []))
@@ -256,23 +255,10 @@ def _parse(
         elif kind is yaml.MappingEndEvent:
             node = _finish_mapping(stack.pop(), source)
         elif kind is yaml.SequenceEndEvent:
-            frame = stack.pop()
-            start = frame.start
-            node = _Sequence(
-                tuple(frame.children),
-                bool(start.flow_style),
-                _explicit_tag(start.tag),
-                start.anchor,
-            )
+            node = _finish_sequence(stack.pop())
         elif kind is yaml.AliasEvent:
             if event.anchor not in anchors:
-                raise CanonicalizationError(
-                    f"unknown anchor {event.anchor!r} referenced",
-                    location=Location(source, _child_path(stack[-1] if stack else None) or None),
-                    expected="an alias to an anchor defined earlier",
-                    found=f"*{event.anchor}",
-                    hint="define the anchor (&name) before the alias",
-                )
+                raise _unknown_anchor(source, stack[-1] if stack else None, event.anchor)
             node = _Alias(event.anchor)
         else:
             continue
@@ -289,6 +275,28 @@ def _parse(
             hint="pass the recipe.yaml file itself",
         )
     return root
+
+
+def _too_deep(source: str, parent: _Frame | None, max_depth: int) -> CanonicalizationError:
+    """A collection nested past `max_depth`, located at the parent's child path."""
+    return CanonicalizationError(
+        "the recipe nests collections too deeply",
+        location=Location(source, _child_path(parent) or None),
+        expected=f"at most {max_depth} nested mappings or sequences",
+        found=f"more than {max_depth}",
+        hint="flatten the document",
+    )
+
+
+def _unknown_anchor(source: str, frame: _Frame | None, anchor: str) -> CanonicalizationError:
+    """An alias to an anchor not defined before it."""
+    return CanonicalizationError(
+        f"unknown anchor {anchor!r} referenced",
+        location=Location(source, _child_path(frame) or None),
+        expected="an alias to an anchor defined earlier",
+        found=f"*{anchor}",
+        hint="define the anchor (&name) before the alias",
+    )
 
 
 def _strip_metadata_version(root: _Node) -> _Node:

@@ -166,12 +166,7 @@ def affected_recipes(
     reclassify its evidence. Leaves come from HEAD, plus leaves whose overlay HEAD deleted.
     """
     changed_set = set(changed)
-    leaves = {n for n, o in head_overlays.items() if o.leaf}
-    leaves |= {
-        n
-        for n, o in base_overlays.items()
-        if o.leaf and o.path in changed_set and n not in head_overlays
-    }
+    leaves = _leaves(changed_set, head_overlays, base_overlays)
     reasons: dict[str, list[str]] = {}
 
     def add(recipe: str, why: str) -> None:
@@ -205,15 +200,30 @@ def affected_recipes(
     for recipe, changes in sorted((allowlist_recipes or {}).items()):
         for change in changes:
             add(recipe, f"allowlist: {change}")
-    not_covered: list[tuple[str, str]] = []
-    for path in sorted(changed_set - covered):
-        if path == ALLOWLIST or is_pointer_path(path):
-            continue
-        not_covered.append((path, _why_not(path, head_overlays, base_overlays)))
     return Affected(
         reasons={k: tuple(v) for k, v in reasons.items()},
         broad=broad,
-        not_covered=tuple(not_covered),
+        not_covered=_not_covered(changed_set - covered, head_overlays, base_overlays),
+    )
+
+
+def _leaves(
+    changed: set[str], head: Mapping[str, Overlay], base: Mapping[str, Overlay]
+) -> set[str]:
+    """HEAD's leaf overlays, plus the base's leaves whose overlay HEAD deleted."""
+    leaves = {n for n, o in head.items() if o.leaf}
+    leaves |= {n for n, o in base.items() if o.leaf and o.path in changed and n not in head}
+    return leaves
+
+
+def _not_covered(
+    rest: set[str], head: Mapping[str, Overlay], base: Mapping[str, Overlay]
+) -> tuple[tuple[str, str], ...]:
+    """Changed paths no leaf walk covered (the allowlist and pointers aside), with why."""
+    return tuple(
+        (path, _why_not(path, head, base))
+        for path in sorted(rest)
+        if not (path == ALLOWLIST or is_pointer_path(path))
     )
 
 

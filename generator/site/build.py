@@ -206,6 +206,43 @@ def _place_data(data_dir: Path, target: Path, *, move: bool) -> None:
     shutil.copytree(data_dir, target, dirs_exist_ok=True)
 
 
+def _markdown_pages(
+    model: SiteModel, res: SiteResources, cache: PageCache | None, digests: InputDigests | None
+) -> tuple[dict[str, str], list[str], str | None, InputDigests | None]:
+    """The Markdown pages (from `cache` when their key is there), the recipe pages' cache keys,
+    the Markdown pages' key and the input digests those keys came from."""
+    keys: list[str] = []
+    markdown_key: str | None = None
+    markdown: dict[str, str] | None = None
+    if cache is not None:
+        if digests is None or len(digests.recipes) != len(model.tabs):
+            digests = input_digests(model)
+        keys, markdown_key = page_keys(digests, res.pages)
+        markdown = cache.get_markdown(markdown_key)
+    if markdown is None:
+        markdown = render_pages(model, res.pages)
+        if cache is not None and markdown_key is not None:
+            cache.put_markdown(markdown_key, markdown)
+    return markdown, keys, markdown_key, digests
+
+
+def _run_theme(
+    cfg: dict[str, Any],
+    work_dir: Path,
+    fragments: Mapping[str, tuple[str, ...]],
+    page_cache: Path | None,
+) -> None:
+    """Write the effective configuration into `work_dir` and run MkDocs on it (the theme's
+    compiled templates are kept beside `page_cache`)."""
+    config_file = work_dir / "mkdocs.yml"
+    config_file.write_text(
+        yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True), encoding="utf-8"
+    )
+    run_mkdocs(
+        config_file, fragments, None if page_cache is None else page_cache.parent / "templates"
+    )
+
+
 def build_site(
     inputs: SiteInputs,
     *,
@@ -235,18 +272,7 @@ def build_site(
     docs = work_dir / "docs"
     model = site_model(inputs)
     cache = PageCache(page_cache) if page_cache is not None else None
-    keys: list[str] = []
-    markdown_key: str | None = None
-    markdown: dict[str, str] | None = None
-    if cache is not None:
-        if digests is None or len(digests.recipes) != len(model.tabs):
-            digests = input_digests(model)
-        keys, markdown_key = page_keys(digests, res.pages)
-        markdown = cache.get_markdown(markdown_key)
-    if markdown is None:
-        markdown = render_pages(model, res.pages)
-        if cache is not None and markdown_key is not None:
-            cache.put_markdown(markdown_key, markdown)
+    markdown, keys, markdown_key, digests = _markdown_pages(model, res, cache, digests)
     written = write_docs(docs, res, markdown)
     out = out.absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -255,15 +281,7 @@ def build_site(
     )
     try:
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
-        config_file = work_dir / "mkdocs.yml"
-        config_file.write_text(
-            yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True), encoding="utf-8"
-        )
-        run_mkdocs(
-            config_file,
-            written.fragments,
-            None if page_cache is None else page_cache.parent / "templates",
-        )
+        _run_theme(cfg, work_dir, written.fragments, page_cache)
         shell_file = staging / "recipes" / SHELL_NAME / "index.html"
         shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
         metas = write_recipe_pages(model, res.pages, shell, staging, keys=keys, cache=cache)

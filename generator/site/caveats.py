@@ -133,63 +133,90 @@ def headline(
     """
     state = str(tab.get("rollup") or "UNTESTED")
     counted = [p for p in latest if (p.get("signer") or {}).get("allowlisted")]
-    caveats: list[Caveat] = []
+    found = (
+        _stale(counted),
+        _one_org(tab, state, signers),
+        _phases_without_evidence(tab, state, phases),
+        _old(counted, build_time, old_after_days),
+        _rejected(rejected),
+    )
+    return Headline(state, tuple(c for c in found if c is not None), signers)
+
+
+def _stale(counted: Sequence[Mapping[str, Any]]) -> Caveat | None:
+    """Counted attestations that signed an older recipe than the current one."""
     stale = sum(1 for p in counted if (p.get("freshness") or {}).get("state") == "stale")
-    if stale:
-        caveats.append(
-            Caveat(
-                CaveatKind.STALE,
-                f"stale: {stale} of {_plural(len(counted), 'counted attestation')} signed an "
-                "older recipe",
-                f"stale {stale}/{len(counted)}",
-            )
-        )
+    if not stale:
+        return None
+    return Caveat(
+        CaveatKind.STALE,
+        f"stale: {stale} of {_plural(len(counted), 'counted attestation')} signed an older recipe",
+        f"stale {stale}/{len(counted)}",
+    )
+
+
+def _one_org(
+    tab: Mapping[str, Any], state: str, signers: tuple[CountedSigner, ...]
+) -> Caveat | None:
+    """Confirmed checks (or a confirmed recipe) passed only by signers of one organisation."""
     tests = (tab.get("combined") or {}).get("tests") or []
     confirmed = [t for t in tests if t.get("consensus") == "CONFIRMED"]
     one_org = sum(1 for t in confirmed if t.get("oneOrg"))
     orgs = {s.org for s in signers if s.org}
-    if one_org or (state == "CONFIRMED" and len(orgs) == 1):
-        caveats.append(
-            Caveat(
-                CaveatKind.ONE_ORG,
-                f"one organisation: {one_org} of {_plural(len(confirmed), 'confirmed check')} "
-                "passed only by signers of one organisation",
-                "one org",
-            )
-        )
-    if state != "UNTESTED":
-        rollup = (tab.get("combined") or {}).get("phaseRollup") or {}
-        empty = [ph for ph in phases if rollup.get(ph, "UNTESTED") == "UNTESTED"]
-        if empty:
-            caveats.append(
-                Caveat(
-                    CaveatKind.PHASE_WITHOUT_EVIDENCE,
-                    f"no evidence for the {', '.join(empty)} phase{'' if len(empty) == 1 else 's'}",
-                    f"no {', '.join(empty)} evidence",
-                )
-            )
+    if not (one_org or (state == "CONFIRMED" and len(orgs) == 1)):
+        return None
+    return Caveat(
+        CaveatKind.ONE_ORG,
+        f"one organisation: {one_org} of {_plural(len(confirmed), 'confirmed check')} "
+        "passed only by signers of one organisation",
+        "one org",
+    )
+
+
+def _phases_without_evidence(
+    tab: Mapping[str, Any], state: str, phases: Sequence[str]
+) -> Caveat | None:
+    """Phases of a tested recipe that no evidence covers."""
+    if state == "UNTESTED":
+        return None
+    rollup = (tab.get("combined") or {}).get("phaseRollup") or {}
+    empty = [ph for ph in phases if rollup.get(ph, "UNTESTED") == "UNTESTED"]
+    if not empty:
+        return None
+    return Caveat(
+        CaveatKind.PHASE_WITHOUT_EVIDENCE,
+        f"no evidence for the {', '.join(empty)} phase{'' if len(empty) == 1 else 's'}",
+        f"no {', '.join(empty)} evidence",
+    )
+
+
+def _old(
+    counted: Sequence[Mapping[str, Any]], build_time: str, old_after_days: int
+) -> Caveat | None:
+    """Counted attestations logged more than `old_after_days` before the build."""
     old = 0
     for p in counted:
         ev = p.get("evidence") or {}
         days = _days_before(str(ev.get("loggedAt") or ev.get("attestedAt") or ""), build_time)
         if days is not None and days > old_after_days:
             old += 1
-    if old:
-        caveats.append(
-            Caveat(
-                CaveatKind.OLD,
-                f"old: {old} of {_plural(len(counted), 'counted attestation')} older than "
-                f"{old_after_days} days",
-                f"old {old}/{len(counted)}",
-            )
-        )
-    if rejected:
-        caveats.append(
-            Caveat(
-                CaveatKind.REJECTED,
-                f"rejected evidence: {_plural(rejected, 'pointer')} for this recipe "
-                f"{'was' if rejected == 1 else 'were'} rejected (not counted)",
-                f"{rejected} rejected",
-            )
-        )
-    return Headline(state, tuple(caveats), signers)
+    if not old:
+        return None
+    return Caveat(
+        CaveatKind.OLD,
+        f"old: {old} of {_plural(len(counted), 'counted attestation')} older than "
+        f"{old_after_days} days",
+        f"old {old}/{len(counted)}",
+    )
+
+
+def _rejected(rejected: int) -> Caveat | None:
+    """Pointers of the recipe whose evidence was rejected."""
+    if not rejected:
+        return None
+    return Caveat(
+        CaveatKind.REJECTED,
+        f"rejected evidence: {_plural(rejected, 'pointer')} for this recipe "
+        f"{'was' if rejected == 1 else 'were'} rejected (not counted)",
+        f"{rejected} rejected",
+    )

@@ -186,17 +186,10 @@ class Row:
         return "; ".join(parts)
 
 
-def grid_rows(
-    model: SiteModel,
-    grid: Mapping[str, Any],
-    columns: Sequence[str],
+def _skips(
     latest: Sequence[Mapping[str, Any]],
-    runs: Mapping[str, Run] | None = None,
-    column_runs: Sequence[dict[str, ColumnRun]] | None = None,
-) -> list[Row]:
-    """The rows of one grid with one cell per column (signer); `runs` (`runs_by_ref`) adds
-    each cell's failure reason, and each column's runs are gathered into `column_runs` (one
-    dict per column, by evidence reference, in order of first use)."""
+) -> tuple[dict[tuple[str, str, str], str | None], dict[str, str]]:
+    """Each signer's skipped tests with the reason, and its Kubernetes minor version."""
     skipped: dict[tuple[str, str, str], str | None] = {}
     k8s_of: dict[str, str] = {}
     for p in latest:
@@ -208,6 +201,21 @@ def grid_rows(
         for hw in ev.get("hardware") or []:
             if hw.get("key") == "k8sVersion" and hw.get("value"):
                 k8s_of[sid] = ".".join(str(hw["value"]).split(".")[:2])
+    return skipped, k8s_of
+
+
+def grid_rows(
+    model: SiteModel,
+    grid: Mapping[str, Any],
+    columns: Sequence[str],
+    latest: Sequence[Mapping[str, Any]],
+    runs: Mapping[str, Run] | None = None,
+    column_runs: Sequence[dict[str, ColumnRun]] | None = None,
+) -> list[Row]:
+    """The rows of one grid with one cell per column (signer); `runs` (`runs_by_ref`) adds
+    each cell's failure reason, and each column's runs are gathered into `column_runs` (one
+    dict per column, by evidence reference, in order of first use)."""
+    skipped, k8s_of = _skips(latest)
     rows = []
     runs = runs or {}
     lens = str(grid.get("aicrVer") or "combined")

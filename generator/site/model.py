@@ -2,23 +2,32 @@
 
 `SiteModel` answers the questions templates ask about a recipe (its pointers newest first,
 each signer's latest verified evidence, freshness, bandwidth readings), each computed once per
-recipe. The helpers here (links between pages, ages, verdict words) are plain functions of the
-documents: no HTML and no Jinja.
+recipe. The helpers it re-exports (links between pages from `_paths`, ages and verdict words
+from `_words`) are plain functions of the documents: no HTML and no Jinja.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from generator.limits import LIMITS
 from generator.site import caveats
+from generator.site._paths import anchor, mdrel, page_url, recipe_page, rel, source_page
+from generator.site._words import (
+    COMMIT_URL,
+    EXIT_WORD,
+    RESULT_WORD,
+    STATE_CLASS,
+    STATE_ORDER,
+    age,
+    evidence_time,
+    freshness_text,
+    unknown_reason,
+    verdict_of,
+)
 from generator.site.charts import Reading, gbps, newest_per_signer
 
 __all__ = [
@@ -44,115 +53,6 @@ __all__ = [
     "verdict_of",
 ]
 
-STATE_ORDER = ("CONFIRMED", "SINGLE", "PARTIAL", "UNTESTED", "FAILING", "CONTESTED")
-STATE_CLASS = {
-    "CONFIRMED": "confirmed",
-    "SINGLE": "single",
-    "PARTIAL": "partial",
-    "UNTESTED": "untested",
-    "FAILING": "failing",
-    "CONTESTED": "contested",
-}
-RESULT_WORD = {"pass": ("✓", "pass"), "fail": ("✗", "fail"), "not-run": ("·", "not run")}
-EXIT_WORD = {0: "verified", 1: "verified, phase failures recorded", 2: "rejected", 3: "no verdict"}
-COMMIT_URL = "https://github.com/NVIDIA/aicr/commit/"
-
-
-def page_url(path: str) -> str:
-    """The directory URL MkDocs gives a Markdown file (`a/b.md` -> `a/b/`, `index.md` -> ``)."""
-    stem = path[:-3]
-    if stem == "index":
-        return ""
-    if stem.endswith("/index"):
-        return stem[:-5]
-    return stem + "/"
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def rel(from_page: str, to_page: str) -> str:
-    """A relative link from one Markdown page's URL to another's (works under any base path).
-
-    Remembered: every recipe page links the same few pages, and `relpath` is slow."""
-    base = page_url(from_page) or "."
-    target = page_url(to_page) or "."
-    out = posixpath.relpath(target, base.rstrip("/") or ".")
-    return "./" if out == "." else out + "/"
-
-
-def mdrel(from_page: str, to_page: str) -> str:
-    """A relative link between two Markdown files, for Markdown links MkDocs validates."""
-    return posixpath.relpath(to_page, posixpath.dirname(from_page) or ".")
-
-
-_NOT_SLUG = re.compile("[^a-z0-9-]")
-
-
-def anchor(kind: str, *parts: object) -> str:
-    """A stable HTML id for a card, grid row or test: `<kind>-<readable slug>-<8 hex>`.
-
-    The slug is the last part, lowercased, other characters as `-`, at most 40 characters (so
-    a link says what it points at); the hash over every part keeps ids unique and the same from
-    build to build for the same thing."""
-    text = "\0".join(str(p) for p in parts)
-    tail = str(parts[-1]).lower() if parts else ""
-    slug = _NOT_SLUG.sub("-", tail[:40]).strip("-")
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{kind}-{slug}-{digest}" if slug else f"{kind}-{digest}"
-
-
-def recipe_page(recipe: str) -> str:
-    return f"recipes/{recipe}.md"
-
-
-def source_page(slug: str) -> str:
-    return f"sources/{slug}.md"
-
-
-def _parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def age(attested: str | None, build_time: str | None) -> str:
-    """How long before the build a run was attested, in plain words."""
-    a, b = _parse_time(attested), _parse_time(build_time)
-    if a is None or b is None:
-        return "age unknown"
-    days = (b - a).days
-    if days < 0:
-        return "after this build"
-    if days == 0:
-        return "same day as this build"
-    return f"{days} day{'s' if days != 1 else ''} before this build"
-
-
-def freshness_text(fresh: Mapping[str, Any]) -> str:
-    """`fresh`, `stale (<12 hex>… vs current <12 hex>…)` or `unknown`."""
-    state = fresh.get("state")
-    if state == "fresh":
-        return "fresh"
-    if state == "stale":
-        signed = str(fresh.get("signed") or "")[:12]
-        current = str(fresh.get("current") or "")[:12]
-        return f"stale ({signed}… vs current {current}…)"
-    return "unknown"
-
-
-def unknown_reason(fresh: Mapping[str, Any]) -> str:
-    """Why an attestation's freshness is unknown, from what the comparison lacked."""
-    if not fresh.get("signed"):
-        return "the bundle records no recipe digest to compare"
-    if not fresh.get("current"):
-        return (
-            "the digest of this recipe as it stands could not be computed (for example, no overlay "
-            "for it in this tree)"
-        )
-    return "the signed and current digests could not be compared"
-
 
 @dataclass(frozen=True)
 class Tab:
@@ -176,16 +76,6 @@ def tabs_of(index: Mapping[str, Any]) -> list[Tab]:
         for d in g.get("dashboards", [])
         for t in d.get("tabs", [])
     ]
-
-
-def verdict_of(pointer: Mapping[str, Any]) -> str:
-    """`verified` | `failures` | `rejected` | `pending` | `no-verdict`."""
-    verify = pointer.get("verify") or {}
-    if verify.get("pending"):
-        return "pending"
-    code = verify.get("exit")
-    words = {0: "verified", 1: "failures", 2: "rejected"}
-    return words[code] if isinstance(code, int) and code in words else "no-verdict"
 
 
 def _invert(text: str) -> str:
@@ -222,12 +112,6 @@ class FreshSummary:
     @property
     def total(self) -> int:
         return self.fresh + self.stale + self.unknown
-
-
-def evidence_time(evidence: Mapping[str, Any]) -> str:
-    """When evidence was signed, for ordering: the verified transparency-log time (`loggedAt`);
-    the claimed attestedAt only for data written before the log time was kept."""
-    return str(evidence.get("loggedAt") or evidence.get("attestedAt") or "")
 
 
 def _counted_evidence(p: Mapping[str, Any]) -> bool:

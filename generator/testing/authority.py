@@ -236,6 +236,29 @@ class _Log:
 # --------------------------------------------------------------------------- the authority
 
 
+def _tlog_json(log: _Log, valid_for: dict[str, str]) -> dict[str, Any]:
+    """A transparency log's entry in the trusted root."""
+    return {
+        "baseUrl": f"https://{log.host}",
+        "hashAlgorithm": "SHA2_256",
+        "publicKey": {
+            "rawBytes": b64(spki_der(log.key.public_key())),
+            "keyDetails": "PKIX_ECDSA_P256_SHA_256",
+            "validFor": valid_for,
+        },
+        "logId": {"keyId": b64(log.log_id)},
+    }
+
+
+def _chain_json(certs: list[x509.Certificate]) -> dict[str, Any]:
+    """A certificate chain (leaf first) as the trusted root writes it."""
+    return {
+        "certificates": [
+            {"rawBytes": b64(c.public_bytes(serialization.Encoding.DER))} for c in certs
+        ]
+    }
+
+
 class TestAuthority:
     """A Fulcio + CT + Rekor (+ TSA) stand-in whose trust root the real sigstore verifier accepts.
 
@@ -412,9 +435,29 @@ class TestAuthority:
                 f"\x00{self._sign_count}",
                 ec.SECP256R1(),
             )
-        pub = key.public_key()
         serial = _serial(self.seed, "leaf", str(self._sign_count), start.isoformat())
-        builder = (
+        builder = self._leaf_builder(key.public_key(), serial, start, lifetime)
+        builder = _identity_extensions(builder, signer, shape or LeafShape())
+        precert = self._sign_leaf(builder)
+        if not embed_sct:
+            return key, precert
+        sct_list = self._sct_list(precert.tbs_certificate_bytes, start)
+        leaf = self._sign_leaf(
+            builder.add_extension(
+                x509.UnrecognizedExtension(OID_PRECERT_SCTS, der_octet_string(sct_list)),
+                critical=False,
+            )
+        )
+        repeated = shape is not None and len(shape.issuers_v2 or ()) > 1
+        if not repeated:  # cryptography refuses to parse a repeated extension
+            assert leaf.tbs_precertificate_bytes == precert.tbs_certificate_bytes, "SCT TBS drift"
+        return key, leaf
+
+    def _leaf_builder(
+        self, pub: ec.EllipticCurvePublicKey, serial: int, start: datetime, lifetime: timedelta
+    ) -> x509.CertificateBuilder:
+        """A code-signing leaf under the intermediate, before its identity extensions."""
+        return (
             x509.CertificateBuilder()
             .subject_name(x509.Name([]))
             .issuer_name(self.intermediate_cert.subject)
@@ -445,21 +488,6 @@ class TestAuthority:
                 critical=False,
             )
         )
-        builder = _identity_extensions(builder, signer, shape or LeafShape())
-        precert = self._sign_leaf(builder)
-        if not embed_sct:
-            return key, precert
-        sct_list = self._sct_list(precert.tbs_certificate_bytes, start)
-        leaf = self._sign_leaf(
-            builder.add_extension(
-                x509.UnrecognizedExtension(OID_PRECERT_SCTS, der_octet_string(sct_list)),
-                critical=False,
-            )
-        )
-        repeated = shape is not None and len(shape.issuers_v2 or ()) > 1
-        if not repeated:  # cryptography refuses to parse a repeated extension
-            assert leaf.tbs_precertificate_bytes == precert.tbs_certificate_bytes, "SCT TBS drift"
-        return key, leaf
 
     def _sign_leaf(self, builder: x509.CertificateBuilder) -> x509.Certificate:
         """Sign a leaf; a placeholder OID (a repeated `.1.8`) is patched in and re-signed."""
@@ -522,25 +550,9 @@ class TestAuthority:
             return override.as_json() if override is not None else start
 
         def tlog(log: _Log) -> dict[str, Any]:
-            return {
-                "baseUrl": f"https://{log.host}",
-                "hashAlgorithm": "SHA2_256",
-                "publicKey": {
-                    "rawBytes": b64(spki_der(log.key.public_key())),
-                    "keyDetails": "PKIX_ECDSA_P256_SHA_256",
-                    "validFor": valid(
-                        win.rekor_v1 if log is self._v1 and win.rekor_v1 else win.tlog
-                    ),
-                },
-                "logId": {"keyId": b64(log.log_id)},
-            }
-
-        def chain(certs: list[x509.Certificate]) -> dict[str, Any]:
-            return {
-                "certificates": [
-                    {"rawBytes": b64(c.public_bytes(serialization.Encoding.DER))} for c in certs
-                ]
-            }
+            return _tlog_json(
+                log, valid(win.rekor_v1 if log is self._v1 and win.rekor_v1 else win.tlog)
+            )
 
         root: dict[str, Any] = {
             "mediaType": TRUSTED_ROOT_MEDIA_TYPE,
@@ -552,33 +564,35 @@ class TestAuthority:
                         "commonName": f"{self.name} intermediate",
                     },
                     "uri": "https://fulcio.test.invalid",
-                    "certChain": chain([self.intermediate_cert, self.root_cert]),
+                    "certChain": _chain_json([self.intermediate_cert, self.root_cert]),
                     "validFor": valid(win.ca),
                 }
             ],
-            "ctlogs": [
-                {
-                    "baseUrl": "https://ctfe.test.invalid/test",
-                    "hashAlgorithm": "SHA2_256",
-                    "publicKey": {
-                        "rawBytes": b64(spki_der(self._ct_key.public_key())),
-                        "keyDetails": "PKIX_ECDSA_P256_SHA_256",
-                        "validFor": valid(win.ctlog),
-                    },
-                    "logId": {"keyId": b64(key_id(self._ct_key.public_key()))},
-                }
-            ],
+            "ctlogs": [self._ctlog_json(valid(win.ctlog))],
         }
         if include_tsa:
             root["timestampAuthorities"] = [
                 {
                     "subject": {"organization": self.name, "commonName": f"{self.name} TSA"},
                     "uri": "https://tsa.test.invalid/api/v1/timestamp",
-                    "certChain": chain([self.tsa_leaf_cert, self.tsa_root_cert]),
+                    "certChain": _chain_json([self.tsa_leaf_cert, self.tsa_root_cert]),
                     "validFor": valid(win.tsa),
                 }
             ]
         return root
+
+    def _ctlog_json(self, valid_for: dict[str, str]) -> dict[str, Any]:
+        """The trusted root's CT log entry."""
+        return {
+            "baseUrl": "https://ctfe.test.invalid/test",
+            "hashAlgorithm": "SHA2_256",
+            "publicKey": {
+                "rawBytes": b64(spki_der(self._ct_key.public_key())),
+                "keyDetails": "PKIX_ECDSA_P256_SHA_256",
+                "validFor": valid_for,
+            },
+            "logId": {"keyId": b64(key_id(self._ct_key.public_key()))},
+        }
 
     def trusted_root_json(
         self,

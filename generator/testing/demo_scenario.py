@@ -9,233 +9,55 @@ in, declarations out; every problem is an `InputError` naming the file and the k
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 import yaml
 
 from generator.errors import InputError, Location
-from generator.model import FailureClass, Phase, PredicateType, SignerClass, SignerIdentity
+from generator.model import Phase, PredicateType, SignerIdentity
+from generator.testing._demo_decls import (
+    _CLASSES,
+    _TYPES,
+    Bandwidth,
+    CountedRun,
+    Listing,
+    Measured,
+    Outcome,
+    PendingRun,
+    RecipeDecl,
+    RejectedRun,
+    RunDecl,
+    Scenario,
+    ScenarioRun,
+    SignerDecl,
+    Tamper,
+)
+from generator.testing._demo_parse import (
+    _bandwidth,
+    _components,
+    _fail,
+    _map,
+    _outcome,
+    _str,
+    _time,
+)
 
-_TYPES = {"v1": PredicateType.V1, "v2": PredicateType.V2, "v3": PredicateType.V3}
-_CLASSES = {
-    "community": SignerClass.COMMUNITY,
-    "partner": SignerClass.PARTNER,
-    "first-party": SignerClass.FIRST_PARTY,
-}
-_STATUSES = {"pass": "passed", "fail": "failed", "other": "other"}
-
-
-class Tamper(StrEnum):
-    """How a rejected run goes wrong, and the failure class the verifier must report."""
-
-    MODIFIED_CTRF = "modified-ctrf"
-    FOREIGN_AUTHORITY = "foreign-authority"
-    CLAIMED_OTHER_IDENTITY = "claimed-other-identity"
-
-    @property
-    def failure_class(self) -> FailureClass:
-        return FailureClass.INTEGRITY if self is Tamper.MODIFIED_CTRF else FailureClass.SIGNATURE
-
-
-@dataclass(frozen=True)
-class Listing:
-    """How the allowlist lists a signer: by its 32-hex source slug, or by an identity pattern."""
-
-    signer_class: SignerClass
-    label: str
-    pattern: str | None = None
-
-
-@dataclass(frozen=True)
-class SignerDecl:
-    """A named signer; `listing` None means unlisted (verified, reported, never counted)."""
-
-    key: str
-    identity: SignerIdentity
-    listing: Listing | None
-
-
-@dataclass(frozen=True)
-class RecipeDecl:
-    """One recipe: criteria, optional profile, signed components, current components, floors."""
-
-    name: str
-    criteria: Mapping[str, str]
-    profile: tuple[str, str] | None
-    components: tuple[tuple[str, str], ...]
-    current_components: tuple[tuple[str, str], ...] | None
-    floors: Mapping[str, float]
-    overlay: bool
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A CTRF outcome: `status` is a CTRF status; `reason` is a skip reason."""
-
-    status: str
-    reason: str | None = None
-
-
-@dataclass(frozen=True)
-class Measured:
-    """A measured NCCL bandwidth in GB/s (full bundles carry the number in stdout)."""
-
-    gbps: float
-
-
-Bandwidth = Measured | Outcome
-
-
-@dataclass(frozen=True)
-class RunDecl:
-    """One run as the scenario states it (signed, rejected or pending alike)."""
-
-    index: str
-    recipe: str
-    signer: str | None
-    at: datetime
-    aicr: str
-    predicate_type: PredicateType
-    full: bool
-    checks: Mapping[Phase, Mapping[str, Outcome]]
-    bandwidth: Mapping[str, Bandwidth]
-    gpu_nodes: int | None
-
-
-@dataclass(frozen=True)
-class CountedRun:
-    """A run that verifies (exit 0 or 1)."""
-
-    run: RunDecl
-
-
-@dataclass(frozen=True)
-class RejectedRun:
-    """A run the verifier must reject with `tamper.failure_class`."""
-
-    run: RunDecl
-    tamper: Tamper
-    signed_bandwidth: Mapping[str, Bandwidth]
-    certificate: str | None
-
-
-@dataclass(frozen=True)
-class PendingRun:
-    """An unsigned run behind a flat pending pointer."""
-
-    run: RunDecl
-
-
-ScenarioRun = CountedRun | RejectedRun | PendingRun
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """The whole demo scenario."""
-
-    seed: str
-    authority_valid_from: datetime
-    repository: str
-    signers: Mapping[str, SignerDecl]
-    recipes: Mapping[str, RecipeDecl]
-    runs: tuple[ScenarioRun, ...]
-
-
-# --------------------------------------------------------------------------- parsing helpers
-
-
-def _fail(file: str, key: str, message: str, *, expected: str, found: Any, hint: str) -> InputError:
-    return InputError(
-        message, location=Location(file, key), expected=expected, found=repr(found)[:120], hint=hint
-    )
-
-
-def _map(value: Any, file: str, key: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _fail(
-            file,
-            key,
-            "not a mapping",
-            expected="a mapping",
-            found=value,
-            hint="write it as `key: value` pairs",
-        )
-    return {str(k): v for k, v in value.items()}
-
-
-def _str(value: Any, file: str, key: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise _fail(
-            file,
-            key,
-            "not a non-empty string",
-            expected="a string",
-            found=value,
-            hint="quote the value",
-        )
-    return value
-
-
-def _time(value: Any, file: str, key: str) -> datetime:
-    text = _str(value, file, key)
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        moment = None
-    if moment is None or moment.tzinfo is None or not text.endswith("Z"):
-        raise _fail(
-            file,
-            key,
-            "not an RFC 3339 UTC time",
-            expected="YYYY-MM-DDTHH:MM:SSZ",
-            found=value,
-            hint='quote it, e.g. "2026-10-02T09:14:05Z"',
-        )
-    return moment.astimezone(UTC)
-
-
-def _components(value: Any, file: str, key: str) -> tuple[tuple[str, str], ...]:
-    items = _map(value, file, key)
-    return tuple((name, _str(v, file, f"{key}.{name}")) for name, v in items.items())
-
-
-def _outcome(value: Any, file: str, key: str) -> Outcome:
-    text = _str(value, file, key)
-    if text in _STATUSES:
-        return Outcome(_STATUSES[text])
-    if text == "skip" or text.startswith("skip:"):
-        reason = text.partition(":")[2].strip()
-        return Outcome("skipped", reason or None)
-    raise _fail(
-        file,
-        key,
-        "unknown check result",
-        expected="pass, fail, other, skip[: reason]",
-        found=value,
-        hint="use one of the four results",
-    )
-
-
-def _bandwidth(value: Any, file: str, key: str) -> dict[str, Bandwidth]:
-    out: dict[str, Bandwidth] = {}
-    for check, raw in _map(value, file, key).items():
-        where = f"{key}.{check}"
-        if isinstance(raw, bool):
-            raise _fail(
-                file,
-                where,
-                "not a bandwidth",
-                expected="GB/s or a result",
-                found=raw,
-                hint="give a number or pass/fail/skip",
-            )
-        out[check] = (
-            Measured(float(raw)) if isinstance(raw, int | float) else _outcome(raw, file, where)
-        )
-    return out
+__all__ = [
+    "Bandwidth",
+    "CountedRun",
+    "Listing",
+    "Measured",
+    "Outcome",
+    "PendingRun",
+    "RecipeDecl",
+    "RejectedRun",
+    "RunDecl",
+    "Scenario",
+    "ScenarioRun",
+    "SignerDecl",
+    "Tamper",
+    "parse_scenario",
+]
 
 
 def _signer(key: str, raw: Any, file: str) -> SignerDecl:
@@ -393,7 +215,25 @@ def _run(
                 found=signer,
                 hint="declare the signer first",
             )
-    ptype = doc.get("type")
+    ptype = _predicate_type(doc.get("type"), file, where)
+    gpu_nodes = _gpu_nodes(doc.get("gpuNodes"), file, where)
+    run = RunDecl(
+        index=where,
+        recipe=recipe,
+        signer=signer,
+        at=_time(doc.get("at"), file, f"{where}.at"),
+        aicr=_str(doc.get("aicr"), file, f"{where}.aicr"),
+        predicate_type=ptype,
+        full=bool(doc.get("full")),
+        checks=_checks(doc.get("checks"), sets, doc.get("override"), file, where),
+        bandwidth=_bandwidth(doc.get("bandwidth") or {}, file, f"{where}.bandwidth"),
+        gpu_nodes=gpu_nodes,
+    )
+    return run, doc
+
+
+def _predicate_type(ptype: Any, file: str, where: str) -> PredicateType:
+    """A run's `type:` (v1, v2 or v3)."""
     if ptype not in _TYPES:
         raise _fail(
             file,
@@ -403,7 +243,11 @@ def _run(
             found=ptype,
             hint="v3 for new evidence",
         )
-    gpu_nodes = doc.get("gpuNodes")
+    return _TYPES[ptype]
+
+
+def _gpu_nodes(gpu_nodes: Any, file: str, where: str) -> int | None:
+    """A run's optional `gpuNodes:` count."""
     if gpu_nodes is not None and (isinstance(gpu_nodes, bool) or not isinstance(gpu_nodes, int)):
         raise _fail(
             file,
@@ -413,19 +257,7 @@ def _run(
             found=gpu_nodes,
             hint="e.g. 2",
         )
-    run = RunDecl(
-        index=where,
-        recipe=recipe,
-        signer=signer,
-        at=_time(doc.get("at"), file, f"{where}.at"),
-        aicr=_str(doc.get("aicr"), file, f"{where}.aicr"),
-        predicate_type=_TYPES[ptype],
-        full=bool(doc.get("full")),
-        checks=_checks(doc.get("checks"), sets, doc.get("override"), file, where),
-        bandwidth=_bandwidth(doc.get("bandwidth") or {}, file, f"{where}.bandwidth"),
-        gpu_nodes=gpu_nodes,
-    )
-    return run, doc
+    return gpu_nodes
 
 
 def parse_scenario(data: bytes, *, file: str) -> Scenario:

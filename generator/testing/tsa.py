@@ -44,6 +44,30 @@ def build_timestamp_response(
         }
     )
     tst_der = tst_info.dump()
+    signed_attrs = _signed_attributes(tst_der, leaf_cert_der)
+    signature = sign(signed_attrs.dump())
+    signer_info = _signer_info(leaf, signed_attrs, signature)
+    signed_data = cms.SignedData(
+        {
+            "version": "v3",
+            "digest_algorithms": [{"algorithm": "sha256"}],
+            "encap_content_info": {
+                "content_type": "tst_info",
+                "content": core.ParsableOctetString(tst_der),
+            },
+            "certificates": [leaf],
+            "signer_infos": [signer_info],
+        }
+    )
+    token = cms.ContentInfo({"content_type": "signed_data", "content": signed_data})
+    response = tsp.TimeStampResp({"status": {"status": "granted"}, "time_stamp_token": token})
+    return bytes(response.dump())
+
+
+def _signed_attributes(tst_der: bytes, leaf_cert_der: bytes) -> Any:
+    """contentType, messageDigest and signingCertificateV2, sorted as DER SET OF requires."""
+    from asn1crypto import cms
+
     attributes: list[dict[str, Any]] = [
         {"type": "content_type", "values": ["tst_info"]},
         {"type": "message_digest", "values": [hashlib.sha256(tst_der).digest()]},
@@ -63,9 +87,14 @@ def build_timestamp_response(
     ]
     parsed = [cms.CMSAttribute(a) for a in attributes]
     parsed.sort(key=lambda a: a.dump())
-    signed_attrs = cms.CMSAttributes(parsed)
-    signature = sign(signed_attrs.dump())
-    signer_info = cms.SignerInfo(
+    return cms.CMSAttributes(parsed)
+
+
+def _signer_info(leaf: Any, signed_attrs: Any, signature: bytes) -> Any:
+    """The SignerInfo of the TSA leaf (issuer and serial) over `signed_attrs`."""
+    from asn1crypto import cms
+
+    return cms.SignerInfo(
         {
             "version": "v1",
             "sid": cms.SignerIdentifier(
@@ -82,18 +111,3 @@ def build_timestamp_response(
             "signature": signature,
         }
     )
-    signed_data = cms.SignedData(
-        {
-            "version": "v3",
-            "digest_algorithms": [{"algorithm": "sha256"}],
-            "encap_content_info": {
-                "content_type": "tst_info",
-                "content": core.ParsableOctetString(tst_der),
-            },
-            "certificates": [leaf],
-            "signer_infos": [signer_info],
-        }
-    )
-    token = cms.ContentInfo({"content_type": "signed_data", "content": signed_data})
-    response = tsp.TimeStampResp({"status": {"status": "granted"}, "time_stamp_token": token})
-    return bytes(response.dump())

@@ -69,23 +69,7 @@ def read_bounded(path: Path, limit: int, *, display: str) -> bytes:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise FileRefusedError(
-                "refusing to follow a symbolic link",
-                reason="symlink",
-                display=display,
-                expected="a regular file",
-                found="a symbolic link",
-                hint="replace the link with the file itself; links are never followed",
-            ) from exc
-        raise FileRefusedError(
-            "cannot open the file",
-            reason="unreadable",
-            display=display,
-            expected="a readable regular file",
-            found=exc.strerror or type(exc).__name__,
-            hint="check that the file exists and is readable",
-        ) from exc
+        raise _not_opened(exc, display) from exc
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -122,6 +106,27 @@ def read_bounded(path: Path, limit: int, *, display: str) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _not_opened(exc: OSError, display: str) -> FileRefusedError:
+    """Why `os.open` refused: a symbolic link (O_NOFOLLOW's ELOOP) or another OS error."""
+    if exc.errno == errno.ELOOP:
+        return FileRefusedError(
+            "refusing to follow a symbolic link",
+            reason="symlink",
+            display=display,
+            expected="a regular file",
+            found="a symbolic link",
+            hint="replace the link with the file itself; links are never followed",
+        )
+    return FileRefusedError(
+        "cannot open the file",
+        reason="unreadable",
+        display=display,
+        expected="a readable regular file",
+        found=exc.strerror or type(exc).__name__,
+        hint="check that the file exists and is readable",
+    )
 
 
 def _oversize(display: str, limit: int, found: str) -> FileRefusedError:
