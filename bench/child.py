@@ -78,6 +78,7 @@ def run_build_timed(argv: Sequence[str]) -> dict[str, Any]:
         return done
 
     build.summarize = noting_summary  # type: ignore[assignment]
+    _count_work(build, counts)
 
     from generator.cli import main
 
@@ -89,6 +90,30 @@ def run_build_timed(argv: Sequence[str]) -> dict[str, Any]:
         status = int(exc.code or 0)
     total = time.perf_counter() - start
     return {"total": total, "phases": phases, "status": status, **counts, **reused}
+
+
+def _count_work(build: Any, counts: dict[str, int]) -> None:
+    """Count what a build redid: the recipes it evaluated (all of them, or none when the
+    evaluation memo answered) and the recipe pages it rendered (not taken from the page cache)."""
+    import generator.site.recipepages as recipepages
+
+    counts["recipes evaluated"] = 0
+    counts["pages rendered"] = 0
+    evaluate = build.evaluate
+
+    def counting_evaluate(*args: Any, **kwargs: Any) -> Any:
+        done = evaluate(*args, **kwargs)
+        counts["recipes evaluated"] += len(done.documents["series"])
+        return done
+
+    render = recipepages._render_page
+
+    def counting_render(*args: Any, **kwargs: Any) -> Any:
+        counts["pages rendered"] += 1
+        return render(*args, **kwargs)
+
+    build.evaluate = functools.wraps(evaluate)(counting_evaluate)
+    recipepages._render_page = counting_render
 
 
 # --------------------------------------------------------------------------- the floor

@@ -41,7 +41,10 @@ def test_a_cold_and_a_warm_build_report_every_phase(
         assert result["phases"].get(phase, 0.0) > 0.0, phase
     assert result["misses"] > 0 and result["hits"] == 0
     assert result["phases"]["mkdocs"] < result["phases"]["site"]
+    recipes = result["recipes evaluated"]
+    assert recipes > 0 and result["pages rendered"] == recipes  # a cold build renders them all
     _run(build_argv(info, out, cache, 1, warm))  # type: ignore[arg-type]
     again = json.loads(warm.read_text(encoding="utf-8"))
     assert again["evaluation"] == "reused" and again["misses"] == 0
     assert "verify" not in again["phases"]
+    assert again["recipes evaluated"] == 0 and again["pages rendered"] == 0  # memo and page cache
