@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from generator.data.views import evidence_time, verdict_of
+
 __all__ = [
     "RECIPE_NAME",
     "Change",
@@ -107,19 +109,6 @@ class Snapshot:
         }
 
 
-def _verdict(pointer: Mapping[str, Any]) -> str:
-    verify = pointer.get("verify") or {}
-    if verify.get("pending"):
-        return "pending"
-    code = verify.get("exit")
-    words = {0: "verified", 1: "failures", 2: "rejected"}
-    return words[code] if isinstance(code, int) and code in words else "no-verdict"
-
-
-def _evidence_time(evidence: Mapping[str, Any]) -> str:
-    return str(evidence.get("loggedAt") or evidence.get("attestedAt") or "")
-
-
 def freshness_state(pointers: Iterable[tuple[Mapping[str, Any], str]]) -> str:
     """The recipe page's freshness summary state (`generator.site.pages.SiteModel.freshness`)
     in one pass over (pointer, verdict) pairs: over each signer's latest counted evidence (the newest log time, the
@@ -133,7 +122,7 @@ def freshness_state(pointers: Iterable[tuple[Mapping[str, Any], str]]) -> str:
         if evidence is None or p.get("omitted"):
             continue
         src = str((p.get("signer") or {}).get("sourceId") or p.get("path"))
-        when, path = _evidence_time(evidence), str(p.get("path"))
+        when, path = evidence_time(evidence), str(p.get("path"))
         cur = best.get(src)
         if cur is None or when > cur[0] or (when == cur[0] and path < cur[1]):
             best[src] = (when, path, (p.get("freshness") or {}).get("state"))
@@ -154,7 +143,7 @@ def snapshot_of(
     for p in pointers.get("pointers") or ():
         recipe = p.get("recipe")
         if isinstance(recipe, str) and isinstance(p.get("path"), str):
-            by_recipe.setdefault(recipe, []).append((p, _verdict(p)))
+            by_recipe.setdefault(recipe, []).append((p, verdict_of(p)))
     recipes: dict[str, RecipeState] = {}
     for group in index.get("groups") or ():
         for dashboard in group.get("dashboards") or ():

@@ -65,19 +65,3 @@ def unknown_reason(fresh: Mapping[str, Any]) -> str:
             "for it in this tree)"
         )
     return "the signed and current digests could not be compared"
-
-
-def verdict_of(pointer: Mapping[str, Any]) -> str:
-    """`verified` | `failures` | `rejected` | `pending` | `no-verdict`."""
-    verify = pointer.get("verify") or {}
-    if verify.get("pending"):
-        return "pending"
-    code = verify.get("exit")
-    words = {0: "verified", 1: "failures", 2: "rejected"}
-    return words[code] if isinstance(code, int) and code in words else "no-verdict"
-
-
-def evidence_time(evidence: Mapping[str, Any]) -> str:
-    """When evidence was signed, for ordering: the verified transparency-log time (`loggedAt`);
-    the claimed attestedAt only for data written before the log time was kept."""
-    return str(evidence.get("loggedAt") or evidence.get("attestedAt") or "")

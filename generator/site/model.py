@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from generator.data.views import evidence_time, verdict_of
 from generator.limits import LIMITS
 from generator.site import caveats
 from generator.site._paths import anchor, mdrel, page_url, recipe_page, rel, source_page
@@ -23,10 +24,8 @@ from generator.site._words import (
     STATE_CLASS,
     STATE_ORDER,
     age,
-    evidence_time,
     freshness_text,
     unknown_reason,
-    verdict_of,
 )
 from generator.site.charts import Reading, gbps, newest_per_signer
 

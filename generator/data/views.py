@@ -1,0 +1,28 @@
+"""Small readings of the written data documents, shared by the pages and the change feed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["evidence_time", "verdict_of"]
+
+_VERDICT_WORDS = {0: "verified", 1: "failures", 2: "rejected"}
+
+
+def verdict_of(pointer: Mapping[str, Any]) -> str:
+    """A pointers.json entry's verdict: `verified` | `failures` | `rejected` | `pending` |
+    `no-verdict`."""
+    verify = pointer.get("verify") or {}
+    if verify.get("pending"):
+        return "pending"
+    code = verify.get("exit")
+    return (
+        _VERDICT_WORDS[code] if isinstance(code, int) and code in _VERDICT_WORDS else "no-verdict"
+    )
+
+
+def evidence_time(evidence: Mapping[str, Any]) -> str:
+    """When evidence was signed, for ordering: the verified transparency-log time (`loggedAt`);
+    the claimed attestedAt only for data written before the log time was kept."""
+    return str(evidence.get("loggedAt") or evidence.get("attestedAt") or "")
