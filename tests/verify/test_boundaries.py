@@ -127,6 +127,32 @@ def test_claim_mismatch_names_a_case_only_difference() -> None:
     assert "identity (SAN)" in both and "OIDC issuer" in both
 
 
+@pytest.mark.parametrize(
+    "payload_type",
+    [
+        "application/vnd.in-toto+JSON",
+        "Application/vnd.in-toto+json",
+        "APPLICATION/VND.IN-TOTO+JSON",
+    ],
+    ids=["suffix-upper", "first-letter", "all-upper"],
+)
+def test_a_dsse_payload_type_differing_only_by_letter_case_is_refused(
+    authority_trust: Any, case: Any, payload_type: str
+) -> None:
+    """sigstore verifies the signature over whatever payloadType the envelope names; only this
+    exact check says the payload is an in-toto Statement."""
+    authority, trust = authority_trust
+    signer = SignerIdentity(ISSUER, WORKFLOW)
+    bundle = bytes(
+        authority.sign_dsse(
+            case.statement_bytes(), signer=signer, signed_at=SIGNED_AT, payload_type=payload_type
+        )
+    )
+    with pytest.raises(SignatureFailure, match="DSSE payloadType is") as caught:
+        verify_signature(bundle, trust, expected=signer)
+    assert repr(payload_type) in caught.value.detail
+
+
 # ------------------------------------------------------------------ the DER UTF8String reader
 
 ACCEPTED = [
