@@ -228,11 +228,15 @@ ANON = json.dumps({"token": "proxy-token"}).encode()
         ),
         (f'realm="{{url}}/token",scope="{SCOPE}"', {"scope": [SCOPE]}),
         (
+            'realm="{url}/token",scope="repository:mirror/aicr-evidence:pull"',
+            {"scope": ["repository:mirror/aicr-evidence:pull"]},
+        ),
+        (
             'realm="{url}/token?account=evidence",service="registry.example"',
             {"account": ["evidence"], "service": ["registry.example"], "scope": [SCOPE]},
         ),
     ],
-    ids=["service", "no-service", "realm-with-query"],
+    ids=["service", "no-service", "registrys-own-scope", "realm-with-query"],
 )
 def test_the_token_request_carries_exactly_the_challenges_parameters(
     proxy_for: Callable[..., AuthProxy], sample: Any, params: str, query: dict[str, list[str]]
@@ -245,6 +249,31 @@ def test_the_token_request_carries_exactly_the_challenges_parameters(
     assert not isinstance(got, BaseException), (got, proxy.token_queries())
     assert got.files == sample.files and got.needed_credentials is False
     assert proxy.token_queries() == [query]
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_token_service_refusing_the_anonymous_token_leads_to_the_login(
+    proxy_for: Callable[..., AuthProxy], sample: Any, status: int
+) -> None:
+    """A token service that will not hand out an anonymous token (401, or 403 like some do)
+    has refused authorization, not failed: the login is offered to it next."""
+    params = f'realm="{{url}}/token",service="registry.example",scope="{SCOPE}"'
+    bearer = _bearer_gate(params, lambda _query: True, ANON)
+
+    def gate(proxy: AuthProxy, handler: BaseHTTPRequestHandler) -> Answer | None:
+        if handler.path.startswith("/token") and handler.headers.get("Authorization") is None:
+            return status, {}, b'{"errors":[{"code":"DENIED"}]}'
+        if handler.path.startswith("/token") and handler.headers.get("Authorization") != GOOD_BASIC:
+            return 401, {}, b"{}"
+        return bearer(proxy, handler)
+
+    proxy = proxy_for(gate)
+    got = run_bounded(lambda: _client(proxy).fetch(sample.ref()))
+    assert not isinstance(got, BaseException), got
+    assert got.files == sample.files and got.needed_credentials is True
+    token_auth = [auth for path, auth in proxy.seen if path.startswith("/token")]
+    assert token_auth[:2] == ["", GOOD_BASIC], token_auth
 
 
 @pytest.mark.registry
