@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from generator.bundle.push import push_artifacts
 from generator.bundle.registry import RegistryClient
 from generator.bundle.types import BundleFetchError
 from generator.model import FailureClass
+from tests.bundle.conftest import Listener
 from tests.bundle.test_registry_hardening import REPO, run_bounded
 
 GOOD_BASIC = "Basic " + base64.b64encode(b"user:secret").decode()
@@ -296,52 +296,6 @@ def test_a_token_answer_of_exactly_one_mib_is_read_one_byte_more_is_refused(
 
 
 # ------------------------------------------------------------------ the realm's scheme
-
-
-class Listener:
-    """A 127.0.0.1 port that records the first bytes of each connection, then hangs up.
-    The record is made before the hang-up, so a client that saw the hang-up sees the record."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.first_bytes: list[bytes] = []
-        self.stop = threading.Event()
-        self.sock.settimeout(0.05)
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    @property
-    def netloc(self) -> str:
-        return f"127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _accept(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _addr = self.sock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(5)
-                try:
-                    self.first_bytes.append(conn.recv(16))
-                except OSError:
-                    self.first_bytes.append(b"")
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(5)
-        self.sock.close()
-
-
-@pytest.fixture
-def listener() -> Iterator[Listener]:
-    found = Listener()
-    yield found
-    found.close()
 
 
 @pytest.mark.registry

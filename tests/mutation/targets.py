@@ -48,6 +48,7 @@ _REGISTRY_TESTS = (
     "tests/bundle/test_registry_body_boundaries.py",
     "tests/bundle/test_registry_redirect_boundaries.py",
     "tests/bundle/test_registry_auth_boundaries.py",
+    "tests/bundle/test_registry_http_boundaries.py",
     "tests/bundle/test_registry.py",
     "tests/bundle/test_registry_hardening.py",
 )
