@@ -399,3 +399,52 @@ def docker_registry(tmp_path: Path) -> Iterator[str]:
         yield base
     finally:
         _stop(process)
+
+
+# --------------------------------------------------------------------------- a bare listener
+
+
+class Listener:
+    """A 127.0.0.1 port that records the first bytes of each connection, then hangs up.
+    The record is made before the hang-up, so a client that saw the hang-up sees the record."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.first_bytes: list[bytes] = []
+        self.stop = threading.Event()
+        self.sock.settimeout(0.05)
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    @property
+    def netloc(self) -> str:
+        return f"127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _addr = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                try:
+                    self.first_bytes.append(conn.recv(16))
+                except OSError:
+                    self.first_bytes.append(b"")
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(5)
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    found = Listener()
+    yield found
+    found.close()

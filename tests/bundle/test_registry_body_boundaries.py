@@ -186,3 +186,24 @@ def test_no_request_starts_once_the_fetch_has_no_time_left() -> None:
     with pytest.raises(BundleFetchError, match="deadline") as caught:
         client._timeout(attempt, URL)
     assert caught.value.transient
+
+
+@pytest.mark.parametrize(("per_second", "ok"), [(4096, True), (4095, False)])
+def test_the_default_minimum_throughput_is_4_kib_per_second_after_10_s(
+    per_second: int, ok: bool
+) -> None:
+    """With the defaults, a body that averages exactly 4 KiB/s past the 10 s grace is read;
+    one byte a second less is refused (written out: a test that read the constants would move
+    with them)."""
+    clock = FakeClock()
+    client = RegistryClient(credentials={}, clock=clock)
+    response = requests.Response()
+    response.raw = FakeStream([b"x" * per_second] * 12, clock, step=1.0)
+    attempt = _Attempt(base="https://registry.example", repo="acme", deadline_at=1e9)
+    if ok:
+        body = client._body(attempt, response, URL, 1 << 20, "blob", "the blob")
+        assert len(body) == 12 * per_second
+    else:
+        with pytest.raises(BundleFetchError, match="slower than 4096 bytes/s") as caught:
+            client._body(attempt, response, URL, 1 << 20, "blob", "the blob")
+        assert caught.value.expected == "at least 4096 bytes/s after 10 s"

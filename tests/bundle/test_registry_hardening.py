@@ -170,6 +170,7 @@ def closed_port() -> int:
 # --------------------------------------------------------------------------- A: deadlines
 
 
+@pytest.mark.slow  # each case waits out a real 1 s deadline (mutation runs leave it out)
 @pytest.mark.parametrize(
     "behaviour", [drip_body, drip_headers, silent], ids=["drip-body", "drip-headers", "no-headers"]
 )

@@ -12,6 +12,7 @@ import requests
 
 from generator.bundle.push import push_artifacts
 from generator.bundle.registry import RegistryClient
+from generator.bundle.types import BundleFetchError
 from tests.bundle.test_registry_hardening import (
     REPO,
     Recorder,
@@ -69,3 +70,60 @@ def test_each_redirect_status_is_followed_to_the_blob(
     else:
         assert isinstance(got, BaseException)
         assert not any(path.startswith("/direct/") for path, _ in recorder.seen)
+
+
+def _chaining_proxy(registry: str, recorder: Recorder, hops: int) -> Any:
+    """Each blob request is redirected `hops` times (`/hop/1/...`, `/hop/2/...`, ...) before
+    the last hop is passed to the registry; everything else is passed straight on."""
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        path = handler.path
+        done = 0
+        if path.startswith("/hop/"):
+            _, _, count, rest = path.split("/", 3)
+            done, path = int(count), "/" + rest
+        if "/blobs/" in path and done < hops:
+            _reply(handler, 307, b"", {"Location": f"{recorder.url}/hop/{done + 1}{path}"})
+            return
+        upstream = requests.get(
+            registry + path,
+            timeout=10,
+            headers={"Accept": handler.headers.get("Accept", "*/*")},
+        )
+        _reply(
+            handler,
+            upstream.status_code,
+            upstream.content,
+            {"Content-Type": upstream.headers.get("Content-Type", "application/json")},
+        )
+
+    return _recording_server(recorder, answer)
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize(("hops", "followed"), [(1, True), (5, True), (6, False)])
+def test_a_chain_of_five_redirects_is_followed_a_sixth_is_refused(
+    docker_registry: str, sample: Any, hops: int, followed: bool
+) -> None:
+    """At most 5 redirects per request (a CDN hop or two is normal; a loop must end)."""
+    push_artifacts(docker_registry, REPO, sample.bundle, sample.signatures)
+    recorder = Recorder()
+    proxy = _chaining_proxy(docker_registry, recorder, hops)
+    try:
+        client = RegistryClient(mirrors={"ghcr.io": recorder.url}, credentials={})
+        got = run_bounded(lambda: client.fetch(sample.ref()))
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    if followed:
+        assert not isinstance(got, BaseException), got
+        assert got.files == sample.files
+    else:
+        assert isinstance(got, BundleFetchError), got
+        assert "redirected too often" in got.message
+        assert got.expected == "at most 5 redirects"
+    deepest = max(
+        (int(path.split("/")[2]) for path, _ in recorder.seen if path.startswith("/hop/")),
+        default=0,
+    )
+    assert deepest == min(hops, 5)

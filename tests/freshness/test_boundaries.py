@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from generator.errors import InputError
-from generator.freshness import DigestsFileProvider, FreshnessResult, compare, listed_overlay
+from generator.freshness import (
+    DigestsFileProvider,
+    FreshnessResult,
+    StaleExplainer,
+    compare,
+    listed_overlay,
+)
+from generator.freshness.explain import canonical_diff
 from generator.model import Canonicalizer, Freshness, PredicateType
 
 SIGNED = "0123456789abcdef" * 4
@@ -141,3 +148,43 @@ def test_an_overlay_is_found_only_under_its_exact_name(tmp_path: Path, listed: s
     assert listed_overlay(tmp_path, "h100-eks") is None
     (tmp_path / "h100-eks.yaml").write_text("kind: RecipeResult\n")
     assert listed_overlay(tmp_path, "h100-eks") == tmp_path / "h100-eks.yaml"
+
+
+# ------------------------------------------------------------------ the stale diff's line cap
+
+DIFF_CAP = 200
+"""A stale card shows at most this many diff lines, and says when there were more. Written out
+here: a test that read `DIFF_LINE_LIMIT` would move with it."""
+_SIGNED_RECIPE = b"apiVersion: aicr.run/v1\nkind: RecipeResult\ncomponentRefs:\n    - name: x\n"
+
+
+def _current_with_diff_of(lines: int) -> bytes:
+    """A current overlay whose canonical diff against `_SIGNED_RECIPE` has exactly `lines` lines:
+    each added component adds two (`name`, `version`), an odd count one more (`note`)."""
+    base = canonical_diff(_SIGNED_RECIPE, _SIGNED_RECIPE + b"    - name: c\n", Canonicalizer.V3)
+    pairs, odd = divmod(lines - len(base), 2)
+    assert pairs >= 0
+    items = b"".join(b"    - name: c%04d\n      version: v1\n" % i for i in range(pairs))
+    extra = b"      note: n\n" if odd else b""
+    current = _SIGNED_RECIPE + items + b"    - name: c\n" + extra
+    full = canonical_diff(_SIGNED_RECIPE, current, Canonicalizer.V3, limit=10 * lines)
+    assert len(full) == lines, (len(full), lines)
+    return current
+
+
+@pytest.mark.parametrize(
+    ("lines", "shown", "truncated"),
+    [
+        (DIFF_CAP - 1, DIFF_CAP - 1, False),
+        (DIFF_CAP, DIFF_CAP, False),
+        (DIFF_CAP + 1, DIFF_CAP, True),
+    ],
+)
+def test_a_stale_diff_of_exactly_the_cap_is_whole_one_line_more_is_cut_and_says_so(
+    tmp_path: Path, lines: int, shown: int, truncated: bool
+) -> None:
+    overlays = tmp_path / "overlays"
+    overlays.mkdir()
+    (overlays / "r.yaml").write_bytes(_current_with_diff_of(lines))
+    why = StaleExplainer(overlays).explain("r", None, _SIGNED_RECIPE, Canonicalizer.V3, None)
+    assert (len(why.diff), why.truncated) == (shown, truncated)

@@ -130,6 +130,21 @@ def test_an_overlay_is_read_up_to_exactly_one_mebibyte(
     assert answer == expected
 
 
+@pytest.mark.parametrize("kind", ["recipeResult", "reciperesult", "RECIPERESULT", "RecipeResults"])
+def test_an_overlay_whose_kind_is_not_exactly_recipe_result_has_no_current_digest(
+    tmp_path: Path, kind: str
+) -> None:
+    """Only a hydrated `RecipeResult` is digested: a kind in another letter case is another
+    document (a recipe source, a typo) and gives no answer, so later providers decide."""
+    text = RECIPE.replace(b"kind: RecipeResult", f"kind: {kind}".encode())
+    assert text != RECIPE
+    overlays = _overlays(tmp_path, text)
+    assert NativeProvider(overlays).current(NAME, None, Canonicalizer.V3) is None
+    (tmp_path / "exact").mkdir()
+    exact = _overlays(tmp_path / "exact")
+    assert NativeProvider(exact).current(NAME, None, Canonicalizer.V3) is not None
+
+
 def test_an_overlay_that_is_not_yaml_has_no_current_digest(tmp_path: Path) -> None:
     overlays = _overlays(tmp_path, b"kind: RecipeResult\n  bad: [\n")
     assert NativeProvider(overlays).current(NAME, None, Canonicalizer.V3) is None
@@ -290,6 +305,9 @@ def test_a_digest_map_is_read_up_to_exactly_sixteen_mebibytes(
         with pytest.raises(InputError) as caught:
             DigestsFileProvider.load(table)
         assert str(table) in str(caught.value.location)
+        # refused by the read cap, before the file is read whole or parsed, naming both sizes
+        assert caught.value.expected == f"at most {16 << 20} bytes"
+        assert caught.value.found == f"{(16 << 20) + 1} bytes"
 
 
 def test_an_answer_changed_only_in_letter_case_is_written(tmp_path: Path) -> None:

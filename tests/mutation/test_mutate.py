@@ -149,3 +149,41 @@ def test_a_mutant_runs_the_tests_that_execute_its_lines() -> None:
     assert tests_for(mutant, None) is None  # no map: every mapped test
     assert tests_for(mutant, {4: set()}) is None  # run only at import time: every mapped test
     assert tests_for(mutant, {3: {"t.py::test_d"}}) == ["t.py::test_d"]  # its statement's line
+
+
+def _collected(*args: str) -> set[str]:
+    """The node ids pytest collects (and does not deselect) for `args`, run from the repo."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode in (0, 5), done.stdout + done.stderr
+    return {line for line in done.stdout.splitlines() if "::" in line}
+
+
+def test_a_targets_filter_leaves_out_the_slow_tests_and_nothing_else() -> None:
+    """Each selection's extra arguments may drop the tests marked `slow` only: a `-k` word
+    (once "not deadline") also dropped fast tests of the deadline that a mutant must meet."""
+    selections = {(target.tests, target.extra) for target in TARGETS if target.extra}
+    assert selections, "no target filters its tests"
+    kept_by_registry: set[str] = set()
+    for tests, extra in selections:
+        assert "-k" not in extra, extra
+        files = [t for t in tests if (REPO / t.split("::")[0]).exists()]
+        everything = _collected(*files)
+        kept = _collected(*files, *extra)
+        slow = _collected(*files, "-m", "slow")
+        assert everything - kept == slow, sorted((everything - kept) ^ slow)
+        if "tests/bundle/test_registry_hardening.py" in files:
+            kept_by_registry = kept
+    for name in (
+        "test_the_total_deadline_bounds_a_fetch",
+        "test_the_deadline_does_not_cut_a_healthy_fetch",
+    ):
+        assert any(node.endswith(f"::{name}") for node in kept_by_registry), name

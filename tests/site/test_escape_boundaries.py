@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from markupsafe import Markup
 
-from generator.site.escape import chart_text, finalize, md, safe_url, text
+from generator.site.escape import chart_text, figure_attr, finalize, link, md, safe_url, text
 
 
 @pytest.mark.parametrize(
@@ -97,3 +97,54 @@ def test_finalize_makes_controls_visible_and_passes_markup_and_non_strings() -> 
     assert finalize("ok") == "ok"
     assert finalize(Markup("<b>\u202e</b>")) == Markup("<b>\u202e</b>")
     assert finalize(5) == 5
+
+
+MARKDOWN_ENTITIES = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    '"': "&quot;",
+    "'": "&#39;",
+    "|": "&#124;",
+    "`": "&#96;",
+    "[": "&#91;",
+    "]": "&#93;",
+    "*": "&#42;",
+    "_": "&#95;",
+    "\\": "&#92;",
+    "~": "&#126;",
+    "^": "&#94;",
+    "=": "&#61;",
+    "{": "&#123;",
+    "}": "&#125;",
+    "!": "&#33;",
+    ":": "&#58;",
+    "#": "&#35;",
+    "+": "&#43;",
+    "$": "&#36;",
+}
+"""Every character that Markdown or an enabled extension reads as syntax (`{: .attr}` lists,
+`$` math, `~~` and `^^`, `==` marks, `:emoji:`), with its entity, written out here."""
+
+
+@pytest.mark.parametrize(("raw", "entity"), sorted(MARKDOWN_ENTITIES.items()))
+def test_each_markdown_syntax_character_becomes_its_entity(raw: str, entity: str) -> None:
+    assert str(md(f"a{raw}b")) == f"a{entity}b"
+    assert str(md(raw * 2)) == entity * 2
+
+
+def test_a_link_without_a_class_is_exactly_the_anchor() -> None:
+    assert str(link("t<", "https://x.example/a")) == (
+        '<a href="https://x.example/a" rel="noopener noreferrer nofollow">t&lt;</a>'
+    )
+    assert str(link("t", "https://x.example/", cls="c")) == (
+        '<a href="https://x.example/" class="c" rel="noopener noreferrer nofollow">t</a>'
+    )
+
+
+def test_a_figure_keeps_non_ascii_text_as_its_characters() -> None:
+    """The JSON is written with the characters themselves (smaller pages, stable bytes); only
+    controls and bidi characters are written as `\\uXXXX`."""
+    assert str(figure_attr({"name": "Zoë 東京", "x": "\u202e"})) == (
+        "{&quot;name&quot;:&quot;Zoë 東京&quot;,&quot;x&quot;:&quot;\\u202e&quot;}"
+    )

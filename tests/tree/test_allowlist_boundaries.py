@@ -197,8 +197,34 @@ def test_a_bar_inside_a_class_that_opens_with_a_bracket_is_not_alternation(
 
 
 @pytest.mark.parametrize(
+    ("ref", "listed", "unlisted"),
+    [("[a|b]+", "b|a", "main"), ("v[0-9|]+", "v1|2", "v1.2")],
+    ids=["between-members", "after-a-range"],
+)
+def test_a_bar_inside_a_class_after_another_member_is_not_alternation(
+    ref: str, listed: str, unlisted: str
+) -> None:
+    """A class ends at its `]`, not at its first member: a `|` later inside it is a member."""
+    head = "https://github.com/acme/aicr/.github/workflows/uat.yaml@"
+    pattern = "^" + head.replace(".", r"\.") + ref + "$"
+    allowlist = parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
+    assert allowlist.classify(SignerIdentity(GH, head + listed)).allowlisted
+    assert allowlist.classify(SignerIdentity(GH, head + unlisted)) == UNLISTED
+
+
+@pytest.mark.parametrize(
     "ref",
-    [r"[a]|b", r"(a)|b", r"[]a]|b", r"[^]a]|b", r"\(a|b", r"main|"],
+    [
+        r"[a]|b",
+        r"(a)|b",
+        r"[]a]|b",
+        r"[^]a]|b",
+        r"\(a|b",
+        r"main|",
+        r"[^a]|b",
+        r"[]]|b",
+        r"[^]]|b",
+    ],
     ids=[
         "after-class",
         "after-group",
@@ -206,6 +232,9 @@ def test_a_bar_inside_a_class_that_opens_with_a_bracket_is_not_alternation(
         "after-negated",
         "escaped-paren",
         "bar-last",
+        "after-negated-one-member",
+        "after-bracket-only-class",
+        "after-negated-bracket-only-class",
     ],
 )
 def test_a_top_level_bar_after_a_class_or_group_is_refused(ref: str) -> None:

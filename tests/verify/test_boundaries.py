@@ -127,6 +127,77 @@ def test_claim_mismatch_names_a_case_only_difference() -> None:
     assert "identity (SAN)" in both and "OIDC issuer" in both
 
 
+@pytest.mark.parametrize(
+    "payload_type",
+    [
+        "application/vnd.in-toto+JSON",
+        "Application/vnd.in-toto+json",
+        "APPLICATION/VND.IN-TOTO+JSON",
+    ],
+    ids=["suffix-upper", "first-letter", "all-upper"],
+)
+def test_a_dsse_payload_type_differing_only_by_letter_case_is_refused(
+    authority_trust: Any, case: Any, payload_type: str
+) -> None:
+    """sigstore verifies the signature over whatever payloadType the envelope names; only this
+    exact check says the payload is an in-toto Statement."""
+    authority, trust = authority_trust
+    signer = SignerIdentity(ISSUER, WORKFLOW)
+    bundle = bytes(
+        authority.sign_dsse(
+            case.statement_bytes(), signer=signer, signed_at=SIGNED_AT, payload_type=payload_type
+        )
+    )
+    with pytest.raises(SignatureFailure, match="DSSE payloadType is") as caught:
+        verify_signature(bundle, trust, expected=signer)
+    assert repr(payload_type) in caught.value.detail
+
+
+def _unreadable_san_leaf() -> x509.Certificate:
+    """A leaf whose SAN extension is truncated DER: `cryptography` parses extensions lazily and
+    raises `ValueError` when they are first read."""
+    from datetime import UTC, datetime
+
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.x509.oid import ExtensionOID
+
+    from tests.verify.test_policy import KEY
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    built = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([]))
+        .issuer_name(x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "test")]))
+        .public_key(KEY.public_key())
+        .serial_number(1)
+        .not_valid_before(now)
+        .not_valid_after(now + timedelta(minutes=10))
+        .add_extension(
+            x509.UnrecognizedExtension(ExtensionOID.SUBJECT_ALTERNATIVE_NAME, b"\x30\x03\x86\x01"),
+            critical=True,
+        )
+        .sign(KEY, hashes.SHA256())
+    )
+    return x509.load_der_x509_certificate(built.public_bytes(serialization.Encoding.DER))
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        certificate_identity,
+        certificate_issuer,
+        certificate_sans,
+        lambda leaf: ExactIdentity(SignerIdentity(ISSUER, WORKFLOW)).verify(leaf),
+    ],
+    ids=["identity", "issuer", "sans", "policy"],
+)
+def test_a_certificate_with_unreadable_extensions_is_refused_not_crashed_on(read: Any) -> None:
+    """A malformed extension is a refusal sigstore and the pipeline report (with the parser's
+    words), never an exception that would end the build."""
+    with pytest.raises(VerificationError, match="certificate extensions are unreadable"):
+        read(_unreadable_san_leaf())
+
+
 # ------------------------------------------------------------------ the DER UTF8String reader
 
 ACCEPTED = [

@@ -211,3 +211,27 @@ def test_cached_verdicts_of_older_rules_are_not_reused() -> None:
 
     assert RULES_VERSION == "signature-rules/2"
     assert f"; {RULES_VERSION}; " in verifier_version()
+
+
+@pytest.mark.parametrize(
+    "claimed",
+    [
+        SignerIdentity(OAUTH, "Alice@example.com"),
+        SignerIdentity(OAUTH, "alice@EXAMPLE.COM"),
+        SignerIdentity(OAUTH.replace("github", "GitHub"), "alice@example.com"),
+        SignerIdentity(OAUTH.upper(), "ALICE@EXAMPLE.COM"),
+    ],
+    ids=["identity-first-letter", "identity-domain", "issuer-one-word", "both-upper"],
+)
+def test_a_claim_differing_from_the_certificate_only_by_letter_case_is_refused(
+    authority_trust: Any, case: EvidenceCase, claimed: SignerIdentity
+) -> None:
+    """A signer is its exact (issuer, identity): a claim in another letter case names another
+    signer (another allowlist entry, another consensus vote), so it never matches the leaf."""
+    bundle = _sign(authority_trust, case, ALICE)
+    with pytest.raises(SignatureFailure, match="does not equal the pointer's claimed") as caught:
+        verify_signature(bundle, authority_trust[1], expected=claimed)
+    assert caught.value.signer == ALICE
+    verdict = _pipeline(authority_trust, case, bundle, claimed)
+    assert isinstance(verdict, Rejected), verdict
+    assert verdict.cause.failure_class is FailureClass.SIGNATURE
