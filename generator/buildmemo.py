@@ -83,7 +83,7 @@ def _file_digest(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return _streamed_digest(path)
     except OSError:
         return "unreadable"
 
