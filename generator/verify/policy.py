@@ -38,8 +38,10 @@ def _der_utf8string(data: bytes) -> str:
         length, offset = first, 2
     else:
         count = first & 0x7F
-        if count == 0 or count > 4 or len(data) < 2 + count:
+        if count == 0 or count > 4:
             raise VerificationError("OIDC issuer extension (.1.8) has a bad DER length")
+        # Length bytes cut short need no check of their own: `offset` then lies past the end,
+        # so the whole-length check below refuses them with the same words.
         length, offset = int.from_bytes(data[2 : 2 + count], "big"), 2 + count
     if len(data) != offset + length:
         raise VerificationError("OIDC issuer extension (.1.8) has a bad DER length")
@@ -117,7 +119,11 @@ def _general_names(extensions: _Extensions) -> tuple[x509.GeneralName, ...]:
 def _describe(name: x509.GeneralName) -> str:
     """`kind:value` for messages; control characters escaped so a reason stays one line."""
     kind = _SAN_KINDS.get(type(name), type(name).__name__)
-    value = name.value if isinstance(name.value, str) else str(name.value)
+    raw = name.value
+    if isinstance(raw, x509.Name):
+        value = raw.rfc4514_string()
+    else:
+        value = raw if isinstance(raw, str) else str(raw)
     return f"{kind}:{repr(value)[1:-1]}"
 
 

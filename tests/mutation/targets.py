@@ -82,6 +82,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "generator/verify/signature.py",
         (
+            "tests/verify/test_signature_boundaries.py",
             "tests/verify/test_boundaries.py",
             "tests/verify/test_sigstore_real.py",
             "tests/verify/test_identity.py",

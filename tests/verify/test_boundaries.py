@@ -5,6 +5,7 @@ every malformed length, exactly at each bound, with a `VerificationError` (never
 from __future__ import annotations
 
 import base64
+import ipaddress
 import unicodedata
 from datetime import timedelta
 from typing import Any
@@ -247,10 +248,19 @@ def test_a_truncated_der_issuer_is_named_as_such(raw: bytes) -> None:
         certificate_issuer(cert(v2=raw))
 
 
-def test_an_empty_der_issuer_is_no_issuer() -> None:
-    """A well-formed but empty UTF8String names no issuer (not a malformed one)."""
+@pytest.mark.parametrize("raw", [b"\x0c\x00", b"\x0c\x81\x00"], ids=["short", "long-form"])
+def test_an_empty_der_issuer_is_no_issuer(raw: bytes) -> None:
+    """A well-formed but empty UTF8String names no issuer (not a malformed one), whichever
+    length form says it is empty."""
     with pytest.raises(VerificationError, match="no OIDC issuer"):
-        certificate_issuer(cert(v2=b"\x0c\x00"))
+        certificate_issuer(cert(v2=raw))
+
+
+def test_a_legacy_issuer_that_is_not_utf8_is_refused_beside_a_good_v2() -> None:
+    """A readable `.1.8` does not excuse an unreadable `.1.1`: which one a reader trusts
+    would decide the signer."""
+    with pytest.raises(VerificationError, match=r"\(\.1\.1\) is not valid UTF-8"):
+        certificate_issuer(cert(v2=utf8(ISSUER), v1=b"\xff\xfe"))
 
 
 def test_a_der_issuer_that_is_not_utf8_is_named_as_such() -> None:
@@ -265,13 +275,23 @@ def test_every_san_is_named_in_certificate_order() -> None:
             x509.RFC822Name("alice@example.com"),
             x509.UniformResourceIdentifier(WORKFLOW),
             x509.DNSName("example.com"),
+            x509.IPAddress(ipaddress.ip_address("192.0.2.7")),
+            x509.DirectoryName(x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "ci")])),
         ),
     )
     assert certificate_sans(leaf) == (
         "email:alice@example.com",
         f"URI:{WORKFLOW}",
         "DNS:example.com",
+        "IP:192.0.2.7",
+        "dirName:CN=ci",
     )
+
+
+def test_the_identity_policy_names_its_signer_when_printed() -> None:
+    """sigstore names the policy in its own errors; the repr must say whom it expected."""
+    shown = repr(ExactIdentity(SignerIdentity(issuer=ISSUER, identity=WORKFLOW)))
+    assert shown == f"ExactIdentity(issuer={ISSUER!r}, identity={WORKFLOW!r})"
 
 
 @pytest.mark.parametrize(
