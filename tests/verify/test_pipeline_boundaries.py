@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from generator.model import FailureClass, Pending
+from generator.model import FailureClass, Pending, StepStatus
 from generator.verify.pipeline import (
     MAX_CTRF_BYTES,
     MAX_MANIFEST_BYTES,
@@ -541,3 +541,48 @@ def test_a_profile_advertiser_must_equal_the_recipes_exactly(signed: str, passes
     else:
         assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
         assert "predicate profile.advertiser" in verdict.cause.detail
+
+
+def _policy_excluded(hint: str) -> Any:
+    from generator.bundle.types import RegistryPolicyError
+
+    return RegistryPolicyError(
+        "excluded by registry policy",
+        failure_class=FailureClass.REGISTRY,
+        policy_excluded=True,
+        hint=hint,
+    )
+
+
+def _registry_refused(hint: str) -> Any:
+    from generator.bundle.types import BundleFetchError
+
+    return BundleFetchError("manifest unknown", failure_class=FailureClass.NOT_FOUND, hint=hint)
+
+
+# (case, the fetch error, the hint the verdict must carry)
+FETCH_HINTS = [
+    ("excluded-with-its-own-hint", _policy_excluded("ask the owner"), "ask the owner"),
+    (
+        "excluded-without-a-hint",
+        _policy_excluded(""),
+        "add the registry prefix with --trusted-registry",
+    ),
+    ("refused-with-a-hint", _registry_refused("push the bundle again"), "push the bundle again"),
+    ("refused-without-a-hint", _registry_refused(""), ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "error", "hint"), FETCH_HINTS, ids=[row[0] for row in FETCH_HINTS]
+)
+def test_a_fetch_failure_is_step_one_with_the_error_s_own_next_step(
+    case: str, error: Any, hint: str
+) -> None:
+    """The bundle's source knows the next step best; a policy exclusion without one gets the
+    option that lifts it, any other failure without one gets none (never an invented step)."""
+    verdict = _fetched(EvidenceCase().seal(), error)
+    failure_class = FailureClass.REGISTRY if "excluded" in case else FailureClass.NOT_FOUND
+    assert_failed_at(verdict, 1, failure_class)
+    assert verdict.cause.hint == hint
+    assert [s.step for s in verdict.steps if s.status is not StepStatus.PASSED][0] == 1
