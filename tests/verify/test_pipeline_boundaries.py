@@ -586,3 +586,62 @@ def test_a_fetch_failure_is_step_one_with_the_error_s_own_next_step(
     assert_failed_at(verdict, 1, failure_class)
     assert verdict.cause.hint == hint
     assert [s.step for s in verdict.steps if s.status is not StepStatus.PASSED][0] == 1
+
+
+def test_a_policy_exclusion_is_reported_on_step_one_itself() -> None:
+    """The exclusion's detail sits on step 1's row (the fetch), not on a later step's: the
+    earlier rows are never "not run" filler before the step that explains the skip."""
+    verdict = _fetched(EvidenceCase().seal(), _policy_excluded(""))
+    first = verdict.steps[0]
+    assert first.step == 1
+    assert first.status is StepStatus.SKIPPED
+    assert first.detail == verdict.cause.detail
+    assert all(s.detail != verdict.cause.detail for s in verdict.steps[1:])
+
+
+def test_a_pulled_digest_that_differs_only_by_letter_case_fails_step_one() -> None:
+    """A source that reports the digest in capitals did not pull the pointer's bundle by its
+    own word: digests are compared exactly, never case-insensitively."""
+    from dataclasses import replace
+
+    case = EvidenceCase().seal()
+    full = case.materialized()
+    shouted = replace(full, digest="sha256:" + full.digest.removeprefix("sha256:").upper())
+    verdict = _fetched(case, shouted)
+    assert_failed_at(verdict, 1, FailureClass.UNKNOWN)
+    assert "does not match pulled digest" in verdict.cause.detail
+
+
+def test_step_one_rows_name_the_bundle_digest_and_the_file_count() -> None:
+    case = EvidenceCase().seal()
+    full = case.materialized()
+    verdict = _fetched(case, full)
+    assert isinstance(verdict, Pending)
+    rows = [(r.key, r.value) for r in verdict.steps[0].sub_rows]
+    assert rows == [("bundleDigest", str(full.digest)), ("files", str(len(full.files)))]
+
+
+@pytest.mark.parametrize(
+    ("phases", "rows"),
+    [
+        (None, ["phases.deployment", "phases.conformance"]),
+        ({}, []),
+    ],
+    ids=["two-phases", "no-phases"],
+)
+def test_the_summary_step_is_step_five_with_a_row_per_phase_present(
+    phases: dict[str, Any] | None, rows: list[str]
+) -> None:
+    case = EvidenceCase().seal()
+    if phases is not None:
+        _predicate_edit(lambda p: p.update(phases=phases))(case)
+    verdict = run(case)
+    assert isinstance(verdict, Pending), verdict
+    assert [s.step for s in verdict.steps] == [1, 2, 3, 4, 5]
+    summary = verdict.steps[4]
+    assert summary.status is StepStatus.INFORMATIONAL
+    keys = [r.key for r in summary.sub_rows if r.key.startswith("phases.")]
+    assert keys == rows
+    if rows:
+        by_key = {r.key: r.value for r in summary.sub_rows}
+        assert all(by_key[k].startswith("passed ") for k in rows)
