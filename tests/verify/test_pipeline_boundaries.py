@@ -645,3 +645,16 @@ def test_the_summary_step_is_step_five_with_a_row_per_phase_present(
     if rows:
         by_key = {r.key: r.value for r in summary.sub_rows}
         assert all(by_key[k].startswith("passed ") for k in rows)
+
+
+@pytest.mark.parametrize("spell", [str.upper, str.title], ids=["upper", "title"])
+def test_a_pointer_recipe_that_differs_only_by_letter_case_fails_step_three(
+    spell: Callable[[str], str],
+) -> None:
+    """Recipe names are compared exactly: `Kubeflow` is not the predicate's `kubeflow`."""
+    case = EvidenceCase().seal()
+    other = spell(case.recipe_name)
+    assert other != case.recipe_name
+    verdict = run(case, None, recipe=other)
+    assert_failed_at(verdict, 3, FailureClass.SCHEMA)
+    assert "does not match predicate recipe.name" in verdict.cause.detail
