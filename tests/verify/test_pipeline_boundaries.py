@@ -658,3 +658,34 @@ def test_a_pointer_recipe_that_differs_only_by_letter_case_fails_step_three(
     verdict = run(case, None, recipe=other)
     assert_failed_at(verdict, 3, FailureClass.SCHEMA)
     assert "does not match predicate recipe.name" in verdict.cause.detail
+
+
+def _step3_rows(verdict: Any) -> list[tuple[str, str, bool]]:
+    return [(r.key, r.value, r.beyond_aicr) for r in verdict.steps[2].sub_rows]
+
+
+def test_step_three_rows_say_the_pointer_s_predicate_type_equals_the_statement_s() -> None:
+    case = EvidenceCase().seal()
+    verdict = run(case)
+    assert isinstance(verdict, Pending), verdict
+    assert _step3_rows(verdict) == [
+        ("predicateType", case.predicate_type.value, False),
+        ("recipe.name", case.recipe_name, False),
+        ("pointer predicateType", "equals statement", True),
+    ]
+
+
+def test_a_pointer_predicate_type_other_than_the_statement_s_fails_step_three_with_its_row() -> (
+    None
+):
+    from dataclasses import replace
+
+    from generator.model import PredicateType
+
+    case = EvidenceCase().seal()
+    pointer, _location = case.pointer()
+    other = next(t for t in PredicateType if t is not case.predicate_type)
+    verdict = run(case, None, bundle=replace(pointer.bundle, predicate_type=other))
+    assert_failed_at(verdict, 3, FailureClass.SCHEMA)
+    assert f"does not equal the statement's {case.predicate_type.value}" in verdict.cause.detail
+    assert _step3_rows(verdict)[-1] == ("pointer predicateType", "mismatch", True)
