@@ -338,3 +338,16 @@ def test_a_native_provider_keeps_value_semantics_whatever_it_has_answered(tmp_pa
     assert asked.current(NAME, None, Canonicalizer.V3) is not None
     assert asked == fresh and hash(asked) == hash(fresh)
     assert repr(asked) == repr(fresh)
+
+
+def test_a_native_provider_is_its_folder_and_name_not_its_caches(tmp_path: Path) -> None:
+    """Two providers over one overlay folder are the same provider whatever their memos hold,
+    and a caller cannot hand one a table of precomputed answers (`_memo` is not an argument)."""
+    from generator.freshness.memo import ContentMemo
+    from generator.freshness.providers import NativeProvider
+
+    plain = NativeProvider(tmp_path)
+    assert plain == NativeProvider(tmp_path, memo=ContentMemo(None))
+    assert plain != NativeProvider(tmp_path, name="other")
+    with pytest.raises(TypeError):
+        NativeProvider(tmp_path, _memo={})  # type: ignore[call-arg]

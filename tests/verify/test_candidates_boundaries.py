@@ -189,3 +189,45 @@ def test_a_signed_statement_of_an_unknown_type_is_refused_at_step_two() -> None:
     verdict = _verify(case, {b"one": _ok(case, statement=statement)})
     assert_failed_at(verdict, 2, FailureClass.SIGNATURE)
     assert "unexpected predicateType" in verdict.cause.detail
+
+
+def test_of_two_candidates_the_row_names_which_one_verified() -> None:
+    """Two is already "several": the winning candidate is named, with its rank."""
+    case = EvidenceCase().seal()
+    answers: dict[bytes, SignatureOk | SignatureFailure] = {
+        b"bad": SignatureFailure("certificate expired"),
+        b"good": _ok(case),
+    }
+    verdict = _verify(case, answers)
+    assert isinstance(verdict, Verified)
+    assert _rows(verdict)["signature candidate"] == f"{_ref(b'good')} (2 of 2)"
+
+
+def test_a_verified_bundle_has_its_five_steps_in_order_with_step_two_passed() -> None:
+    from generator.model import StepStatus
+
+    case = EvidenceCase().seal()
+    verdict = _verify(case, {b"one": _ok(case)})
+    assert isinstance(verdict, Verified)
+    assert [s.step for s in verdict.steps] == [1, 2, 3, 4, 5]
+    assert verdict.steps[1].status is StepStatus.PASSED
+    assert verdict.steps[1].detail.startswith("signature verified; signed by ")
+
+
+def test_the_subject_rows_of_a_verified_bundle_bind_it_to_the_pointer_beyond_aicr() -> None:
+    case = EvidenceCase().seal()
+    verdict = _verify(case, {b"one": _ok(case)})
+    rows = {r.key: (r.value, r.beyond_aicr) for r in verdict.steps[1].sub_rows}
+    assert rows["subject"] == (f"{case.digest} (pulled artifact digest)", False)
+    assert rows["subject = pointer bundle.digest"] == ("yes", True)
+
+
+def test_candidates_that_all_fail_without_a_hint_give_no_invented_hint() -> None:
+    case = EvidenceCase().seal()
+    answers: dict[bytes, SignatureOk | SignatureFailure] = {
+        b"a": SignatureFailure("first problem"),
+        b"b": SignatureFailure("second problem"),
+    }
+    verdict = _verify(case, answers)
+    assert_failed_at(verdict, 2, FailureClass.SIGNATURE)
+    assert verdict.cause.hint == ""
