@@ -93,8 +93,8 @@ def run_build_timed(argv: Sequence[str]) -> dict[str, Any]:
 
 
 def _count_work(build: Any, counts: dict[str, int]) -> None:
-    """Count what a build redid: the recipes it evaluated (all of them, or none when the
-    evaluation memo answered) and the recipe pages it rendered (not taken from the page cache)."""
+    """Count what a build redid: the recipes it evaluated (none when the evaluation memo
+    answered; else those whose stored product could not be reused, `Evaluation.recipes_evaluated`) and the recipe pages it rendered (not taken from the page cache)."""
     import generator.site.recipepages as recipepages
 
     counts["recipes evaluated"] = 0
@@ -103,7 +103,7 @@ def _count_work(build: Any, counts: dict[str, int]) -> None:
 
     def counting_evaluate(*args: Any, **kwargs: Any) -> Any:
         done = evaluate(*args, **kwargs)
-        counts["recipes evaluated"] += len(done.documents["series"])
+        counts["recipes evaluated"] += done.recipes_evaluated
         return done
 
     render = recipepages._render_page

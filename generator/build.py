@@ -82,7 +82,10 @@ def _build(options: BuildOptions) -> BuildSummary:
             recipes = len(reused.documents["series"])
             return _finish(options, reused.counts, recipes, from_memo=True)
         # 3. The evaluation: read the tree, verify, assess, corroborate, make the documents.
-        evaluation = evaluate(options.evaluation, engines)
+        # Per recipe: a recipe whose inputs did not change is reused (`--reevaluate`: none).
+        evaluation = evaluate(
+            options.evaluation, engines, incremental=not options.output.reevaluate
+        )
     counts = counts_of(evaluation)
     # 4. The policy: too many pointers without a verdict keeps the previous site.
     check_unverified(options, counts)

@@ -181,17 +181,30 @@ def fingerprint(options: EvaluationOptions, aicr: Path | None) -> str | None:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def evaluation_inputs(options: Any, aicr: Path | None) -> dict[str, Any]:
+def evaluation_inputs(
+    options: Any, aicr: Path | None, *, per_recipe: bool = False
+) -> dict[str, Any]:
     """Every option of every group of `options` (an `EvaluationOptions`), keyed
     `group.field`, as its declared `MemoRole` says (MemoRole.NONE leaves it out); `aicr` is the
-    program a MemoRole.PROGRAM option resolves to. Raises TypeError for an option without a role."""
+    program a MemoRole.PROGRAM option resolves to. Raises TypeError for an option without a role.
+
+    `per_recipe=True` gives what every recipe's product depends on
+    (generator.evaluate.perrecipe): the tree stands for its folder and git commit only (each
+    recipe's key names its own files) and the OCI layouts are left out (a bundle is named by
+    its digest, as in the verdict cache's key)."""
     inputs: dict[str, Any] = {}
     for group in dataclasses.fields(options):
         values = getattr(options, group.name)
         for item in dataclasses.fields(values):
             role = memo_role(item)
-            if role is not MemoRole.NONE:
-                inputs[f"{group.name}.{item.name}"] = _keyed(role, getattr(values, item.name), aicr)
+            if role is MemoRole.NONE or (per_recipe and role is MemoRole.LAYOUTS):
+                continue
+            value = getattr(values, item.name)
+            if per_recipe and role is MemoRole.TREE:
+                root = Path(value)
+                inputs[f"{group.name}.{item.name}"] = [str(root.absolute()), _git_head(root)]
+            else:
+                inputs[f"{group.name}.{item.name}"] = _keyed(role, value, aicr)
     return inputs
 
 

@@ -67,6 +67,7 @@ class Purpose(StrEnum):
     TEMPLATE = "template"
     BUNDLE = "bundle"
     FRESHNESS = "freshness"
+    RECIPE = "recipe"
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@
 - `assess`: what a verdict means (record, board entry, freshness).
 - `refs`: `--bundle-refs` entries.
 - `evaluation`: the stages of one evaluation, pure of output (`evaluate`).
+- `perrecipe`, `products`: incremental evaluation, each unchanged recipe reused from its product.
 - `memoize`: the evaluation memo of one build.
 - `output`: staging, the data files and the site, the atomic swap.
 - `summary`, `clock`, `single` (the `verify` command).

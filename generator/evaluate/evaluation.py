@@ -22,7 +22,9 @@ from generator.errors import InputError, Location
 from generator.evaluate.assess import Assessed, Assessor, remembered, settled
 from generator.evaluate.clock import build_time_for
 from generator.evaluate.engine import Engines, cache_root
+from generator.evaluate.perrecipe import Made, RecipePlan
 from generator.evaluate.pool import bulk_allocation, choose_verifier
+from generator.evaluate.products import PointerProduct
 from generator.evaluate.refs import verify_refs
 from generator.evaluate.verification import Progress, split_cached
 from generator.freshness import ContentMemo
@@ -36,10 +38,19 @@ from generator.model import (
     Step,
     StepStatus,
     Verdict,
+    Verified,
 )
 from generator.options import EvaluationOptions
-from generator.tree import Allowlist, TreeScan, load_allowlist, organisation_of, scan_tree
+from generator.tree import (
+    Allowlist,
+    TreeScan,
+    display_label,
+    load_allowlist,
+    organisation_of,
+    scan_tree,
+)
 from generator.verify.cache import verdict_policy
+from generator.verify.times import flagged_skew
 from generator.verify.trust import Trust
 from generator.verifyhint import verify_with
 
@@ -60,6 +71,10 @@ class Evaluation:
     build_time: str
     trust: Trust
     allowlist: Allowlist
+    recipes_evaluated: int = 0
+    """Recipes (groups of pointer files, `generator.evaluate.perrecipe`) evaluated this time."""
+    recipes_reused: int = 0
+    """Recipes whose stored product was reused (an incremental evaluation)."""
 
     def count(self, exit_code: int) -> int:
         return sum(1 for r in self.records if _record_exit(r) == exit_code)
@@ -96,15 +111,21 @@ def schema_rejection(pointer: RejectedPointer) -> Rejected:
     )
 
 
-def evaluate(options: EvaluationOptions, engines: Engines | None = None) -> Evaluation:
+def evaluate(
+    options: EvaluationOptions, engines: Engines | None = None, *, incremental: bool = False
+) -> Evaluation:
     """Read, verify and corroborate the tree at `options.tree.recipes`; write nothing but caches.
 
     Raises `InputError` (exit 2) when the tree or allowlist cannot be used at all. Runs
     under `bulk_allocation` (a build already does; the PR report calls this directly).
     `engines` builds the engine (a build's has the OCI layouts indexed meanwhile).
+    `incremental` reuses the stored product of every recipe whose inputs did not change
+    (`generator.evaluate.perrecipe`; never with `--bundle-refs`); the result is the same.
     """
     with bulk_allocation():
-        return _evaluate(options, engines or Engines(options.engine, prefetch=False))
+        return _evaluate(
+            options, engines or Engines(options.engine, prefetch=False), incremental=incremental
+        )
 
 
 def _read_tree(
@@ -128,7 +149,7 @@ def _read_tree(
     return allowlist, scan, refs
 
 
-def _evaluate(options: EvaluationOptions, engines: Engines) -> Evaluation:
+def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool) -> Evaluation:
     """`evaluate` itself: the stages of one evaluation, in order."""
     allowlist, scan, refs = _read_tree(options)
     memo = ContentMemo(cache_root(options.engine) / "freshness" / "memo.json")
@@ -136,7 +157,20 @@ def _evaluate(options: EvaluationOptions, engines: Engines) -> Evaluation:
     duplicate_of = dict(scan.duplicate_of)
     engine = engines.engine()
     assessor.trust_root = engine.trust.digest  # named by the records of reused verdicts
-    done = verify_pointers(options, scan.files, allowlist.digest, engines, assessor)
+    if incremental and not refs:
+        plan = RecipePlan.make(
+            options,
+            scan.files,
+            allowlist,
+            trust_digest=engine.trust.digest,
+            policy=_policy(options),
+            store_root=cache_root(options.engine) / "recipes",
+            auth=engine.verdicts.auth,
+        )
+    else:
+        plan = RecipePlan.everything(scan.files, allowlist)
+    todo = plan.todo(scan.files)
+    done = verify_pointers(options, todo, allowlist.digest, engines, assessor)
     if refs:
         todo = [f for f in scan.files if isinstance(f, ParsedPointer)]
         done.verdicts.update(
@@ -144,10 +178,19 @@ def _evaluate(options: EvaluationOptions, engines: Engines) -> Evaluation:
                 refs, todo, engine, done.ref_files, duplicate_of, options.clock.source_date_epoch
             )
         )
+    kept: dict[str, Made] = {}
     records, entries, documents = _records(
-        (*scan.files, *done.ref_files), done, duplicate_of, assessor, engine.trust.digest
+        (*scan.files, *done.ref_files),
+        done,
+        duplicate_of,
+        assessor,
+        engine.trust.digest,
+        reused=plan,
+        kept=kept,
     )
     memo.save()
+    plan.keep(kept)
+    del kept
     board = build_board(entries, organisation_of=remembered(organisation_of))
     build_time = build_time_for(options.clock.source_date_epoch, [e.run.logged_at for e in entries])
     return Evaluation(
@@ -163,6 +206,8 @@ def _evaluate(options: EvaluationOptions, engines: Engines) -> Evaluation:
         build_time=build_time,
         trust=engine.trust,
         allowlist=allowlist,
+        recipes_evaluated=plan.recipes_evaluated,
+        recipes_reused=plan.recipes_reused,
     )
 
 
@@ -178,9 +223,7 @@ def verify_pointers(
     been judged on time (generator.verify.times); any exception of one pointer is that
     pointer's `internal` verdict. Results are in path order, whatever the workers' timing."""
     engine = engines.engine()
-    policy = verdict_policy(
-        options.engine.trusted_registries, options.engine.allow_private_registries
-    )
+    policy = _policy(options)
     todo = [f for f in files if isinstance(f, ParsedPointer)]
     epoch = options.clock.source_date_epoch
     verdicts, misses = split_cached(todo, engine, allowlist_digest, policy, epoch)
@@ -203,15 +246,26 @@ def verify_pointers(
     return Verification(ordered, verified_at, assessed)
 
 
+def _policy(options: EvaluationOptions) -> str:
+    return verdict_policy(
+        options.engine.trusted_registries, options.engine.allow_private_registries
+    )
+
+
 def _records(
     files: Sequence[Any],
     done: Verification,
     duplicate_of: Mapping[str, str],
     assessor: Assessor,
     trust_root: str,
+    *,
+    reused: RecipePlan | None = None,
+    kept: dict[str, Made] | None = None,
 ) -> tuple[list[PointerRecord], list[BoardEntry], dict[str, dict[str, Any]]]:
-    """One record per pointer file (assessed here unless a worker did), the board entries
-    (each bundle counted once) and the pointers.json entries (made by the workers or here).
+    """One record per pointer file (assessed here unless a worker did, or from the stored
+    product of its recipe: `reused`), the board entries (each bundle counted once) and the
+    pointers.json entries (made by the workers or here). What was made of each pointer
+    evaluated this time goes into `kept` (to store its recipe's product).
 
     Each verdict is taken out of `done` and kept settled (`settled`): once its entries are
     made nothing reads its documents, and letting them go pointer by pointer keeps a
@@ -225,6 +279,18 @@ def _records(
             records.append(PointerRecord(pointer=item, verdict=schema_rejection(item)))
             continue
         duplicate = duplicate_of.get(path)
+        product = None if reused is None else reused.reused.get(path)
+        if reused is not None and product is not None:
+            record, entry = _reused_record(item, product, duplicate, reused)
+            documents[path] = (
+                dict(product.document)
+                if duplicate is None
+                else {**product.document, "duplicateOf": duplicate}
+            )
+            records.append(record)
+            if entry is not None:
+                candidates.append((duplicate is not None, len(candidates), entry))
+            continue
         # its own verdict, duplicate or not; taken out, so only its settled form stays alive
         verdict = done.verdicts.pop(path, None)
         when = done.verified_at.get(path)
@@ -237,10 +303,36 @@ def _records(
         else:
             record, entry = made.record(item, verdict, when, trust_root, duplicate), made.entry
             documents[path] = made.document_for(duplicate)
-        records.append(dataclasses.replace(record, verdict=settled(record.verdict)))
+        record = dataclasses.replace(record, verdict=settled(record.verdict))
+        records.append(record)
+        if kept is not None:
+            kept[path] = (record, documents[path], entry)
         if entry is not None:
             candidates.append((duplicate is not None, len(candidates), entry))
     return records, count_each_bundle_once(candidates), documents
+
+
+def _reused_record(
+    item: ParsedPointer, product: PointerProduct, duplicate: str | None, plan: RecipePlan
+) -> tuple[PointerRecord, BoardEntry | None]:
+    """The record and board entry of a pointer whose recipe's product was reused: what
+    `Assessor.assess` made of its (settled) verdict, under the current allowlist."""
+    verdict = product.verdict
+    classification = label = None
+    signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
+    if signer is not None:
+        classification = plan.classify(signer)
+        label = display_label(signer, classification)
+    record = PointerRecord(
+        pointer=item,
+        verdict=verdict,
+        classification=classification,
+        label=label,
+        duplicate_of=duplicate,
+        freshness=product.freshness,
+        attested_at_skew=flagged_skew(verdict),
+    )
+    return record, product.entry
 
 
 def _build_info(options: EvaluationOptions, build_time: str, trust: Trust) -> dict[str, Any]:

@@ -117,6 +117,7 @@ def test_a_tampered_bundle_cache_entry_is_pulled_again(
     # the verdicts and the evaluation are gone: the bundles are read from the bundle cache
     shutil.rmtree(cache / "verify")
     shutil.rmtree(cache / "evaluation")
+    shutil.rmtree(cache / "recipes")
     tamper(cache)
     again = build("again")
     assert_honest(tmp_path / "again", tmp_path / "honest", again)

@@ -154,7 +154,19 @@ def forge_templates(cache: Path) -> None:
 
 
 def drop_memo(cache: Path) -> None:
+    """Drop the evaluation memo and the recipe products: the next build evaluates every recipe
+    from the verdict cache and the freshness memo."""
     shutil.rmtree(cache / "evaluation")
+    shutil.rmtree(cache / "recipes")
+
+
+def flip_recipe_product(cache: Path) -> None:
+    """One byte of every recipe product flipped (the memo dropped, so they are read)."""
+    shutil.rmtree(cache / "evaluation")
+    products = sorted((cache / "recipes").iterdir())
+    assert products
+    for product in products:
+        _rewrite(product, lambda data: data[:-2] + bytes([data[-2] ^ 1]) + data[-1:])
 
 
 # --------------------------------------------------------------------------- tests
@@ -173,6 +185,7 @@ def drop_memo(cache: Path) -> None:
         pytest.param([script_into_markdown], False, id="page-cache-markdown"),
         pytest.param([stale_freshness_memo, drop_memo], False, id="freshness-memo"),
         pytest.param([forge_templates], False, id="compiled-templates"),
+        pytest.param([flip_recipe_product], False, id="recipe-products"),
     ],
 )
 def test_a_tampered_cache_entry_is_a_counted_miss(

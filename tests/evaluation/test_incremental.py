@@ -1,0 +1,312 @@
+"""Incremental evaluation per recipe (generator.evaluate.perrecipe): a build after one change
+re-evaluates only the recipes the change reaches, and publishes exactly what a cold build of the
+same tree publishes.
+
+Each test builds a private copy of the signed demo tree once (which stores every recipe's
+product), makes one kind of change, builds again on the same cache, and compares that output,
+file by file and byte by byte, with a cold build (a cache of its own, `--reevaluate`). The demo's
+recipes and who signed them (verdict signers, by allowlist label):
+
+- gb200-gke-...: nimbus-ai, acme-cloud/aicr-evidence
+- gb300-eks-...: acme-cloud/aicr-evidence, acme-cloud/nightly
+- gb300-generic-...: an unlisted signer
+- gb300-oke-...: acme-cloud/aicr-evidence, gpulab-partner
+- h100-aks-...: acme-cloud/aicr-evidence, an unlisted signer
+- h100-eks-...: nimbus-ai, acme-cloud/aicr-evidence, gpulab-partner, an unlisted signer
+- h200-k0s-...: nimbus-ai
+- vr200-rke2-...: gpulab-partner; and a flat pending copy of its own (a recipe of its own here)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import generator.build as build_module
+from generator.build import BuildOptions, run_build
+from generator.evaluate import Evaluation, evaluate
+from generator.testing.authority import TestAuthority
+
+REPO = Path(__file__).resolve().parents[2]
+ALL = 9
+"""The demo's recipes: eight recipe folders and one flat pending copy."""
+H100 = "evidence/h100-eks-ubuntu-training-kubeflow"
+H200 = "evidence/h200-k0s-ubuntu-training"
+
+
+class Tree:
+    """A private copy of the demo tree, built on one warm cache."""
+
+    def __init__(self, root: Path, seen: list[Evaluation]) -> None:
+        self.root = root
+        self.recipes = root / "recipes"
+        self.cache = root / "cache"
+        self.seen = seen
+        shutil.copytree(REPO / "recipes", self.recipes)
+        self.builds = 0
+
+    def options(self, out: Path, cache: Path, **extra: Any) -> BuildOptions:
+        return BuildOptions.flat(
+            recipes=self.recipes,
+            out=out,
+            cache=cache,
+            offline=True,
+            quiet=True,
+            oci_layouts=(self.recipes / "bundles",),
+            trust_root=self.recipes / "trust" / "trusted_root.json",
+            **extra,
+        )
+
+    def build(self) -> tuple[Path, Evaluation]:
+        """A build on the warm cache; its output and its evaluation."""
+        self.builds += 1
+        out = self.root / f"warm-{self.builds}"
+        self.seen.clear()
+        run_build(self.options(out, self.cache))
+        assert len(self.seen) == 1, "the evaluation memo answered: nothing was evaluated"
+        return out, self.seen[0]
+
+    def cold(self) -> Path:
+        """A cold build of the tree as it is now (a cache of its own, everything evaluated)."""
+        out = self.root / "cold"
+        shutil.rmtree(out, ignore_errors=True)
+        cache = self.root / "cold-cache"
+        shutil.rmtree(cache, ignore_errors=True)
+        self.seen.clear()
+        run_build(self.options(out, cache, reevaluate=True))
+        assert self.seen[0].recipes_evaluated == ALL and self.seen[0].recipes_reused == 0
+        return out
+
+    def forget_memo(self) -> None:
+        """Drop the whole-tree evaluation memo, so an unchanged tree is evaluated again."""
+        shutil.rmtree(self.cache / "evaluation")
+
+    def product_of(self, folder: str) -> Path:
+        """The stored product file of the recipe whose pointers sit in `folder`."""
+        needle = f'"path":"{folder}/'.encode()
+        found = [p for p in (self.cache / "recipes").iterdir() if needle in p.read_bytes()]
+        assert len(found) == 1, found
+        return found[0]
+
+
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[Evaluation]:
+    """Every evaluation the builds of a test made."""
+    made: list[Evaluation] = []
+    inner = build_module.evaluate
+
+    def spy(*args: Any, **kwargs: Any) -> Evaluation:
+        evaluation = inner(*args, **kwargs)
+        made.append(evaluation)
+        return evaluation
+
+    monkeypatch.setattr(build_module, "evaluate", spy)
+    return made
+
+
+@pytest.fixture
+def tree(tmp_path: Path, seen: list[Evaluation]) -> Iterator[Tree]:
+    yield Tree(tmp_path, seen)
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (data files and site pages), by relative path."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def assert_same_as_cold(tree: Tree, out: Path) -> None:
+    incremental, cold = files(out), files(tree.cold())
+    assert sorted(incremental) == sorted(cold)
+    differ = [name for name in cold if incremental[name] != cold[name]]
+    assert differ == []
+
+
+def pointers(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("sha256-*.yaml"))
+
+
+def allowlist(tree: Tree) -> Path:
+    return tree.recipes / "evidence" / "allowlist.yaml"
+
+
+def without_entry(text: str, label: str) -> str:
+    """The allowlist text without the community entry labelled `label` (three lines)."""
+    lines = text.splitlines(keepends=True)
+    start = lines.index(f"  - label: {label}\n")
+    return "".join(lines[:start] + lines[start + 3 :])
+
+
+def change_and_compare(
+    tree: Tree,
+    change: Callable[[Tree], None],
+    evaluated: int,
+    before: Callable[[Tree], None] | None = None,
+) -> None:
+    """`before` the warm build, then `change`, then a build that must re-evaluate `evaluated`
+    recipes, reuse the rest and publish what a cold build publishes (and not what the build
+    before the change published: every change here shows on the site)."""
+    if before is not None:
+        before(tree)
+    first, evaluation = tree.build()
+    assert evaluation.recipes_evaluated == ALL and evaluation.recipes_reused == 0
+    change(tree)
+    out, evaluation = tree.build()
+    assert (evaluation.recipes_evaluated, evaluation.recipes_reused) == (evaluated, ALL - evaluated)
+    assert files(out) != files(first)
+    assert_same_as_cold(tree, out)
+
+
+# --------------------------------------------------------------------------- each kind of change
+
+
+def test_a_removed_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
+    change_and_compare(tree, lambda t: pointers(t.recipes / H100)[0].unlink(), evaluated=1)
+
+
+def test_an_added_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
+    stash = tree.root / "stash.yaml"
+    victim = pointers(tree.recipes / H100)[0]
+
+    def take(t: Tree) -> None:
+        shutil.move(victim, stash)
+
+    change_and_compare(tree, lambda t: shutil.move(stash, victim), evaluated=1, before=take)
+
+
+def test_a_replaced_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
+    """One pointer of a recipe goes, another comes (two bundles of one signer)."""
+    kept, swapped = pointers(tree.recipes / H100 / "6afcbba3212e46571a8e4527e58f56a2")
+    stash = tree.root / "stash.yaml"
+
+    def take(t: Tree) -> None:
+        shutil.move(swapped, stash)
+
+    def replace(t: Tree) -> None:
+        kept.unlink()
+        shutil.move(stash, swapped)
+
+    change_and_compare(tree, replace, evaluated=1, before=take)
+
+
+def test_a_changed_overlay_re_evaluates_the_recipes_it_is_current_for(tree: Tree) -> None:
+    """The overlay's recipe is now stale: its pages show the diff."""
+    overlay = tree.recipes / "overlays" / "h200-k0s-ubuntu-training.yaml"
+
+    def change(t: Tree) -> None:
+        text = overlay.read_text(encoding="utf-8")
+        assert "version: v" in text
+        overlay.write_text(text.replace("version: v", "version: v9", 1), encoding="utf-8")
+
+    change_and_compare(tree, change, evaluated=1)
+
+
+def test_an_added_allowlist_entry_re_evaluates_the_recipes_of_its_signer(tree: Tree) -> None:
+    text = allowlist(tree).read_text(encoding="utf-8")
+
+    def take(t: Tree) -> None:
+        allowlist(t).write_text(without_entry(text, "nimbus-ai"), encoding="utf-8")
+
+    change_and_compare(
+        tree, lambda t: allowlist(t).write_text(text, encoding="utf-8"), evaluated=3, before=take
+    )
+
+
+def test_a_removed_allowlist_entry_re_evaluates_the_recipes_of_its_signer(tree: Tree) -> None:
+    def remove(t: Tree) -> None:
+        text = allowlist(t).read_text(encoding="utf-8")
+        allowlist(t).write_text(without_entry(text, "nimbus-ai"), encoding="utf-8")
+
+    change_and_compare(tree, remove, evaluated=3)
+
+
+def test_a_changed_label_re_evaluates_the_recipes_of_its_signer(tree: Tree) -> None:
+    def relabel(t: Tree) -> None:
+        text = allowlist(t).read_text(encoding="utf-8")
+        new = text.replace("label: acme-cloud/nightly\n", "label: acme-cloud/nightly-2\n")
+        assert new != text
+        allowlist(t).write_text(new, encoding="utf-8")
+
+    change_and_compare(tree, relabel, evaluated=1)
+
+
+def test_another_trust_root_re_evaluates_everything(tree: Tree) -> None:
+    """Under another authority's root every bundle is rejected: nothing is reused."""
+    other = TestAuthority("incremental-other-root", name="another root")
+
+    def change(t: Tree) -> None:
+        root = t.recipes / "trust" / "trusted_root.json"
+        root.write_bytes(other.trusted_root_json())
+
+    change_and_compare(tree, change, evaluated=ALL)
+
+
+def test_a_reevaluation_and_the_pr_report_path_evaluate_everything(tree: Tree) -> None:
+    tree.build()
+    tree.forget_memo()
+    _, again = tree.build()
+    assert (again.recipes_evaluated, again.recipes_reused) == (0, ALL)
+    whole = evaluate(tree.options(tree.root / "unused", tree.cache).evaluation)
+    assert (whole.recipes_evaluated, whole.recipes_reused) == (ALL, 0)
+    tree.seen.clear()
+    run_build(tree.options(tree.root / "again", tree.cache, reevaluate=True))
+    assert (tree.seen[0].recipes_evaluated, tree.seen[0].recipes_reused) == (ALL, 0)
+
+
+# --------------------------------------------------------------------------- a hostile cache
+
+
+def flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "swapped", "link"])
+def test_a_damaged_product_is_rejected_and_its_recipe_evaluated_again(
+    tree: Tree, damage: str
+) -> None:
+    """One recipe's stored product is damaged; that recipe alone is evaluated again, with the
+    verdicts a cold build gives, the damage is counted as an authentication failure (a link
+    is not read at all) and the product is stored afresh."""
+    tree.build()
+    tree.forget_memo()
+    target = tree.product_of(H200)
+    if damage == "flipped byte":
+        flip(target)
+    elif damage == "truncated":
+        truncate(target)
+    elif damage == "swapped":  # another recipe's authentic product under this one's key
+        shutil.copyfile(tree.product_of("evidence/gb300-generic-ubuntu-training"), target)
+    else:
+        moved = target.with_name("elsewhere")
+        target.rename(moved)
+        target.symlink_to(moved.name)
+    out, evaluation = tree.build()
+    assert (evaluation.recipes_evaluated, evaluation.recipes_reused) == (1, ALL - 1)
+    cold = tree.cold()
+    data = out / "data"
+    for name in ("pointers.json", "index.json"):
+        assert (data / name).read_bytes() == (cold / "data" / name).read_bytes()
+    assert files(data / "series") == files(cold / "data" / "series")
+    failures = json.loads((data / "build-info.json").read_bytes())["cache"]
+    assert failures == {"authenticationFailures": 0 if damage == "link" else 1}
+    tree.forget_memo()
+    out, evaluation = tree.build()
+    assert (evaluation.recipes_evaluated, evaluation.recipes_reused) == (0, ALL)
+    assert json.loads((out / "data" / "build-info.json").read_bytes())["cache"] == {
+        "authenticationFailures": 0
+    }
+    assert_same_as_cold(tree, out)
