@@ -301,6 +301,8 @@ def ctrf_report(phase: Phase, tests: Sequence[TestSpec], *, spec: BundleSpec) ->
         }
         if spec.full and t.message is not None:
             entry["message"] = t.message
+        if spec.full and t.trace is not None:
+            entry["trace"] = t.trace
         if spec.full and t.stdout:
             entry["stdout"] = list(t.stdout)
         extra = dict(t.extra) if spec.full else _redact_extra(t.extra)

@@ -43,7 +43,7 @@ _PROFILE = re.compile(r"^[A-Za-z0-9._-]+=[A-Za-z0-9._-]+$")
 
 @dataclass(frozen=True)
 class TestSpec:
-    """One CTRF test entry to write. `stdout`/`message` are dropped in minimal bundles."""
+    """One CTRF test entry to write. `stdout`/`message`/`trace` are dropped in minimal bundles."""
 
     __test__ = False  # not a pytest test class
 
@@ -53,6 +53,7 @@ class TestSpec:
     message: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     duration_ms: int = 1000
+    trace: str | None = None
 
 
 def nccl_test(check: str, gbps: float, floor: str = ">= 300") -> TestSpec:

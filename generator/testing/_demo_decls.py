@@ -64,10 +64,12 @@ class RecipeDecl:
 
 @dataclass(frozen=True)
 class Outcome:
-    """A CTRF outcome: `status` is a CTRF status; `reason` is a skip reason."""
+    """A CTRF outcome: `status` is a CTRF status; `reason` is a skip reason or a failure's
+    message; `trace` is a failure's CTRF trace (written to full bundles only)."""
 
     status: str
     reason: str | None = None
+    trace: str | None = None
 
 
 @dataclass(frozen=True)

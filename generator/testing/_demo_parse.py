@@ -66,9 +66,34 @@ def _components(value: Any, file: str, key: str) -> tuple[tuple[str, str], ...]:
 
 
 def _outcome(value: Any, file: str, key: str) -> Outcome:
+    """`pass`, `fail[: message]`, `other[: message]`, `skip[: reason]`, or a mapping
+    `{result: fail, message: ..., trace: ...}` for a failure with a CTRF trace."""
+    if isinstance(value, dict):
+        doc = _map(value, file, key)
+        unknown = sorted(set(doc) - {"result", "message", "trace"})
+        if unknown:
+            raise _fail(
+                file,
+                f"{key}.{unknown[0]}",
+                "unknown key of a check result",
+                expected="result, message, trace",
+                found=unknown[0],
+                hint="give the result, and a message and trace for a failure",
+            )
+        result = _outcome(doc.get("result"), file, f"{key}.result")
+        message = doc.get("message")
+        trace = doc.get("trace")
+        return Outcome(
+            result.status,
+            result.reason if message is None else _str(message, file, f"{key}.message"),
+            None if trace is None else _str(trace, file, f"{key}.trace"),
+        )
     text = _str(value, file, key)
     if text in _STATUSES:
         return Outcome(_STATUSES[text])
+    word, sep, rest = text.partition(":")
+    if sep and word in ("fail", "other"):
+        return Outcome(_STATUSES[word], rest.strip() or None)
     if text == "skip" or text.startswith("skip:"):
         reason = text.partition(":")[2].strip()
         return Outcome("skipped", reason or None)
@@ -76,7 +101,7 @@ def _outcome(value: Any, file: str, key: str) -> Outcome:
         file,
         key,
         "unknown check result",
-        expected="pass, fail, other, skip[: reason]",
+        expected="pass, fail[: message], other[: message], skip[: reason]",
         found=value,
         hint="use one of the four results",
     )

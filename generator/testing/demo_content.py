@@ -261,8 +261,9 @@ def _plain_test(seed: str, run: RunDecl, name: str, outcome: Outcome, *, slow: b
         return TestSpec(
             name,
             outcome.status,
-            message=_FAILURES.get(name, f"{name}: check failed"),
+            message=outcome.reason or _FAILURES.get(name, f"{name}: check failed"),
             duration_ms=duration,
+            trace=outcome.trace,
         )
     return TestSpec(name, "passed", duration_ms=duration)
 

@@ -16,7 +16,7 @@ import yaml
 from generator.bundle.layout import OciLayoutSource
 from generator.errors import InputError, UsageError
 from generator.freshness import NativeProvider
-from generator.model import ConsensusState, OciDigest, PredicateType, SignerIdentity
+from generator.model import ConsensusState, OciDigest, Phase, PredicateType, SignerIdentity
 from generator.testing.demo import (
     EXPECTED_FILE,
     OUTPUT_DIRS,
@@ -150,6 +150,22 @@ def test_refuses_to_overwrite_a_foreign_evidence_tree(tmp_path: Path) -> None:
             lambda d: d["signers"]["nimbus"]["allowlist"].update({"class": "vip"}),
             "signers.nimbus.allowlist.class",
         ),
+        (
+            lambda d: d["checks"]["training"]["deployment"].update({"operator-health": "flaky"}),
+            "checks.training.deployment.operator-health",
+        ),
+        (
+            lambda d: d["runs"][0].update(
+                override={"conformance": {"dra-support": {"result": "fail", "stack": "x"}}}
+            ),
+            "runs[0].override.conformance.dra-support.stack",
+        ),
+        (
+            lambda d: d["runs"][0].update(
+                override={"conformance": {"dra-support": {"result": "fail", "trace": 3}}}
+            ),
+            "runs[0].override.conformance.dra-support.trace",
+        ),
     ],
 )
 def test_scenario_errors_name_the_key(scenario_doc: dict[str, Any], edit: Any, key: str) -> None:
@@ -159,6 +175,25 @@ def test_scenario_errors_name_the_key(scenario_doc: dict[str, Any], edit: Any, k
         parse_scenario(yaml.safe_dump(doc).encode(), file="scenario.yaml")
     assert caught.value.location is not None
     assert caught.value.location.key == key
+
+
+def test_a_failure_may_carry_its_message_and_trace(scenario_doc: dict[str, Any]) -> None:
+    doc = json.loads(json.dumps(scenario_doc))
+    doc["runs"][0]["override"] = {
+        "deployment": {"operator-health": "fail: pods crash-looping"},
+        "conformance": {
+            "dra-support": {"result": "fail", "message": "no DeviceClass", "trace": "at x.go:1"},
+            "gang-scheduling": "other: timed out",
+        },
+    }
+    plan = parse_scenario(yaml.safe_dump(doc).encode(), file="scenario.yaml")
+    checks = plan.runs[0].run.checks
+    health = checks[Phase.DEPLOYMENT]["operator-health"]
+    assert (health.status, health.reason, health.trace) == ("failed", "pods crash-looping", None)
+    dra = checks[Phase.CONFORMANCE]["dra-support"]
+    assert (dra.status, dra.reason, dra.trace) == ("failed", "no DeviceClass", "at x.go:1")
+    gang = checks[Phase.CONFORMANCE]["gang-scheduling"]
+    assert (gang.status, gang.reason) == ("other", "timed out")
 
 
 def test_legacy_runs_at_two_versions_cannot_both_be_fresh(

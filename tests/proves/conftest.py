@@ -33,9 +33,16 @@ PUBLISHER_ARGS = (
 
 
 def build_site(
-    out: Path, *, recipes: Path = RECIPES, cache: Path, extra: Sequence[str] = ()
+    out: Path,
+    *,
+    recipes: Path = RECIPES,
+    cache: Path,
+    extra: Sequence[str] = (),
+    scenario: Path = SCENARIO,
 ) -> Path:
-    """One offline, signed build of `recipes` into `out` in its own process."""
+    """One offline build of `recipes` (a tree the demo seam wrote: its trust root and OCI
+    layout inside) into `out` in its own process, the manifest signed by `scenario`'s test
+    authority."""
     env = {k: v for k, v in os.environ.items() if k not in {"SOURCE_DATE_EPOCH", "SITE_URL"}}
     env.update(
         SOURCE_DATE_EPOCH=str(EPOCH),
@@ -54,14 +61,14 @@ def build_site(
         str(out),
         "--offline",
         "--trust-root",
-        str(TRUST_ROOT),
+        str(recipes / "trust" / "trusted_root.json"),
         "--oci-layout",
-        str(RECIPES / "bundles"),
+        str(recipes / "bundles"),
         "--cache",
         str(cache),
         "--quiet",
         "--sign-with-test-authority",
-        str(SCENARIO),
+        str(scenario),
         *extra,
     ]
     done = subprocess.run(

@@ -1,11 +1,14 @@
 """The customer's view in Debian Chromium: page weight, CSP, contrast, phones, no JavaScript.
 
-One site is built from the sample data and served on loopback for the whole module; each test
-opens its own browser context (fresh cache, its own viewport or JavaScript setting).
+Every test runs on two sites, each built once per module and served on loopback: the
+hand-written sample data, and the customer fixture tree (tests/site/fixtures/customer, signed
+by the demo seam at test time and built through the CLI). Each test opens its own browser
+context (fresh cache, its own viewport or JavaScript setting).
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,43 +20,67 @@ from generator.site.build import SiteInputs, build_site
 from tests.site.conftest import artifacts_dir, serve
 
 pytestmark = pytest.mark.browser
-KUBE = "h100-eks-ubuntu-training-kubeflow"  # has bandwidth charts
-STALE = "gb200-eks-ubuntu-training"  # contested, with a stale counted attestation
+KUBE = "h100-eks-ubuntu-training-kubeflow"  # has bandwidth charts on both sites
 
 
 @dataclass(frozen=True)
 class Served:
+    name: str
     out: Path
     base: str
     browser: Any
+    #: A source page of an allowlisted signer, and a state the overview has a stale row in.
+    source: str
+    stale_state: str
 
     def context(self, **options: Any) -> Any:
         return self.browser.new_context(**{"viewport": {"width": 1300, "height": 1000}, **options})
 
+    def shot(self, page: Any, name: str, **options: Any) -> None:
+        """A screenshot kept under tests/artifacts (or $TEST_ARTIFACTS), named by site."""
+        prefix = "site" if self.name == "sample" else self.name
+        page.screenshot(path=str(artifacts_dir() / f"{prefix}-{name}.png"), **options)
 
-@pytest.fixture(scope="module")
+
+def _build_sample(tmp: Path, out: Path, base: str, documents: dict[str, Any]) -> str:
+    build_site(
+        SiteInputs(
+            index=documents["index"],
+            series=documents["series"],
+            pointers=documents["pointers"],
+            build_info=documents["build_info"],
+            site_url=base,
+        ),
+        out=out,
+        config=None,
+        work_dir=tmp / "work",
+        data_dir=None,
+    )
+    return next(i["slug"] for i in documents["index"]["sources"].values() if i["allowlisted"])
+
+
+@pytest.fixture(scope="module", params=["sample", "customer"])
 def served(
-    tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Any], browser: Any
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    documents: dict[str, Any],
+    browser: Any,
 ) -> Iterator[Served]:
-    tmp = tmp_path_factory.mktemp("customer")
+    tmp = tmp_path_factory.mktemp(f"served-{request.param}")
     out = tmp / "site"
-    out.mkdir()
+    if request.param == "customer":  # a private copy: a test below adds a page to it
+        shutil.copytree(request.getfixturevalue("customer_site"), out, symlinks=True)
+    else:
+        out.mkdir()
     server, base = serve(out)
     try:
-        build_site(
-            SiteInputs(
-                index=documents["index"],
-                series=documents["series"],
-                pointers=documents["pointers"],
-                build_info=documents["build_info"],
-                site_url=base,
-            ),
-            out=out,
-            config=None,
-            work_dir=tmp / "work",
-            data_dir=None,
-        )
-        yield Served(out, base, browser)
+        if request.param == "customer":
+            source = sorted(p.name for p in (out / "sources").iterdir() if p.is_dir())[0]
+            state = "CONFIRMED"  # gb200-eks-ubuntu-training: confirmed, both attestations stale
+        else:
+            source = _build_sample(tmp, out, base, documents)
+            state = "CONTESTED"
+        yield Served(request.param, out, base, browser, source, state)
     finally:
         server.shutdown()
 
@@ -130,26 +157,23 @@ def test_csp_refuses_an_inline_script_smuggled_into_a_page(served: Served) -> No
 CONTRAST_JS = (Path(__file__).resolve().parent / "contrast.js").read_text(encoding="utf-8")
 
 
-def _page_types(documents: dict[str, Any]) -> list[str]:
-    slug = next(i["slug"] for i in documents["index"]["sources"].values() if i["allowlisted"])
+def _page_types(served: Served) -> list[str]:
     return [
         "",
         f"recipes/{KUBE}/",
         f"recipes/{KUBE}/#evidence",
-        f"sources/{slug}/",
+        f"sources/{served.source}/",
         "about/",
         "rejected/",
     ]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_text_meets_wcag_aa_contrast(
-    served: Served, documents: dict[str, Any], scheme: str
-) -> None:
+def test_every_text_meets_wcag_aa_contrast(served: Served, scheme: str) -> None:
     context = served.context(color_scheme=scheme)
     rec = Recorder(context)
     failures: dict[str, list[Any]] = {}
-    for path in _page_types(documents):
+    for path in _page_types(served):
         page = rec.go(served.base + path)
         expected = "slate" if scheme == "dark" else "default"
         assert page.evaluate("document.body.dataset.mdColorScheme") == expected
@@ -180,13 +204,11 @@ LAYOUT_JS = """() => {
 }"""
 
 
-def test_phone_pages_do_not_overflow_and_wide_tables_scroll_with_a_cue(
-    served: Served, documents: dict[str, Any]
-) -> None:
+def test_phone_pages_do_not_overflow_and_wide_tables_scroll_with_a_cue(served: Served) -> None:
     context = served.context(**PHONE)
     rec = Recorder(context)
     wide_seen = 0
-    for path in _page_types(documents):
+    for path in _page_types(served):
         page = rec.go(served.base + path)
         found = page.evaluate(LAYOUT_JS)
         assert found["scroll"] <= found["width"], f"{path or 'overview'} overflows the page"
@@ -195,7 +217,7 @@ def test_phone_pages_do_not_overflow_and_wide_tables_scroll_with_a_cue(
                 wide_seen += 1
                 assert box["boxed"] and box["overflow"] == "1", path
                 assert "scroll sideways" in box["cue"], path
-    page.screenshot(path=str(artifacts_dir() / "site-phone-rejected.png"))
+    served.shot(page, "phone-rejected")
     assert wide_seen >= 2  # the overview catalog and the recipe grid at least
     assert rec.errors == []
     context.close()
@@ -228,7 +250,7 @@ def test_phone_chart_fits_its_box_with_labels_apart(served: Served) -> None:
     chart = page.locator(".evidence-chart[data-kind='latest']").first
     chart.scroll_into_view_if_needed()
     found = chart.evaluate(CHART_JS)
-    page.screenshot(path=str(artifacts_dir() / "site-phone-chart.png"))
+    served.shot(page, "phone-chart")
     assert found["orientation"] == "h"  # signer names read across, not rotated
     assert found["fits"] and found["labelsInside"]
     assert found["count"] >= 3 and found["overlaps"] == 0
@@ -261,7 +283,7 @@ def test_without_javascript_controls_hide_and_charts_leave_their_tables(served: 
         assert (
             table.locator("table").first.is_visible() if kind == "history" else table.is_visible()
         )
-    page.screenshot(path=str(artifacts_dir() / "site-nojs-bandwidth.png"), full_page=True)
+    served.shot(page, "nojs-bandwidth", full_page=True)
     context.close()
 
 
@@ -272,15 +294,15 @@ def test_filter_and_lens_state_live_in_the_url_and_survive_reload(served: Served
     context = served.context()
     rec = Recorder(context)
     page = rec.go(served.base)
-    page.select_option("[data-filter='state']", "CONTESTED")
+    page.select_option("[data-filter='state']", served.stale_state)
     page.check("[data-filter='stale']")
     page.wait_for_function("location.search.includes('stale=1')")
-    assert "state=CONTESTED" in page.url and "stale=1" in page.url
+    assert f"state={served.stale_state}" in page.url and "stale=1" in page.url
     shared = page.url
     shown = page.locator(".catalog-row:visible").count()
     page.reload()
     page.wait_for_load_state("networkidle")
-    assert page.locator("[data-filter='state']").input_value() == "CONTESTED"
+    assert page.locator("[data-filter='state']").input_value() == served.stale_state
     assert page.locator("[data-filter='stale']").is_checked()
     assert page.locator(".catalog-row:visible").count() == shown >= 1
     page.check("[data-filter='clean']")
