@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.freshness import StaleExplainer
-from generator.freshness.explain import OVERLAY_LIMIT
 from generator.model import Canonicalizer
 from tests.freshness.test_explain import CURRENT, NAME, SIGNED
 
 OTHER = "b200-gke-inference"
+MIB = 1_048_576
+"""The native provider's overlay cap: an overlay it read must be explainable, one byte more not."""
 SECRET = b"componentRefs:\n    - name: outside-the-tree\n      version: v9.9.9\n"
 
 
@@ -52,20 +53,20 @@ def test_a_link_swapped_in_after_the_listing_is_refused_not_followed(tmp_path: P
 
 def test_an_overlay_over_the_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:
     overlays = _overlays(tmp_path)
-    (overlays / f"{OTHER}.yaml").write_bytes(_padded(OVERLAY_LIMIT + 1))
+    (overlays / f"{OTHER}.yaml").write_bytes(_padded(MIB + 1))
 
     why = StaleExplainer(overlays).explain(OTHER, None, SIGNED, Canonicalizer.V3, None)
 
     assert why.diff == () and not why.truncated
     assert why.refused is not None
     assert f"overlays/{OTHER}.yaml" in why.refused
-    assert f"at most {OVERLAY_LIMIT} bytes" in why.refused
-    assert f"{OVERLAY_LIMIT + 1} bytes" in why.refused
+    assert f"at most {MIB} bytes" in why.refused
+    assert f"{MIB + 1} bytes" in why.refused
 
 
 def test_an_overlay_at_the_cap_is_still_explained(tmp_path: Path) -> None:
     overlays = _overlays(tmp_path)
-    (overlays / f"{OTHER}.yaml").write_bytes(_padded(OVERLAY_LIMIT))
+    (overlays / f"{OTHER}.yaml").write_bytes(_padded(MIB))
 
     why = StaleExplainer(overlays).explain(OTHER, None, SIGNED, Canonicalizer.V3, None)
 

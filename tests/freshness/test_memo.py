@@ -265,3 +265,80 @@ def test_the_current_overlay_is_canonicalised_once_for_digest_and_diffs(
     assert seen.count(CURRENT) == 0  # the overlay's canonical form was remembered
     assert len(seen) == 2  # each signed recipe was canonicalised
     providers._current_canonical.cache_clear()
+
+
+def _resealed(memo_file: Path, **changes: Any) -> None:
+    doc = _read(memo_file)
+    doc.update(changes)
+    memo_file.write_bytes(
+        CacheAuth.from_environment().seal(Purpose.FRESHNESS, json.dumps(doc).encode())
+    )
+
+
+@pytest.mark.parametrize("field", ["format", "fingerprint"])
+def test_a_memo_whose_format_or_fingerprint_differs_only_by_letter_case_is_ignored(
+    tmp_path: Path, field: str
+) -> None:
+    """Both are compared exactly: a sealed memo that says `EVIDENCE-DASHBOARD/...` or an
+    upper-case fingerprint is another format or other code, and its answers are not used."""
+    overlays = _overlays(tmp_path)
+    memo_file = tmp_path / "memo.json"
+    memo = ContentMemo(memo_file)
+    NativeProvider(overlays, memo=memo).current(NAME, None, Canonicalizer.V3)
+    memo.save()
+    doc = _read(memo_file)
+    wrong = dict.fromkeys(doc["entries"], "f" * 64)
+    shouted = doc[field].upper()
+    assert shouted != doc[field]
+    _resealed(memo_file, entries=wrong, **{field: shouted})
+    answer = NativeProvider(overlays, memo=ContentMemo(memo_file)).current(
+        NAME, None, Canonicalizer.V3
+    )
+    assert answer == str(recipe_digest(CURRENT, Canonicalizer.V3))
+
+
+def test_a_worker_answer_that_differs_only_by_letter_case_is_new_and_saved(
+    tmp_path: Path,
+) -> None:
+    """`adopt` keeps a remembered answer only when it is the same answer, exactly."""
+    memo_file = tmp_path / "memo.json"
+    first = ContentMemo(memo_file)
+    first.put("key", "abc")
+    first.save()
+    build = ContentMemo(memo_file)
+    build.adopt({"key": "ABC"})
+    memo_file.unlink()
+    build.save()
+    assert _read(memo_file)["entries"] == {"key": "ABC"}
+
+
+def test_a_saved_memo_is_not_written_again_until_something_new_is_added(tmp_path: Path) -> None:
+    memo_file = tmp_path / "memo.json"
+    memo = ContentMemo(memo_file)
+    memo.put("key", "abc")
+    memo.save()
+    memo_file.unlink()
+    memo.save()
+    assert not memo_file.exists(), "nothing new since the last save: no write"
+    memo.put("other", "def")
+    memo.save()
+    assert _read(memo_file)["entries"] == {"key": "abc", "other": "def"}
+
+
+def test_a_memo_of_another_generator_version_is_forgotten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fingerprint follows the code: after an upgrade, remembered answers are not used."""
+    import generator
+    from generator.freshness import memo as memo_module
+
+    memo_file = tmp_path / "memo.json"
+    memo = ContentMemo(memo_file)
+    memo.put("key", "abc")
+    memo.save()
+    memo_module._code_fingerprint.cache_clear()
+    monkeypatch.setattr(generator, "__version__", generator.__version__ + ".post1")
+    try:
+        assert ContentMemo(memo_file).get("key") == (False, None)
+    finally:
+        memo_module._code_fingerprint.cache_clear()

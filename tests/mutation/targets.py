@@ -174,7 +174,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "generator/freshness/explain.py",
-        _FRESHNESS_TESTS,
+        ("tests/freshness/test_explain_reads.py", "tests/freshness/test_explain.py"),
         scopes=("<module>",),
     ),
     Target(
