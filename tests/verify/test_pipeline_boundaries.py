@@ -689,3 +689,36 @@ def test_a_pointer_predicate_type_other_than_the_statement_s_fails_step_three_wi
     assert_failed_at(verdict, 3, FailureClass.SCHEMA)
     assert f"does not equal the statement's {case.predicate_type.value}" in verdict.cause.detail
     assert _step3_rows(verdict)[-1] == ("pointer predicateType", "mismatch", True)
+
+
+def test_two_failed_checks_beyond_aicr_are_each_named_apart() -> None:
+    case = EvidenceCase().seal()
+    case.predicate["manifest"]["fileCount"] = 99
+    case.predicate["schemaVersion"] = "2.0.0"
+    reseal_statement(case)
+    verdict = run(case)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    detail = verdict.cause.detail
+    assert detail.startswith("2 check(s) beyond aicr failed: ")
+    named = detail.removeprefix("2 check(s) beyond aicr failed: ").split("; ")
+    assert len(named) == 2, detail
+    assert all(": " in part for part in named), detail
+
+
+def test_the_step_four_rows_name_the_signed_recipe_digest() -> None:
+    case = EvidenceCase().seal()
+    verdict = run(case)
+    assert isinstance(verdict, Pending), verdict
+    rows = {r.key: r.value for r in verdict.steps[3].sub_rows}
+    assert rows["recipe.digest"] == case.predicate["recipe"]["digest"]
+
+
+def test_a_manifest_claim_in_capitals_does_not_match_the_manifest_s_digest() -> None:
+    """The predicate's manifest digest is compared exactly, never case-insensitively."""
+    case = EvidenceCase().seal()
+    claim = case.predicate["manifest"]["digest"]
+    case.predicate["manifest"]["digest"] = "sha256:" + claim.removeprefix("sha256:").upper()
+    reseal_statement(case)
+    verdict = run(case)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    assert "manifest inventory check failed" in verdict.cause.detail
