@@ -722,3 +722,32 @@ def test_a_manifest_claim_in_capitals_does_not_match_the_manifest_s_digest() -> 
     verdict = run(case)
     assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
     assert "manifest inventory check failed" in verdict.cause.detail
+
+
+@pytest.mark.parametrize("spell", [lambda n: n + "-x", str.upper], ids=["other", "upper"])
+def test_a_predicate_recipe_name_is_compared_with_the_recipe_s_own_name_exactly(
+    spell: Callable[[str], str],
+) -> None:
+    """The predicate's recipe.name against recipe.yaml's: the failure names the predicate (not
+    only the pointer), and a name that differs only by letter case is another name."""
+    case = EvidenceCase().seal()
+    other = spell(case.recipe_name)
+    case.predicate["recipe"]["name"] = other
+    reseal_statement(case)
+    verdict = run(case, None, recipe=other)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    assert verdict.cause.detail == (
+        f"predicate recipe.name {other!r} does not match the recipe's name {case.recipe_name!r}"
+    )
+
+
+def test_a_signed_recipe_digest_in_capitals_is_a_digest_mismatch() -> None:
+    case = EvidenceCase().seal()
+    digest = case.predicate["recipe"]["digest"]
+    shouted = digest[:7] + digest[7:].upper()
+    assert shouted != digest
+    case.predicate["recipe"]["digest"] = shouted
+    reseal_statement(case)
+    verdict = run(case)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    assert verdict.cause.detail.startswith("recipe digest mismatch (predicate ")
