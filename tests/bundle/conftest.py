@@ -111,6 +111,8 @@ class FakeRegistry:
     referrers_api: bool = True
     log: list[tuple[str, str, str]] = field(default_factory=list)
     """(method, path with query, Authorization header) per request."""
+    accepts: list[tuple[str, str | None]] = field(default_factory=list)
+    """(path with query, Accept header or None) per request."""
     release: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -191,6 +193,7 @@ def _handler(state: FakeRegistry) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             path = self.path
             state.log.append((self.command, path, self.headers.get("Authorization", "")))
+            state.accepts.append((path, self.headers.get("Accept")))
             action = state.take_fault(path)
             if action == "hang":
                 state.release.wait(10)

@@ -407,3 +407,65 @@ def test_an_unsigned_cached_bundle_is_rechecked_online(
     online = ChainSource([], cache, client(fake_registry), offline=False).fetch(sample.ref())
     assert online.origin == "registry" and len(online.signatures) == 1
     assert len(cache.get(sample.digest).signatures) == 1  # type: ignore[union-attr]
+
+
+def test_a_listed_referrer_about_another_bundle_is_skipped(
+    fake_registry: Any, sample_factory: Any
+) -> None:
+    """A referrers index may list a Sigstore referrer whose subject is another bundle: it is
+    not this bundle's signature, so it is left out (never fetched as one, never a crash)."""
+    from tests.bundle.conftest import INDEX_TYPE, referrers_index, referrers_tag
+
+    ours, theirs = sample_factory("a"), sample_factory("b")
+    fake_registry.referrers_api = False
+    fake_registry.add(REPO, ours)
+    fake_registry.add(REPO, theirs)
+    fake_registry.manifests[(REPO, referrers_tag(ours.digest))] = (
+        referrers_index((*theirs.signatures, *ours.signatures)),
+        INDEX_TYPE,
+    )
+    got = client(fake_registry).fetch(ours.ref())
+    assert [s.referrer_digest for s in got.signatures] == [ours.signatures[0].digest]
+
+
+@pytest.mark.parametrize(
+    ("base", "port"),
+    [
+        ("https://mirror.internal", 443),
+        ("http://mirror.internal", 80),
+        ("https://mirror.internal:8443", 8443),
+    ],
+    ids=["https-default", "http-default", "explicit"],
+)
+def test_a_mirror_is_reachable_at_its_own_port_and_no_other(
+    base: str, port: int, sample: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mirror may sit on a private address: its host is allowed, at the URL's port (the
+    scheme's default when the URL names none), and at no neighbouring port."""
+    seen: dict[str, Any] = {}
+
+    def stop_before_sending(self: Any, ref: Any, reference: Any, attempt: Any) -> Any:
+        seen["allowance"] = attempt.transfer.allowance
+        raise LookupError("stopped before the first request")
+
+    monkeypatch.setattr(RegistryClient, "_fetch_raw", stop_before_sending)
+    with pytest.raises(LookupError):
+        RegistryClient(mirrors={"ghcr.io": base}, credentials={}).fetch_raw(sample.ref())
+    allowance = seen["allowance"]
+    assert allowance.allows("mirror.internal", port)
+    assert not allowance.allows("mirror.internal", port + 1)
+    assert not allowance.allows("mirror.internal", port - 1)
+    assert not allowance.allows("other.internal", port)
+
+
+def test_every_request_says_what_it_accepts(fake_registry: Any, sample: Any) -> None:
+    """Manifests are asked for by their media types, blobs with `*/*` (some registries and
+    proxies answer 406 to a request without an Accept they can serve)."""
+    fake_registry.add(REPO, sample)
+    client(fake_registry).fetch(sample.ref())
+    blobs = [accept for path, accept in fake_registry.accepts if "/blobs/" in path]
+    manifests = [accept for path, accept in fake_registry.accepts if "/manifests/" in path]
+    assert blobs and set(blobs) == {"*/*"}
+    assert manifests and all(
+        a and "application/vnd.oci.image.manifest.v1+json" in a for a in manifests
+    )

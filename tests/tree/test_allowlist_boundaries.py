@@ -4,6 +4,8 @@ when a signer is listed twice."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from generator.errors import AllowlistError
@@ -318,3 +320,30 @@ def test_the_final_dollar_counts_as_escaped_after_an_odd_run_of_backslashes(
         assert "unescaped $" in caught.value.found
     else:
         assert parse_allowlist(data, file="a.yaml").entries[0].identity_pattern == pattern
+
+
+def test_re2_s_reason_for_refusing_a_pattern_is_quoted_as_text() -> None:
+    """RE2 reports its reason in bytes: the diagnostic carries it decoded, as RE2 wrote it."""
+    pattern = r"^https://github\.com/acme/aicr/\.github/workflows/uat\.yaml@(?=x)refs$"
+    with pytest.raises(AllowlistError) as caught:
+        parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
+    found = str(caught.value.found)
+    assert found.endswith(": invalid perl operator: (?="), found
+    assert "b'" not in found
+
+
+@pytest.mark.parametrize("display", [None, "recipes/evidence/allowlist.yaml"])
+def test_a_loaded_allowlist_names_its_file_as_displayed(
+    tmp_path: Path, display: str | None
+) -> None:
+    """Errors name the file as the caller shows it (the tree-relative path), else its name;
+    never the machine's path."""
+    from generator.tree.allowlist import load_allowlist
+
+    path = tmp_path / "allowlist.yaml"
+    path.write_bytes(b"schemaVersion: 9.9.9\n")
+    with pytest.raises(AllowlistError) as caught:
+        load_allowlist(path, display=display)
+    shown = display if display is not None else "allowlist.yaml"
+    assert str(caught.value.location.file) == shown
+    assert str(tmp_path) not in str(caught.value.diagnostics())

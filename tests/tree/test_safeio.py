@@ -91,4 +91,7 @@ def test_device_is_refused() -> None:
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    assert _refused(tmp_path / "nope.yaml").reason == "unreadable"
+    """The reason is the system's own words (`strerror`), not the exception's class name."""
+    error = _refused(tmp_path / "nope.yaml")
+    assert error.reason == "unreadable"
+    assert error.found == os.strerror(2)
