@@ -237,3 +237,34 @@ def test_search_finds_recipes_by_state_and_caveat_words(customer_site: Path) -> 
     assert _search(customer_site, "Failing") == {FAILING}
     # every recipe page is found by its own name, so an empty index cannot pass the above
     assert all(_search(customer_site, recipe) == {recipe} for recipe in RECIPES)
+
+
+def test_the_run_panel_opens_from_the_keyboard(page: Any, base: str) -> None:
+    _go(page, f"{base}recipes/{FAILING}/")
+    head = page.locator(".grid-lens:not([hidden]) th.signer-col").first
+    assert head.locator("a").first.inner_text() == "gpulab-partner"
+    summary = head.locator("details.col-details > summary")
+    facts = head.locator("dl.cell-facts")
+    assert facts.is_hidden()
+    page.locator("h1").click()
+    for _ in range(300):
+        page.keyboard.press("Tab")
+        if summary.evaluate("el => el === document.activeElement"):
+            break
+    else:
+        pytest.fail("the column's run details are not in the Tab order")
+    page.keyboard.press("Enter")
+    assert facts.is_visible()
+    pairs = dict(
+        zip(
+            facts.locator("dt").all_inner_texts(),
+            facts.locator("dd").all_inner_texts(),
+            strict=True,
+        )
+    )
+    assert pairs["Run"] == "2026-12-05 08:00 UTC"
+    assert pairs["aicr"] == "v0.14.3"
+    # the bundle digest is the one the pointer file is named by
+    assert pairs["Pointer"].endswith(pairs["Bundle"].replace(":", "-") + ".yaml")
+    page.keyboard.press("Enter")
+    assert facts.is_hidden()
