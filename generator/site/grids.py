@@ -67,7 +67,9 @@ def signer_columns(
 class Cell:
     """One signer's result for one test row: pass, fail, not-run (with reason) or none; the
     id of its run's panel in the column heading (`run`, empty without a run) and, for a
-    failure, why it failed. Everything about the run itself is in the column, once."""
+    failure, why it failed and the id of its excerpt's block (unique on the page: Material's
+    copy button names a block by the id it or its nearest ancestor has). Everything about
+    the run itself is in the column, once."""
 
     result: str
     reason: str | None
@@ -75,6 +77,7 @@ class Cell:
     run: str = ""
     message: str | None = None
     excerpt: tuple[str, ...] = ()
+    excerpt_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,7 @@ def _run_cell(
         column.id if column else "",
         str(failure.get("message") or "no message in the report"),
         tuple(str(x) for x in failure.get("excerpt") or ()),
+        anchor("trace", column.id if column else lens, *key),
     )
 
 
@@ -304,11 +308,13 @@ class HeadCell:
 
 @dataclass(frozen=True)
 class PhaseRows:
-    """One phase of a grid: its rollup state and its rows."""
+    """One phase of a grid: its rollup state, its rows and the anchor of the row that stands
+    in for them when there are none (so a phase without evidence can be linked to)."""
 
     phase: str
     rollup: str
     rows: tuple[Row, ...]
+    anchor: str = ""
 
 
 @dataclass(frozen=True)
@@ -357,13 +363,19 @@ def grid_view(
         found: list[dict[str, ColumnRun]] = [{} for _ in columns]
         rows = grid_rows(m, g, columns, latest, runs, found)
         rollups = g.get("phaseRollup") or {}
+        key = str(g.get("aicrVer") or "combined")
         phases = tuple(
-            PhaseRows(ph, str(rollups.get(ph, "UNTESTED")), tuple(r for r in rows if r.phase == ph))
+            PhaseRows(
+                ph,
+                str(rollups.get(ph, "UNTESTED")),
+                tuple(r for r in rows if r.phase == ph),
+                anchor("check", key, ph),
+            )
             for ph in m.phases
         )
         lenses.append(
             Lens(
-                str(g.get("aicrVer") or "combined"),
+                key,
                 str(g.get("aicrVer") or ""),
                 str(g.get("rollup")),
                 n == 0,

@@ -8,6 +8,7 @@ context (fresh cache, its own viewport or JavaScript setting).
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -323,5 +324,128 @@ def test_filter_and_lens_state_live_in_the_url_and_survive_reload(served: Served
     assert page.locator("[data-grid='nonpassing']").is_checked()
     assert page.locator("[data-grid='filter']").input_value() == "nccl"
     assert page.locator(".evidence-grid:visible .grid-row:visible").count() == rows
+    assert rec.errors == []
+    context.close()
+
+
+# --------------------------------------------------------------------------- anchors
+
+#: Each kind of anchored thing on a recipe page, and the prefix its id starts with.
+ANCHORED = {".pointer-card": "ev-", "tr.grid-row": "check-", "tr.history-row": "history-"}
+FAILING = "h100-aks-ubuntu-inference-dynamo"  # the customer tree's recipe with a rejected item
+REJECTED_CARD = re.compile(r'<div class="pointer-card verdict-rejected" id="(ev-[^"]+)"')
+
+
+def _ids(page: Any, selector: str) -> list[str]:
+    return [str(i) for i in page.locator(selector).evaluate_all("els => els.map(e => e.id)")]
+
+
+def test_every_card_grid_row_test_and_rejected_item_has_a_stable_anchor(served: Served) -> None:
+    context = served.context()
+    rec = Recorder(context)
+    cards: dict[str, str] = {}  # pointer path -> its card's id on its recipe page
+    recipes = sorted(p.name for p in (served.out / "recipes").iterdir() if p.is_dir())
+    assert recipes
+    for recipe in recipes:
+        page = rec.go(f"{served.base}recipes/{recipe}/")
+        for selector, prefix in ANCHORED.items():
+            ids = _ids(page, selector)
+            assert ids or selector == "tr.history-row", (recipe, selector)  # no tests, no history
+            assert all(i.startswith(prefix) and len(i) > len(prefix) for i in ids), (recipe, ids)
+        every = _ids(page, "[id]")
+        assert len(every) == len(set(every)), recipe  # an anchor names one thing on its page
+        for card in page.locator(".pointer-card").all():
+            cards[str(card.get_attribute("data-path"))] = str(card.get_attribute("id"))
+    page = rec.go(f"{served.base}rejected/")
+    rejected = page.locator(".pointer-card.verdict-rejected").all()
+    assert rejected
+    shared = 0
+    for card in rejected:
+        anchor, path = card.get_attribute("id"), str(card.get_attribute("data-path"))
+        assert anchor and anchor.startswith("ev-"), path
+        if path in cards:  # the same item has the same anchor on its recipe page
+            assert cards[path] == anchor, path
+            shared += 1
+    assert shared >= 1
+    if served.name == "customer":
+        page = rec.go(f"{served.base}recipes/{FAILING}/")
+        (mine,) = _ids(page, ".pointer-card.verdict-rejected")
+        assert mine in _ids(rec.go(f"{served.base}rejected/"), ".pointer-card")
+    assert rec.errors == []
+    context.close()
+
+
+LANDED_JS = """id => { const el = document.getElementById(id);
+  if (!el) { return false; }
+  const r = el.getBoundingClientRect();
+  return r.height > 0 && r.bottom > 0 && r.top < window.innerHeight; }"""
+
+
+def _targets(served: Served) -> tuple[str, list[str]]:
+    """A recipe page holding a rejected card, and anchors on it that open something hidden
+    by default: the rejected card (Evidence tab), a grid row of a hidden lens if the page has
+    one, a test's history row."""
+    rejected = REJECTED_CARD.findall((served.out / "rejected" / "index.html").read_text("utf-8"))
+    for recipe in sorted(p.name for p in (served.out / "recipes").iterdir() if p.is_dir()):
+        text = (served.out / "recipes" / recipe / "index.html").read_text(encoding="utf-8")
+        card = next((i for i in REJECTED_CARD.findall(text) if i in rejected), None)
+        if card is None:
+            continue
+        anchors = [card, *re.findall(r'<tr class="history-row" id="([^"]+)"', text)[:1]]
+        hidden = text.split('<div class="grid-lens"')[1:]
+        hidden = [lens for lens in hidden if lens.split(">", 1)[0].endswith(" hidden")]
+        if hidden:
+            anchors += re.findall(r'<tr class="grid-row" id="([^"]+)"', hidden[0])[:1]
+        return recipe, anchors
+    raise AssertionError("no recipe page holds a rejected card")
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "nojs"])
+def test_an_anchor_lands_on_its_target_and_survives_reload(
+    served: Served, javascript: bool
+) -> None:
+    recipe, anchors = _targets(served)
+    if served.name == "customer":
+        assert recipe == FAILING and len(anchors) == 3  # card, history row, hidden-lens row
+    context = served.context(java_script_enabled=javascript)
+    rec = Recorder(context)
+    page = rec.page
+    for url in [f"{served.base}rejected/#{anchors[0]}"] + [
+        f"{served.base}recipes/{recipe}/#{a}" for a in anchors
+    ]:
+        anchor = url.rpartition("#")[2]
+        rec.go(f"{served.base}about/")  # arrive from elsewhere, as a shared link does
+        rec.go(url)
+        page.wait_for_function(LANDED_JS, arg=anchor, timeout=5000)
+        assert page.url.endswith(f"#{anchor}"), (url, page.url)  # the anchor stays shareable
+        page.reload()
+        page.wait_for_load_state("networkidle")
+        page.wait_for_function(LANDED_JS, arg=anchor, timeout=5000)
+        assert page.url.endswith(f"#{anchor}"), (url, page.url)
+    assert rec.errors == []
+    context.close()
+
+
+COPY_TARGETS_JS = """() => [...document.querySelectorAll("pre > code")].map(code => {
+  const button = code.parentElement.querySelector("[data-clipboard-target]");
+  const target = button && button.getAttribute("data-clipboard-target");
+  return [code.textContent.slice(0, 60), target ? document.querySelector(target) === code : null];
+})"""
+
+
+def test_every_copy_button_copies_its_own_block(served: Served) -> None:
+    """Material names a block for its copy button by the id of the block or of its nearest
+    ancestor with one: blocks inside an anchored card or grid row need ids of their own, or
+    every button in the card copies the card's first block."""
+    context = served.context()
+    rec = Recorder(context)
+    recipes = sorted(p.name for p in (served.out / "recipes").iterdir() if p.is_dir())
+    checked = 0
+    for path in [*(f"recipes/{r}/" for r in recipes), "rejected/"]:
+        page = rec.go(served.base + path)
+        blocks = page.evaluate(COPY_TARGETS_JS)
+        assert [b for b in blocks if b[1] is not True] == [], path
+        checked += len(blocks)
+    assert checked > 0
     assert rec.errors == []
     context.close()

@@ -66,7 +66,7 @@ def test_the_printed_verify_command_verifies_a_demo_pointer(tmp_path: Path) -> N
     card = str(pointer_card(model, f"recipes/{pointer['recipe']}.md", pointer))
     printed = [
         html.unescape(c)
-        for c in re.findall(r"<pre><code>(.*?)</code></pre>", card)
+        for c in re.findall(r"<pre[^>]*><code>(.*?)</code></pre>", card)
         if c.startswith("evidence-dashboard verify ")
     ]
     assert len(printed) == 1, card

@@ -205,11 +205,27 @@
   /* ------------------------------------------------------------- recipe page tabs */
   /* The tabs work without JavaScript (radio inputs + CSS :has). This only keeps the URL and
      the selected tab in step: `#evidence` opens the Evidence tab, an anchor inside a panel
-     opens that panel, and choosing a tab updates the hash without scrolling. */
+     opens that panel (and a grid row's lens) and stays in the URL, and choosing a tab
+     updates the hash without scrolling. */
+  var followingHash = false;
+
   function choose(input) {
     if (!input || input.checked) { return; }
     input.checked = true;
-    input.dispatchEvent(new Event("change", { bubbles: true }));
+    followingHash = true;  /* opened for an anchor: the anchor stays the hash */
+    try {
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+    } finally {
+      followingHash = false;
+    }
+  }
+
+  function showLens(target) {
+    var shown = target.closest(".grid-lens");
+    var lens = document.querySelector(".grid-controls [data-grid='lens']");
+    if (!shown || !shown.hidden || !lens) { return; }
+    lens.value = shown.getAttribute("data-lens");
+    lens.dispatchEvent(new Event("change", { bubbles: true }));
   }
 
   function tabForHash() {
@@ -223,6 +239,7 @@
     var panel = target.closest(".ev-panel");
     if (panel) {
       choose(document.getElementById(panel.getAttribute("data-tab")));
+      showLens(target);
       target.scrollIntoView();
     }
   }
@@ -233,7 +250,7 @@
     tabs.setAttribute("data-ready", "1");
     all(tabs, ".ev-tab-labels input").forEach(function (input) {
       input.addEventListener("change", function () {
-        if (input.checked && window.history && window.history.replaceState) {
+        if (input.checked && !followingHash && window.history && window.history.replaceState) {
           window.history.replaceState(window.history.state, "", "#" + input.id);
         }
       });
