@@ -105,12 +105,59 @@ def test_an_unusable_default_auth_file_gives_no_credentials(tmp_path: Path, cont
         load_credentials(tmp_path / "config.json")
 
 
+MIB = 1024 * 1024
+
+
+def _padded_auth_file(folder: Path, size: int) -> Path:
+    """A valid auth file of exactly `size` bytes (trailing spaces are JSON whitespace)."""
+    path = _write(folder, {"ghcr.io": {"auth": _b64("user:secret")}})
+    data = path.read_bytes()
+    path.write_bytes(data + b" " * (size - len(data)))
+    return path
+
+
 def test_an_auth_file_larger_than_its_cap_is_refused_explicitly(tmp_path: Path) -> None:
-    path = tmp_path / "config.json"
-    path.write_bytes(b" " * (1024 * 1024 + 1))
+    path = _padded_auth_file(tmp_path, MIB + 1)
+    with pytest.raises(InputError, match="cannot be used") as caught:
+        load_credentials(path)
+    assert str(MIB) in str(caught.value.diagnostics())
+    assert load_credentials(None, {"DOCKER_CONFIG": str(tmp_path)}) == {}
+
+
+def test_an_auth_file_at_its_cap_is_read(tmp_path: Path) -> None:
+    path = _padded_auth_file(tmp_path, MIB)
+    assert load_credentials(path) == {"ghcr.io": ("user", "secret")}
+
+
+def test_an_auth_entry_that_is_not_strict_base64_gives_no_credentials(tmp_path: Path) -> None:
+    """Characters outside the base64 alphabet are an error, never skipped over: `u*ser` is
+    not a spelling of `user`."""
+    loose = _b64("user:secret")
+    loose = loose[:2] + "*" + loose[2:]
+    path = _write(tmp_path, {"bad.io": {"auth": loose}})
     with pytest.raises(InputError, match="cannot be used"):
         load_credentials(path)
     assert load_credentials(None, {"DOCKER_CONFIG": str(tmp_path)}) == {}
+
+
+@pytest.mark.parametrize("value", ["", "host:port", "host:0", "host:65536", "[::1]:x"])
+def test_an_unusable_private_registry_value_is_refused(value: str) -> None:
+    from generator.bundle._registry_config import check_allowed_host
+
+    with pytest.raises(InputError, match="--allow-private-registry value cannot be used"):
+        check_allowed_host(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "entry"),
+    [("127.0.0.1:5000", ("127.0.0.1", 5000)), ("Mirror.LAN", ("mirror.lan", None))],
+)
+def test_a_usable_private_registry_value_is_host_and_port(
+    value: str, entry: tuple[str, int | None]
+) -> None:
+    from generator.bundle._registry_config import check_allowed_host
+
+    assert check_allowed_host(value) == entry
 
 
 def test_the_default_auth_file_follows_docker_config(tmp_path: Path) -> None:

@@ -273,6 +273,7 @@ def test_an_issuer_with_a_line_break_is_refused_naming_the_entry() -> None:
         ("https://gitlab.com/g/p/x@r", "g/p", "g"),
         ("https://github.com/acme/aicr/x.yaml@r\n", None, None),
         ("1+h@USERS.noreply.github.com", "h", None),
+        ("1+h+x@users.noreply.github.com", "h+x", None),
         ("h@users.noreply.github.com", "h", None),
         ("a+b@example.com", "a+b", None),
         ("@example.com", None, None),
@@ -288,6 +289,7 @@ def test_an_issuer_with_a_line_break_is_refused_naming_the_entry() -> None:
         "gitlab",
         "line-break",
         "noreply-plus",
+        "noreply-second-plus",
         "noreply-no-plus",
         "plus-elsewhere",
         "empty-local-part",
@@ -347,3 +349,37 @@ def test_a_loaded_allowlist_names_its_file_as_displayed(
     shown = display if display is not None else "allowlist.yaml"
     assert str(caught.value.location.file) == shown
     assert str(tmp_path) not in str(caught.value.diagnostics())
+
+
+def test_two_patterns_whose_prefixes_differ_right_after_an_escape_do_not_overlap() -> None:
+    """The literal prefix keeps every character after an escape: `x\\.io` and `x\\.jo` are
+    different prefixes, so both entries stand."""
+    first = _pat(r"^https://x\.io/a@refs/heads/main$")
+    second = _pat(r"^https://x\.jo/a@refs/heads/main$")
+    listed = parse_allowlist(_doc(first=first, community=second), file="a.yaml")
+    assert len(listed.entries) == 2
+
+
+def test_an_overlap_names_the_shared_literal_prefix_as_written() -> None:
+    first = _pat(r"^https://x\.io/a@refs/heads/main$")
+    second = _pat(r"^https://x\.io/a@refs/tags/v1$")
+    with pytest.raises(AllowlistError, match="overlapping") as caught:
+        parse_allowlist(_doc(first=first, community=second), file="a.yaml")
+    assert "same prefix 'https://x.io/a' as " in caught.value.found
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^https://x\.io/a@refs/heads/a\.|.*$",
+        r"^https://x\.io/a\(@refs/heads/main|.*$",
+        r"^https://x\.io/a\[@refs/heads/main|.*$",
+    ],
+    ids=["bar-after-an-escape", "escaped-paren-before-at", "escaped-bracket-before-at"],
+)
+def test_a_top_level_bar_next_to_an_escape_is_still_refused(pattern: str) -> None:
+    """An escaped character is one character: the `|` after it, or after an `@` that follows
+    an escaped `(` or `[` on the left, is at the top level and escapes the anchors."""
+    with pytest.raises(AllowlistError, match="too broad") as caught:
+        parse_allowlist(_doc(first=_pat(pattern)), file="a.yaml")
+    assert "top-level '|'" in caught.value.found
