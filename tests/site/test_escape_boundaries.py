@@ -148,3 +148,37 @@ def test_a_figure_keeps_non_ascii_text_as_its_characters() -> None:
     assert str(figure_attr({"name": "Zoë 東京", "x": "\u202e"})) == (
         "{&quot;name&quot;:&quot;Zoë 東京&quot;,&quot;x&quot;:&quot;\\u202e&quot;}"
     )
+
+
+class _LooksLikeAUrl:
+    def __str__(self) -> str:
+        return "https://example.com/"
+
+
+@pytest.mark.parametrize(
+    "value", [_LooksLikeAUrl(), b"https://example.com/", "https://[::1", "http://[bad"]
+)
+def test_only_a_string_that_parses_as_a_web_url_is_one(value: object) -> None:
+    """An object that prints as a URL is not a URL (only strings are), and a string that
+    `urlsplit` cannot parse (an unclosed IPv6 bracket) is refused, never guessed at."""
+    assert safe_url(value) is None
+    assert link("t", value) == Markup("t")
+
+
+def test_figure_json_is_the_same_bytes_whatever_the_key_order() -> None:
+    """Byte-identical pages need one spelling per figure: keys sorted, compact separators."""
+    assert figure_attr({"b": 1, "a": 2}) == figure_attr({"a": 2, "b": 1})
+    assert figure_attr({"b": 1, "a": 2}) == Markup("{&quot;a&quot;:2,&quot;b&quot;:1}")
+
+
+def test_figure_json_keeps_non_ascii_text_as_itself() -> None:
+    """`é` stays `é` (UTF-8 pages), not `\\u00e9`: the chart shows the label as written."""
+    dumped = str(figure_attr({"label": "café"}))
+    assert "café" in dumped and "\\u00e9" not in dumped
+
+
+def test_a_data_attribute_is_escaped_json() -> None:
+    from generator.site.escape import data_attr
+
+    assert data_attr({"q": "a<b"}) == Markup("{&quot;q&quot;:&quot;a&lt;b&quot;}")
+    assert data_attr(None) == Markup("null")
