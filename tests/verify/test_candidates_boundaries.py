@@ -231,3 +231,37 @@ def test_candidates_that_all_fail_without_a_hint_give_no_invented_hint() -> None
     verdict = _verify(case, answers)
     assert_failed_at(verdict, 2, FailureClass.SIGNATURE)
     assert verdict.cause.hint == ""
+
+
+def _v2_statement(case: EvidenceCase, **predicate_changes: Any) -> dict[str, Any]:
+    from generator.model import PredicateType
+
+    predicate = dict(case.statement["predicate"], **predicate_changes)
+    return dict(case.statement, predicateType=PredicateType.V2.value, predicate=predicate)
+
+
+@pytest.mark.parametrize(
+    ("statement_of", "detail"),
+    [
+        (lambda c: dict(c.statement, predicateType=5), "unexpected predicateType 5"),
+        (lambda c: dict(c.statement, predicate="text"), "statement has no predicate object"),
+        (
+            lambda c: _v2_statement(c, profile={"selection": 5}),
+            "predicate profile.selection 5 is not name=value",
+        ),
+        (
+            lambda c: _v2_statement(c, profile={"selection": "no-equals-sign"}),
+            "predicate profile.selection 'no-equals-sign' is not name=value",
+        ),
+    ],
+    ids=["type-not-a-string", "predicate-not-an-object", "selection-a-number", "selection-no-eq"],
+)
+def test_a_signed_statement_that_is_not_coherent_is_refused_at_step_two(
+    statement_of: Any, detail: str
+) -> None:
+    """The signed statement's coherence is part of step 2: a verified signature over an
+    incoherent statement never reaches the predicate steps."""
+    case = EvidenceCase().seal()
+    verdict = _verify(case, {b"one": _ok(case, statement=statement_of(case))})
+    assert_failed_at(verdict, 2, FailureClass.SIGNATURE)
+    assert verdict.cause.detail == detail

@@ -213,6 +213,36 @@ def _recipe(data: bytes) -> Callable[[EvidenceCase], None]:
     return apply
 
 
+def _sha_of(path: str, digest: Callable[[bytes], str]) -> Callable[[EvidenceCase], None]:
+    """manifest.json rewritten with `path`'s sha256 given by `digest` (the file unchanged)."""
+
+    def apply(case: EvidenceCase) -> None:
+        manifest = json.loads(case.files["manifest.json"])
+        for entry in manifest["files"]:
+            if entry["path"] == path:
+                entry["sha256"] = digest(case.files[path])
+        rewrite_manifest(case, manifest)
+
+    return apply
+
+
+def _listed_missing(path: str) -> Callable[[EvidenceCase], None]:
+    def apply(case: EvidenceCase) -> None:
+        manifest = json.loads(case.files["manifest.json"])
+        manifest["files"].append({"path": path, "size": 1, "sha256": _sha(b"x")})
+        rewrite_manifest(case, manifest)
+
+    return apply
+
+
+def _recipe_renamed(name: str) -> Callable[[EvidenceCase], None]:
+    def apply(case: EvidenceCase) -> None:
+        case.files[name] = case.files.pop("recipe.yaml")
+        _relist(case)
+
+    return apply
+
+
 STEP4: list[tuple[str, Callable[[EvidenceCase], None], str]] = [
     (
         "manifest-digest-empty",
@@ -245,6 +275,28 @@ STEP4: list[tuple[str, Callable[[EvidenceCase], None], str]] = [
     ("recipe-missing", _dropped("recipe.yaml"), "manifest.json has no recipe.yaml entry"),
     ("recipe-not-yaml", _recipe(b"kind: [\n"), "recipe.yaml cannot be decoded"),
     ("recipe-a-list", _recipe(b"- kind\n"), "recipe.yaml is not a mapping"),
+    ("size-one", _sized("snapshot.yaml", 1), "snapshot.yaml: size mismatch (got "),
+    ("sha-another-file-s", _sha_of("snapshot.yaml", lambda d: _sha(d + b"x")), "sha256 mismatch"),
+    (
+        "sha-in-capitals",
+        _sha_of("snapshot.yaml", lambda d: "sha256:" + hashlib.sha256(d).hexdigest().upper()),
+        "snapshot.yaml: sha256 mismatch",
+    ),
+    ("missing-beside-a-longer-name", _listed_missing("snap"), "file missing from bundle: snap"),
+    (
+        "ctrf-digest-in-capitals",
+        _predicate_edit(
+            lambda p: p["phases"]["deployment"].update(
+                ctrfDigest="sha256:" + p["phases"]["deployment"]["ctrfDigest"][7:].upper()
+            )
+        ),
+        "ctrf/deployment.json",
+    ),
+    (
+        "recipe-in-capitals",
+        _recipe_renamed("Recipe.yaml"),
+        "manifest.json has no recipe.yaml entry",
+    ),
 ]
 
 
@@ -751,3 +803,14 @@ def test_a_signed_recipe_digest_in_capitals_is_a_digest_mismatch() -> None:
     verdict = run(case)
     assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
     assert verdict.cause.detail.startswith("recipe digest mismatch (predicate ")
+
+
+def test_a_predicate_profile_selection_that_differs_only_by_letter_case_fails_step_four() -> None:
+    case = EvidenceCase(recipe_yaml=PROFILE_RECIPE_YAML).seal()
+    selection = case.predicate["profile"]["selection"]
+    case.predicate["profile"]["selection"] = selection.lower()
+    assert case.predicate["profile"]["selection"] != selection
+    reseal_statement(case)
+    verdict = run(case)
+    assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
+    assert "predicate profile.selection" in verdict.cause.detail
