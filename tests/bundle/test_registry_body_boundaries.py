@@ -207,3 +207,25 @@ def test_the_default_minimum_throughput_is_4_kib_per_second_after_10_s(
         with pytest.raises(BundleFetchError, match="slower than 4096 bytes/s") as caught:
             client._body(attempt, response, URL, 1 << 20, "blob", "the blob")
         assert caught.value.expected == "at least 4096 bytes/s after 10 s"
+
+
+@pytest.mark.parametrize("expired", [True, False], ids=["deadline-passed", "in-time"])
+def test_a_transport_failure_after_the_deadline_is_the_deadline(expired: bool) -> None:
+    """A connection torn down because the fetch's deadline passed is reported as the deadline
+    (class `registry`, with its own next step), not as the socket error it caused."""
+    from generator.bundle.transport import Transfer
+
+    client = RegistryClient(credentials={}, deadline=7.0)
+    transfer = Transfer(deadline_at=float("inf"))
+    if expired:
+        transfer.expire()
+    attempt = _Attempt(base="https://registry.example", repo="acme", deadline_at=1e9)
+    attempt.transfer = transfer
+    error = client._transport_error(attempt, URL, OSError("connection reset"), "reading")
+    assert isinstance(error, BundleFetchError)
+    assert error.transient
+    if expired:
+        assert error.failure_class is FailureClass.REGISTRY
+        assert error.message == "registry timed out (the fetch deadline of 7 s passed)"
+    else:
+        assert "timed out" not in error.message
