@@ -182,3 +182,13 @@ def test_a_data_attribute_is_escaped_json() -> None:
 
     assert data_attr({"q": "a<b"}) == Markup("{&quot;q&quot;:&quot;a&lt;b&quot;}")
     assert data_attr(None) == Markup("null")
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), -float("inf")])
+def test_a_figure_with_a_non_finite_number_is_refused_not_written_as_invalid_json(
+    number: float,
+) -> None:
+    """`NaN` and `Infinity` are not JSON: the browser's JSON.parse would throw and the chart
+    would be blank, so the figure is refused where it is made, not in the reader's browser."""
+    with pytest.raises(ValueError):
+        figure_attr({"y": [1.0, number]})
