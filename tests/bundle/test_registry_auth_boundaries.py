@@ -367,3 +367,156 @@ def test_no_login_is_taken_from_netrc_or_the_environment(
     assert got.failure_class is FailureClass.REGISTRY_FORBIDDEN
     assert proxy.seen and set(proxy.auth_sent()) == {""}, proxy.seen
     assert listener.first_bytes == []
+
+
+# ------------------------------------------------------------------ token answers and reuse
+
+PARAMS = f'realm="{{url}}/token",service="registry.example",scope="{SCOPE}"'
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize(
+    ("status", "body", "message"),
+    [
+        (500, b"{}", "a pull token"),
+        (200, b"not json", "token endpoint returned junk"),
+    ],
+    ids=["token-service-error", "token-junk"],
+)
+def test_a_token_service_that_fails_or_answers_junk_fails_the_fetch_without_a_token(
+    proxy_for: Callable[..., AuthProxy],
+    sample: Any,
+    status: int,
+    body: bytes,
+    message: str,
+) -> None:
+    bearer = _bearer_gate(PARAMS, lambda _query: True, ANON)
+
+    def gate(proxy: AuthProxy, handler: BaseHTTPRequestHandler) -> Answer | None:
+        if handler.path.startswith("/token"):
+            return status, {"Content-Type": "application/json"}, body
+        return bearer(proxy, handler)
+
+    proxy = proxy_for(gate)
+    got = run_bounded(lambda: _client(proxy, password=None).fetch(sample.ref()))
+    assert isinstance(got, BundleFetchError), got
+    assert message in got.message
+    assert not any(auth.startswith("Bearer") for auth in proxy.auth_sent())
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("token", [5, "", None], ids=["a-number", "empty", "null"])
+def test_a_token_answer_without_a_usable_token_sends_no_bearer(
+    proxy_for: Callable[..., AuthProxy], sample: Any, token: object
+) -> None:
+    """`{"token": 5}` or an empty token is no token: nothing is sent as `Bearer 5` or
+    `Bearer `, and the pull stays refused."""
+    answer = json.dumps({"token": token}).encode()
+    proxy = proxy_for(_bearer_gate(PARAMS, lambda _query: True, answer))
+    got = run_bounded(lambda: _client(proxy, password=None).fetch(sample.ref()))
+    assert isinstance(got, BundleFetchError), got
+    assert got.failure_class is FailureClass.REGISTRY_FORBIDDEN
+    assert not any(auth.startswith("Bearer") for auth in proxy.auth_sent()), proxy.seen
+
+
+@pytest.mark.registry
+def test_an_expired_anonymous_token_is_replaced_by_another_anonymous_one(
+    proxy_for: Callable[..., AuthProxy], sample: Any
+) -> None:
+    """Every token is good for one pull here: when the cached anonymous token is refused, a
+    new anonymous token is asked for. The login is never offered for a public package."""
+    issued: list[str] = []
+    used: set[str] = set()
+
+    def gate(proxy: AuthProxy, handler: BaseHTTPRequestHandler) -> Answer | None:
+        if handler.path.startswith("/token"):
+            issued.append(f"single-use-{len(issued)}")
+            return 200, {}, json.dumps({"token": issued[-1]}).encode()
+        auth = handler.headers.get("Authorization") or ""
+        token = auth.removeprefix("Bearer ")
+        if token in issued and token not in used:
+            used.add(token)
+            return None
+        return _refuse(401, "Bearer " + PARAMS.format(url=proxy.url))
+
+    proxy = proxy_for(gate)
+    got = run_bounded(lambda: _client(proxy).fetch(sample.ref()))
+    assert not isinstance(got, BaseException), got
+    assert got.files == sample.files and got.needed_credentials is False
+    assert len(issued) >= 2
+    assert not any(auth.startswith("Basic") for _path, auth in proxy.seen), proxy.seen
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("scheme", ["basic", "bearer"])
+def test_every_fetch_that_rides_on_a_login_says_it_needed_credentials(
+    proxy_for: Callable[..., AuthProxy], sample: Any, scheme: str
+) -> None:
+    """The second fetch by the same client reuses the login's token or Basic header without a
+    new refusal: it needed the credentials all the same, and says so."""
+    bearer = _bearer_gate(PARAMS, lambda _query: True, ANON)
+
+    def gate(proxy: AuthProxy, handler: BaseHTTPRequestHandler) -> Answer | None:
+        auth = handler.headers.get("Authorization")
+        if scheme == "basic":
+            return None if auth == GOOD_BASIC else _refuse(401, 'Basic realm="proxy"')
+        if handler.path.startswith("/token") and auth != GOOD_BASIC:
+            return 401, {}, b'{"errors":[{"code":"DENIED"}]}'
+        return bearer(proxy, handler)
+
+    proxy = proxy_for(gate)
+    client = _client(proxy)
+    first = run_bounded(lambda: client.fetch(sample.ref()))
+    second = run_bounded(lambda: client.fetch(sample.ref()))
+    for got in (first, second):
+        assert not isinstance(got, BaseException), got
+        assert got.needed_credentials is True
+
+
+@pytest.mark.parametrize(
+    "realm",
+    ["https://straße.example/token", "https://registry.example.evil/token", ""],
+    ids=["casefolds-to-the-registry", "another-host", "no-realm"],
+)
+def test_credentials_never_go_to_a_token_realm_on_another_host(
+    realm: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`straße.example` casefolds to `strasse.example` but is another host name (IDNA keeps
+    the ß): the login is not sent there, nothing is requested, and the warning names the realm
+    as the registry wrote it."""
+    client = RegistryClient(credentials={})
+    attempt = _Attempt(base="https://strasse.example", repo=REPO, deadline_at=float("inf"))
+    params = {"realm": realm, "service": "x"} if realm else {"service": "x"}
+    with caplog.at_level("WARNING", logger="generator.bundle.registry"):
+        got = client._credentialed_auth(attempt, ("bearer", params), ("user", "secret"))
+    assert got is None
+    warnings = [r.getMessage() for r in caplog.records]
+    assert any("not sending credentials" in m and repr(realm) in m for m in warnings), warnings
+
+
+def test_a_host_that_only_casefolds_to_localhost_is_not_loopback() -> None:
+    from generator.bundle._registry_auth import _is_loopback
+
+    assert _is_loopback("http://localhost:5000")
+    assert _is_loopback("http://LOCALHOST:5000")
+    assert not _is_loopback("http://localhoſt:5000")
+
+
+def test_a_bearer_challenge_without_a_realm_is_refused_naming_the_empty_realm() -> None:
+    client = RegistryClient(credentials={})
+    attempt = _Attempt(base="https://ghcr.io", repo=REPO, deadline_at=float("inf"))
+    with pytest.raises(BundleFetchError, match="unusable realm") as caught:
+        client._token(attempt, {"service": "ghcr.io"}, None)
+    assert caught.value.found == "''"
+
+
+def test_a_refusal_from_a_host_that_only_casefolds_to_the_registry_s_earns_no_login() -> None:
+    """A redirect target `strasse.example` is not the registry `ſtrasse.example` (a long s),
+    though the two casefold alike: its refusal is not answered with the registry's login."""
+    client = RegistryClient(credentials={})
+    attempt = _Attempt(base="https://ſtrasse.example", repo=REPO, deadline_at=float("inf"))
+    refusal = requests.Response()
+    refusal.url = "https://strasse.example/v2/acme/manifests/x"
+    assert not client._may_send_credentials(attempt, refusal)
+    refusal.url = "https://ſtrasse.example/v2/acme/manifests/x"
+    assert client._may_send_credentials(attempt, refusal)
