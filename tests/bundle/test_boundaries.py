@@ -278,3 +278,103 @@ def test_a_registrys_bad_referrers_answer_is_a_registry_failure() -> None:
 def test_a_descriptor_that_is_not_a_mapping_is_refused(value: object) -> None:
     with pytest.raises(BundleFetchError, match="is not a descriptor"):
         parse_descriptor(value, "layer", WHERE)
+
+
+def test_a_referrer_type_or_subject_in_capitals_is_not_a_signature_of_this_bundle() -> None:
+    """Media types and digests are compared exactly: a referrer that says its type or its
+    subject in capitals is another artifact, not this bundle's signature."""
+    shouted_type = _referrer(artifact=SIGSTORE_TYPE.upper())
+    assert referrer_layer(shouted_type, SUBJECT, Limits(), WHERE) is None
+    shouted_subject = _referrer(subject="sha256:" + SUBJECT.removeprefix("sha256:").upper())
+    assert referrer_layer(shouted_subject, SUBJECT, Limits(), WHERE) is None
+
+
+@pytest.mark.parametrize(
+    ("config", "is_signature"),
+    [({"mediaType": SIGSTORE_TYPE}, True), ({"mediaType": "other"}, False), ({}, False)],
+    ids=["sigstore-config", "other-config", "no-config-type"],
+)
+def test_a_referrer_that_predates_artifact_type_is_typed_by_its_config(
+    config: dict[str, str], is_signature: bool
+) -> None:
+    """Older referrers carry no `artifactType`; their config's media type says what they are."""
+    body = json.loads(_referrer())
+    del body["artifactType"]
+    body["config"] = {**config, "digest": _digest(b"{}"), "size": 2}
+    layer = referrer_layer(json.dumps(body).encode(), SUBJECT, Limits(), WHERE)
+    assert (layer is not None) is is_signature
+
+
+@pytest.mark.parametrize("manifests", [{}, "x", None], ids=["an-object", "a-string", "null"])
+def test_a_referrers_index_whose_manifests_is_not_a_list_is_refused(manifests: object) -> None:
+    index = json.dumps({"schemaVersion": 2, "manifests": manifests}).encode()
+    with pytest.raises(BundleFetchError, match="no manifests list") as caught:
+        index_candidates(index, Limits(), WHERE)
+    assert caught.value.failure_class is FailureClass.INTEGRITY
+
+
+def test_a_manifest_without_a_layers_list_says_it_has_no_layers() -> None:
+    body = {"schemaVersion": 2, "mediaType": MANIFEST_TYPE}
+    with pytest.raises(BundleFetchError, match="exactly one layer") as caught:
+        bundle_layer(json.dumps(body).encode(), Limits(), WHERE)
+    assert "no" in str(caught.value.found).split()
+
+
+@pytest.mark.parametrize(("artifact", "listed"), [("x/y", True), (None, False), ("", False)])
+def test_a_descriptor_names_its_artifact_type_only_when_it_has_one(
+    artifact: str | None, listed: bool
+) -> None:
+    descriptor = Descriptor("m", OciDigest(_digest(b"a")), 1, artifact)
+    assert ("artifactType" in descriptor.as_json()) is listed
+
+
+def test_the_empty_config_is_oci_s_empty_descriptor() -> None:
+    """Artifacts this project writes use OCI's empty config: the two bytes `{}`, whose digest
+    every registry knows (sha256:44136fa3...)."""
+    from generator.bundle.oci import EMPTY_CONFIG
+
+    assert EMPTY_CONFIG == b"{}"
+    assert _digest(EMPTY_CONFIG) == (
+        "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+    )
+
+
+def test_the_manifest_accept_header_lists_each_type_apart() -> None:
+    from generator.bundle.oci import DOCKER_MANIFEST_TYPE, INDEX_TYPE, MANIFEST_ACCEPT
+
+    assert MANIFEST_ACCEPT.split(", ") == [MANIFEST_TYPE, INDEX_TYPE, DOCKER_MANIFEST_TYPE]
+
+
+def _raw_with_referrers(subjects: list[str]) -> Any:
+    from generator.bundle.artifact import build_layer, bundle_artifact, signature_artifact
+    from generator.bundle.oci import RawBundle, RawReferrer
+
+    bundle = bundle_artifact(
+        build_layer({"recipe.yaml": b"kind: RecipeResult\n", "manifest.json": b"{}"})
+    )
+    other = bundle_artifact(build_layer({"recipe.yaml": b"kind: Other\n", "manifest.json": b"{}"}))
+    referrers = []
+    for n, subject in enumerate(subjects):
+        about = bundle if subject == "ours" else other
+        sig = signature_artifact(about.descriptor, json.dumps({"n": n}).encode())
+        referrers.append(RawReferrer(sig.manifest, sig.blobs[-1]))
+    return bundle, RawBundle(bundle.manifest, bundle.blobs[-1], tuple(referrers))
+
+
+def test_a_raw_referrer_about_another_bundle_is_not_among_its_signatures() -> None:
+    from generator.bundle.oci import materialize
+
+    bundle, raw = _raw_with_referrers(["theirs", "ours"])
+    got = materialize(raw, origin="layout", limits=Limits(), where=WHERE)
+    assert len(got.signatures) == 1
+
+
+def test_materialize_keeps_at_most_max_signatures_whatever_its_source_sent() -> None:
+    from generator.bundle.oci import materialize
+
+    bundle, raw = _raw_with_referrers(["ours"] * (MAX_SIGNATURES + 2))
+    got = materialize(raw, origin="layout", limits=Limits(), where=WHERE)
+    assert len(got.signatures) == MAX_SIGNATURES
+    assert [s.referrer_digest for s in got.signatures] == sorted(
+        s.referrer_digest for s in got.signatures
+    )
