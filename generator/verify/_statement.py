@@ -65,6 +65,7 @@ def _step3(
         )
         return None
     rows.append(SubRow("pointer predicateType", "equals statement", beyond_aicr=True))
-    version = predicate.get("schemaVersion", "")
-    run.passed(3, f"predicate {version} for recipe {name} ({origin})", rows)
+    version = predicate.get("schemaVersion")
+    said = f"predicate {version}" if isinstance(version, str) and version else "predicate"
+    run.passed(3, f"{said} for recipe {name} ({origin})", rows)
     return ptype, predicate

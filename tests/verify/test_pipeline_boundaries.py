@@ -814,3 +814,25 @@ def test_a_predicate_profile_selection_that_differs_only_by_letter_case_fails_st
     verdict = run(case)
     assert_failed_at(verdict, 4, FailureClass.INTEGRITY)
     assert "predicate profile.selection" in verdict.cause.detail
+
+
+@pytest.mark.parametrize(
+    ("version", "said"),
+    [
+        ("1.0.0", "predicate 1.0.0 for recipe "),
+        (None, "predicate for recipe "),
+        ("", "predicate for recipe "),
+    ],
+    ids=["versioned", "no-version", "empty-version"],
+)
+def test_step_three_says_the_predicate_s_schema_version_only_when_it_has_one(
+    version: str | None, said: str
+) -> None:
+    case = EvidenceCase().seal()
+    if version is None:
+        case.predicate.pop("schemaVersion", None)
+    else:
+        case.predicate["schemaVersion"] = version
+    reseal_statement(case)
+    verdict = run(case)
+    assert verdict.steps[2].detail.startswith(said), verdict.steps[2].detail
