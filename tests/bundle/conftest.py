@@ -202,9 +202,10 @@ def _handler(state: FakeRegistry) -> type[BaseHTTPRequestHandler]:
                 self._send(action, b'{"errors":[]}')
                 return
             parts = urlsplit(path)
-            if action == "redirect":
+            if action in ("redirect", "redirect-upper"):
                 port = state.base_url.rsplit(":", 1)[1]
-                self._send(307, b"", {"Location": f"http://localhost:{port}/cdn{parts.path}"})
+                host = "localhost" if action == "redirect" else "LOCALHOST"
+                self._send(307, b"", {"Location": f"http://{host}:{port}/cdn{parts.path}"})
                 return
             if parts.path.startswith("/cdn/"):
                 blob = state.blobs.get(

@@ -469,3 +469,25 @@ def test_every_request_says_what_it_accepts(fake_registry: Any, sample: Any) -> 
     assert manifests and all(
         a and "application/vnd.oci.image.manifest.v1+json" in a for a in manifests
     )
+
+
+def test_authorization_is_dropped_on_a_redirect_to_the_host_spelled_otherwise(
+    fake_registry: Any, sample: Any
+) -> None:
+    """Authorization follows a redirect only to the very same `host:port` as written; a
+    Location that spells the host otherwise (`LOCALHOST`) gets the request without it."""
+    fake_registry.auth = "bearer"
+    fake_registry.add(REPO, sample)
+    port = fake_registry.base_url.rsplit(":", 1)[1]
+    fake_registry.fault("/blobs/", "redirect-upper", times=1)
+    mirrored = RegistryClient(
+        mirrors={"ghcr.io": f"http://localhost:{port}"},
+        credentials={},
+        read_timeout=2.0,
+        allow_private=[f"127.0.0.1:{port}"],  # the fake's token realm
+    )
+    got = mirrored.fetch(sample.ref())
+    assert got.files == sample.files
+    cdn = fake_registry.requests_to(r"^/cdn/")
+    assert cdn and all(auth == "" for _method, _path, auth in cdn), cdn
+    assert any(auth.startswith("Bearer") for _m, _p, auth in fake_registry.log)

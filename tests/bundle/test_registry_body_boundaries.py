@@ -229,3 +229,39 @@ def test_a_transport_failure_after_the_deadline_is_the_deadline(expired: bool) -
         assert error.message == "registry timed out (the fetch deadline of 7 s passed)"
     else:
         assert "timed out" not in error.message
+
+
+class _BrokenStream(FakeStream):
+    """Hands out its chunks, then the connection breaks."""
+
+    def read1(self, size: int, decode_content: bool = True) -> bytes:
+        chunk = super().read1(size, decode_content)
+        if not chunk:
+            raise OSError("connection reset by peer")
+        return chunk
+
+
+def test_a_connection_that_breaks_while_a_body_is_read_fails_the_fetch() -> None:
+    """Without a Content-Length nothing else would tell a broken body from a whole one: the
+    read error itself must fail the fetch (transient), never return what came so far."""
+    clock = FakeClock()
+    client = RegistryClient(credentials={}, clock=clock)
+    response = requests.Response()
+    response.raw = _BrokenStream([b"x" * 10], clock)
+    attempt = _Attempt(base="https://registry.example", repo="acme", deadline_at=1e9)
+    with pytest.raises(BundleFetchError) as caught:
+        client._body(attempt, response, URL, CAP, "blob", "the blob")
+    assert caught.value.transient
+
+
+def test_a_body_read_whole_after_the_deadline_passed_is_the_deadline() -> None:
+    """The deadline expired the transfer while the last bytes came in: the fetch is over
+    time, whatever was read (never a late success)."""
+    clock = FakeClock()
+    client = RegistryClient(credentials={}, clock=clock, deadline=7.0)
+    response = requests.Response()
+    response.raw = FakeStream([b"x" * 10], clock)
+    attempt = _Attempt(base="https://registry.example", repo="acme", deadline_at=1e9)
+    attempt.transfer.expire()
+    with pytest.raises(BundleFetchError, match="deadline of 7 s passed"):
+        client._body(attempt, response, URL, CAP, "blob", "the blob")
