@@ -193,6 +193,8 @@ class _RegistryHttp:
         expected = int(declared) if declared and declared.isdigit() else None
         if expected is not None and expected > cap:
             raise cap_error(what, cap_name, cap, where=url, found=f"Content-Length {expected}")
+        if response.headers.get("Content-Encoding", "identity").lower() != "identity":
+            expected = None  # the wire size of a compressed body: the cap counts decoded bytes
         chunks: list[bytes] = []
         total = 0
         started = self._clock()

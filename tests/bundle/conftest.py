@@ -8,6 +8,7 @@ be scripted to fail: a status, a truncated body, corrupted bytes, or no answer a
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import re
 import shutil
@@ -254,6 +255,10 @@ def _handler(state: FakeRegistry) -> type[BaseHTTPRequestHandler]:
             if action == "truncate":
                 self._send(200, body[: len(body) // 2], {"Content-Type": media}, length=len(body))
                 self.close_connection = True
+                return
+            if action == "gzip":  # a CDN that compresses: Content-Length is the wire size
+                packed = gzip.compress(body, mtime=0)
+                self._send(200, packed, {"Content-Type": media, "Content-Encoding": "gzip"})
                 return
             if action == "oversize":
                 self._send(200, b"", {"Content-Type": media}, length=1 << 40)

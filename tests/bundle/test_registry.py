@@ -491,3 +491,15 @@ def test_authorization_is_dropped_on_a_redirect_to_the_host_spelled_otherwise(
     cdn = fake_registry.requests_to(r"^/cdn/")
     assert cdn and all(auth == "" for _method, _path, auth in cdn), cdn
     assert any(auth.startswith("Bearer") for _m, _p, auth in fake_registry.log)
+
+
+def test_a_compressed_answer_is_decoded_and_checked_by_its_content(
+    fake_registry: Any, sample: Any
+) -> None:
+    """A CDN may gzip a manifest or a blob (`Content-Encoding: gzip`, Content-Length the wire
+    size): the client reads the decoded bytes, which must still match their digests."""
+    fake_registry.add(REPO, sample)
+    fake_registry.fault("/(manifests|blobs)/", "gzip")
+    got = client(fake_registry).fetch(sample.ref())
+    assert got.files == sample.files
+    assert [s.referrer_digest for s in got.signatures] == [sample.signatures[0].digest]
