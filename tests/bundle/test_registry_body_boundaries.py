@@ -254,14 +254,27 @@ def test_a_connection_that_breaks_while_a_body_is_read_fails_the_fetch() -> None
     assert caught.value.transient
 
 
-def test_a_body_read_whole_after_the_deadline_passed_is_the_deadline() -> None:
-    """The deadline expired the transfer while the last bytes came in: the fetch is over
-    time, whatever was read (never a late success)."""
+class _ExpiringStream(FakeStream):
+    """Hands out its chunks; the deadline passes while the end of the body is awaited."""
+
+    def __init__(self, chunks: list[bytes], clock: FakeClock, attempt: _Attempt) -> None:
+        super().__init__(chunks, clock)
+        self.attempt = attempt
+
+    def read1(self, size: int, decode_content: bool = True) -> bytes:
+        chunk = super().read1(size, decode_content)
+        if not chunk:
+            self.attempt.transfer.expire()
+        return chunk
+
+
+def test_a_body_whose_end_came_after_the_deadline_is_the_deadline() -> None:
+    """The deadline expired the transfer while the end of the body was awaited: the fetch is
+    over time, whatever was read (never a late success)."""
     clock = FakeClock()
     client = RegistryClient(credentials={}, clock=clock, deadline=7.0)
-    response = requests.Response()
-    response.raw = FakeStream([b"x" * 10], clock)
     attempt = _Attempt(base="https://registry.example", repo="acme", deadline_at=1e9)
-    attempt.transfer.expire()
+    response = requests.Response()
+    response.raw = _ExpiringStream([b"x" * 10], clock, attempt)
     with pytest.raises(BundleFetchError, match="deadline of 7 s passed"):
         client._body(attempt, response, URL, CAP, "blob", "the blob")
