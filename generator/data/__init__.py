@@ -7,6 +7,7 @@ docs/data-contract.md. JSON is written byte-compatibly with Go's `encoding/json`
 the pointers' (`_pointer_docs`) are made in private modules behind it.
 """
 
+from generator.data._pointer_docs import freshness_document
 from generator.data.gojson import go_json
 from generator.data.records import FreshnessExplanation, FreshnessInfo, PointerRecord
 from generator.data.writers import (
@@ -40,6 +41,7 @@ __all__ = [
     "build_info_document",
     "default_build_time",
     "evidence_document",
+    "freshness_document",
     "go_json",
     "index_document",
     "pointer_document",

@@ -204,7 +204,7 @@ def pointer_document(record: PointerRecord) -> dict[str, Any]:
         "verify": _verify(record),
         "duplicateOf": record.duplicate_of,
         "attestedAtSkew": record.attested_at_skew,
-        "freshness": _freshness(record.freshness),
+        "freshness": freshness_document(record.freshness),
         "evidence": evidence,
     }
 
@@ -290,7 +290,7 @@ def _verify(record: PointerRecord) -> dict[str, Any]:
     }
 
 
-def _freshness(info: FreshnessInfo) -> dict[str, Any]:
+def freshness_document(info: FreshnessInfo) -> dict[str, Any]:
     """`POINTER.freshness`, with the (ours) `explanation` of stale evidence or null."""
     why = info.explanation
     return {

@@ -33,7 +33,7 @@ import orjson
 
 from generator.cacheauth import CacheAuth, Purpose
 from generator.corroborate import BoardEntry
-from generator.data import FreshnessExplanation, FreshnessInfo
+from generator.data import FreshnessExplanation, FreshnessInfo, freshness_document
 from generator.facts import Criteria
 from generator.model import (
     Classification,
@@ -139,26 +139,9 @@ def _pointer_json(p: PointerProduct) -> dict[str, Any]:
     return {
         "path": p.path,
         "verdict": verdict_to_json(verdict),
-        "freshness": _freshness_json(p.freshness),
+        "freshness": freshness_document(p.freshness),
         "document": p.document,
         "entry": None if p.entry is None else _entry_json(p.entry),
-    }
-
-
-def _freshness_json(info: FreshnessInfo) -> dict[str, Any]:
-    why = info.explanation
-    return {
-        "state": str(info.state.value),
-        "signed": info.signed,
-        "current": info.current,
-        "provider": info.provider,
-        "explanation": None
-        if why is None
-        else {
-            "diff": list(why.diff),
-            "commits": None if why.commits is None else list(why.commits),
-            "truncated": why.truncated,
-        },
     }
 
 
