@@ -503,3 +503,20 @@ def test_a_compressed_answer_is_decoded_and_checked_by_its_content(
     got = client(fake_registry).fetch(sample.ref())
     assert got.files == sample.files
     assert [s.referrer_digest for s in got.signatures] == [sample.signatures[0].digest]
+
+
+def test_a_compressed_answer_is_capped_by_its_decoded_size(fake_registry: Any, sample: Any) -> None:
+    """A gzip answer small on the wire but over the cap once decoded (a compression bomb in
+    small) is refused: the cap counts the bytes the client would keep, not the wire bytes."""
+    import gzip
+    from dataclasses import replace
+
+    fake_registry.add(REPO, sample)
+    fake_registry.fault("/manifests/", "gzip")
+    manifest = sample.bundle.manifest
+    packed = len(gzip.compress(manifest, mtime=0))
+    assert packed < len(manifest) - 1
+    limits = replace(Limits(), manifest_json=len(manifest) - 1)
+    assert limits.manifest_json >= packed
+    with pytest.raises(BundleFetchError, match="exceeds the manifest_json limit"):
+        client(fake_registry, limits=limits).fetch(sample.ref())
