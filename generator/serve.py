@@ -30,7 +30,19 @@ from types import FrameType
 from typing import Any
 
 from mkdocs.livereload import LiveReloadServer
-from watchdog.events import FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirModifiedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
@@ -40,6 +52,7 @@ from generator.errors import EvidenceDashError, InternalError, UsageError
 from generator.site import csp
 
 __all__ = [
+    "CHANGES",
     "DEBOUNCE",
     "POLL_INTERVAL",
     "PreviewServer",
@@ -56,6 +69,19 @@ at a tree of 10,000 pointers takes about a second, so the OS's notifications (in
 used wherever they can be had."""
 DEBOUNCE = 0.3
 """Seconds without a further change before a rebuild starts (an editor's save is many events)."""
+CHANGES: tuple[type[FileSystemEvent], ...] = (
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirModifiedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+)
+"""The events that start a rebuild. Opening or reading a file is not a change: the OS reports
+those too, and the build reads every watched file, so counting them rebuilt forever."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +176,7 @@ class PreviewServer(LiveReloadServer):
         native = _native_observer(paths)
         if native is not None:
             self.observer = native  # type: ignore[assignment]  # MkDocs types it as polling
+        _changes_only(self.observer)
         for path in paths:
             self.watch(str(path))
         return "polling" if native is None else "native"
@@ -169,6 +196,23 @@ class PreviewServer(LiveReloadServer):
 
     def server_activate(self) -> None:
         self.listen()
+
+
+def _changes_only(observer: BaseObserver) -> None:
+    """Make every watch `observer` schedules (MkDocs' `watch` calls `schedule`) report only
+    CHANGES."""
+    schedule = observer.schedule
+
+    def changes_only(
+        handler: FileSystemEventHandler,
+        path: str,
+        *,
+        recursive: bool = False,
+        event_filter: list[type[FileSystemEvent]] | None = None,
+    ) -> Any:
+        return schedule(handler, path, recursive=recursive, event_filter=list(CHANGES))
+
+    observer.schedule = changes_only  # type: ignore[method-assign,assignment]
 
 
 def _native_observer(paths: Sequence[Path]) -> BaseObserver | None:
@@ -265,8 +309,15 @@ def serve(
                     f"note: file change notifications are not available; polling every "
                     f"{POLL_INTERVAL:g} s"
                 )
-            echo(f"serving on {url} (watching for changes; Ctrl-C to stop)")
-            server.on_ready = started
+
+            def ready(serving: PreviewServer) -> None:
+                # Said from the serving thread, so the watches are in place by then: a change
+                # made once this line is read is seen.
+                echo(f"serving on {url} (watching for changes; Ctrl-C to stop)")
+                if started is not None:
+                    started(serving)
+
+            server.on_ready = ready
             server.run()
         except KeyboardInterrupt:
             echo("stopped")

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers.polling import PollingObserver
 
 from generator.build import BuildOptions
 from generator.cli import build, main, serve_cmd
@@ -211,6 +214,43 @@ def test_the_watchers_are_the_operating_systems_where_it_has_them(tmp_path: Path
     try:
         assert server.watch_all([tmp_path / "tree", tmp_path / "file.yml"]) == "native"
     finally:
+        server.shutdown()
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "polling"])
+def test_reading_a_watched_file_is_not_a_change(
+    tmp_path: Path, native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build reads every watched file; the OS reports opens and closes too, and counting
+    them as changes rebuilt forever. Only the write after the read may be seen."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    read = tree / "read.yaml"
+    read.write_text("x: 1\n", encoding="utf-8")
+    server = PreviewServer("127.0.0.1", 0, tmp_path)
+    if not native:
+        server.observer = PollingObserver(timeout=0.1)  # type: ignore[assignment]
+        monkeypatch.setattr("generator.serve._native_observer", lambda paths: None)
+    seen: queue.Queue[str] = queue.Queue()
+
+    class Record(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            seen.put(f"{type(event).__name__} {event.src_path!s}")
+
+    try:
+        server.watch_all([tree])
+        # Scheduled through the same observer, as MkDocs' `watch` is: the same filter applies.
+        server.observer.schedule(Record(), str(tree), recursive=True)
+        server.observer.start()
+        time.sleep(0.3)  # a polling observer's first look, before anything is touched
+        assert read.read_bytes() == b"x: 1\n"
+        (tree / "written.yaml").write_text("y: 2\n", encoding="utf-8")
+        events: list[str] = []
+        while not any("written.yaml" in event for event in events):
+            events.append(seen.get(timeout=WAIT))
+        assert not [event for event in events if str(read) in event]
+    finally:
+        server.observer.stop()
         server.shutdown()
 
 
