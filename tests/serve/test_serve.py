@@ -229,7 +229,7 @@ def test_reading_a_watched_file_is_not_a_change(
     read.write_text("x: 1\n", encoding="utf-8")
     server = PreviewServer("127.0.0.1", 0, tmp_path)
     if not native:
-        server.observer = PollingObserver(timeout=0.1)  # type: ignore[assignment]
+        server.observer = PollingObserver(timeout=0.1)
         monkeypatch.setattr("generator.serve._native_observer", lambda paths: None)
     seen: queue.Queue[str] = queue.Queue()
 
