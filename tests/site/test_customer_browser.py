@@ -224,6 +224,24 @@ def test_phone_pages_do_not_overflow_and_wide_tables_scroll_with_a_cue(served: S
     context.close()
 
 
+@pytest.mark.parametrize("width", [1280, 1440, 1600, 1920])
+def test_a_laptop_or_desktop_sees_the_whole_overview_table_without_a_cue(
+    served: Served, width: int
+) -> None:
+    """From a laptop's 1280 px up the overview table fits its box: no sideways scroll and no
+    cue saying there is one (Material's larger type from 1600 px included)."""
+    context = served.context(viewport={"width": width, "height": 900})
+    rec = Recorder(context)
+    found = rec.go(served.base).evaluate(LAYOUT_JS)
+    assert found["scroll"] <= found["width"]
+    assert found["boxes"], "the overview shows its catalog table"
+    for box in found["boxes"]:
+        assert not box["wide"], f"a table is wider than its box at {width} px"
+        assert box["overflow"] is None
+        assert "scroll sideways" not in box["cue"]
+    context.close()
+
+
 CHART_JS = """el => {
   const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1;
   const apart = (a, b) => a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
