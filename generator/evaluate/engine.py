@@ -34,7 +34,7 @@ class Engine:
     source: ChainSource
     """Where bundles come from: OCI layouts, the bundle cache, the registry."""
     verdicts: VerdictCache
-    """Verdicts by bundle, trust root, allowlist and policy (a hit skips verification)."""
+    """Verdicts by bundle, trust root, verifier and policy (a hit skips verification)."""
 
 
 def cache_root(options: EngineOptions) -> Path:

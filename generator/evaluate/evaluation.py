@@ -170,7 +170,7 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
     else:
         plan = RecipePlan.everything(scan.files, allowlist)
     todo = plan.todo(scan.files)
-    done = verify_pointers(options, todo, allowlist.digest, engines, assessor)
+    done = verify_pointers(options, todo, engines, assessor)
     if refs:
         todo = [f for f in scan.files if isinstance(f, ParsedPointer)]
         done.verdicts.update(
@@ -214,7 +214,6 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
 def verify_pointers(
     options: EvaluationOptions,
     files: Sequence[Any],
-    allowlist_digest: str,
     engines: Engines,
     assessor: Assessor | None = None,
 ) -> Verification:
@@ -226,7 +225,7 @@ def verify_pointers(
     policy = _policy(options)
     todo = [f for f in files if isinstance(f, ParsedPointer)]
     epoch = options.clock.source_date_epoch
-    verdicts, misses = split_cached(todo, engine, allowlist_digest, policy, epoch)
+    verdicts, misses = split_cached(todo, engine, policy, epoch)
     verified_at: dict[str, str] = {}
     assessed: dict[str, Assessed] = {}
     progress = Progress(len(misses), "verifying", options.engine.quiet)

@@ -77,7 +77,6 @@ class Progress:
 def split_cached(
     todo: Sequence[ParsedPointer],
     engine: Engine,
-    allowlist_digest: str,
     policy: str,
     epoch: int | None,
 ) -> tuple[dict[str, Verdict], list[Miss]]:
@@ -90,7 +89,7 @@ def split_cached(
     for item in todo:
 
         def lookup(item: ParsedPointer = item) -> Verdict | None:
-            key = cache.key(item.pointer, item.location, trust, allowlist_digest, policy)
+            key = cache.key(item.pointer, item.location, trust, policy)
             cached = cache.get(key)
             if cached is None:
                 misses.append(Miss(item, key))
@@ -106,7 +105,7 @@ def split_cached(
 def verify_miss(item: ParsedPointer, key: str, engine: Engine, epoch: int | None) -> Outcome:
     """Verify one pointer the cache did not answer (under its cache `key`), record the raw
     verdict, fall back when none: only to a verdict recorded under the same full key (same
-    trust root, allowlist, verifier and policy), with the time it was recorded; return it
+    trust root, verifier and policy), with the time it was recorded; return it
     judged on time. Inside the isolation boundary: an exception is this pointer's `internal`
     verdict (never cached)."""
     path = item.location.path

@@ -88,7 +88,7 @@ def verifier_code_digest() -> str:
 def verdict_policy(
     trusted_registries: Sequence[str] | None, allow_private: Sequence[str] = ()
 ) -> str:
-    """The policy options that reach a verdict besides trust root and allowlist (which
+    """The policy options that reach a verdict besides the trust root (which
     registries a bundle may come from), as the `policy` part of a cache key."""
     return _hash(
         {

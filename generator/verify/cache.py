@@ -1,13 +1,15 @@
 """The verdict cache: a verdict is reused only for the exact same question asked the same way.
 
 The key is a sha256 over the bundle digest, everything the pointer claims (and where it sits,
-since the file name is checked), the trust root digest, the allowlist digest, the verifier
+since the file name is checked), the trust root digest, the verifier
 (`generator.__version__`, `sigstore.__version__` and a digest of the verifier's sources) and
 the policy options that reach a verdict (`policy`, e.g. the trusted registries). Change any of
 them and the bundle is verified again, and no earlier verdict stands in for it: the "verified
 at <time>" fallback used when a bundle cannot be read this time (`remembered`) answers by the
-same full key, so a verdict judged under another trust root, allowlist, verifier or policy is
-never reused.
+same full key, so a verdict judged under another trust root, verifier or policy is never
+reused. The allowlist is not part of it: no step of verification reads it (it only decides what
+a verified signer counts for, after the verdict, `generator.evaluate.assess`), so editing it
+costs no bundle a second verification.
 
 Entries are stored in packs (`packs/<time>-<pid>-<n>.jsonl`): a header line listing each
 entry's key and claims key, then one line per entry: its HMAC tag (`generator.cacheauth`,
@@ -67,7 +69,7 @@ __all__ = [
     "verifier_version",
 ]
 
-KEY_VERSION = "verdict-cache/v2"
+KEY_VERSION = "verdict-cache/v3"
 PACK_VERSION = "verdict-pack/v2"
 PACK_ENTRIES = 256
 """A batch writes a pack when it holds this many entries (and at its end)."""
@@ -109,17 +111,15 @@ class VerdictCache:
         pointer: Pointer,
         location: PointerLocation,
         trust: Trust,
-        allowlist_digest: str,
         policy: str = "",
     ) -> str:
         """The full cache key of one verification (remembered with its claims key for `put`).
-        `policy` stands for the options that reach a verdict besides trust and allowlist."""
+        `policy` stands for the options that reach a verdict besides the trust root."""
         key = _hash(
             {
                 "v": KEY_VERSION,
                 "claims": _claims(pointer, location),
                 "trust": trust.digest,
-                "allowlist": allowlist_digest,
                 "verifier": self._verifier,
                 "policy": policy,
             }
@@ -140,9 +140,9 @@ class VerdictCache:
 
     def remembered(self, key: str) -> Remembered | None:
         """The verdict an earlier verification recorded under this full `key` (same claims,
-        trust root, allowlist, verifier and policy), with when and under which root, for the
+        trust root, verifier and policy), with when and under which root, for the
         "verified at <time>" fallback; packs written since the index was read (by another
-        build or worker) are looked at too. None under any other trust root or allowlist."""
+        build or worker) are looked at too. None under any other trust root."""
         _check_key(key)
         self._refresh()
         where = self._index().get(key)

@@ -1,5 +1,5 @@
 """A remembered verdict is bound to what it was judged against: the trust root (its digest),
-the allowlist, the verifier and the policy options. Under another trust root there is no
+the verifier and the policy options (not the allowlist: no step of verification reads it). Under another trust root there is no
 remembered verdict, even when the bundle cannot be read (offline, no layout, nothing in the
 bundle cache): the pointer reads "no verdict" (exit 3), never verified. Under the same root
 the earlier verdict stands, and when it stands in for a verification that could not be made
@@ -101,7 +101,7 @@ def _fallback(
     engine = build_engine(opts.engine)
     trust = engine.trust
     cache = VerdictCache(tmp_path / "cache" / "verify")
-    keys = [cache.key(i.pointer, i.location, trust, allowlist.digest, _policy(opts)) for i in items]
+    keys = [cache.key(i.pointer, i.location, trust, _policy(opts)) for i in items]
     assert all(cache.get(k) is None for k in keys)  # the index is read: nothing yet
     shutil.copytree(
         tmp_path / "first-cache" / "verify", tmp_path / "cache" / "verify", dirs_exist_ok=True

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 import generator.build as build_module
+import generator.evaluate.evaluation as evaluation_module
 from generator.build import BuildOptions, run_build
 from generator.evaluate import Evaluation, evaluate
 from generator.testing.authority import TestAuthority
@@ -42,8 +43,10 @@ H200 = "evidence/h200-k0s-ubuntu-training"
 class Tree:
     """A private copy of the demo tree, built on one warm cache."""
 
-    def __init__(self, root: Path, seen: list[Evaluation]) -> None:
+    def __init__(self, root: Path, seen: list[Evaluation], verified: list[int]) -> None:
         self.root = root
+        self.verified = verified
+        """How many bundles each build verified (its verdict cache misses)."""
         self.recipes = root / "recipes"
         self.cache = root / "cache"
         self.seen = seen
@@ -110,8 +113,23 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[Evaluation]:
 
 
 @pytest.fixture
-def tree(tmp_path: Path, seen: list[Evaluation]) -> Iterator[Tree]:
-    yield Tree(tmp_path, seen)
+def verified(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many pointers each evaluation had to verify (the verdict cache did not answer)."""
+    counts: list[int] = []
+    inner = evaluation_module.split_cached
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        answered, misses = inner(*args, **kwargs)
+        counts.append(len(misses))
+        return answered, misses
+
+    monkeypatch.setattr(evaluation_module, "split_cached", spy)
+    return counts
+
+
+@pytest.fixture
+def tree(tmp_path: Path, seen: list[Evaluation], verified: list[int]) -> Iterator[Tree]:
+    yield Tree(tmp_path, seen, verified)
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -149,18 +167,23 @@ def change_and_compare(
     tree: Tree,
     change: Callable[[Tree], None],
     evaluated: int,
+    verified: int | None,
     before: Callable[[Tree], None] | None = None,
 ) -> None:
     """`before` the warm build, then `change`, then a build that must re-evaluate `evaluated`
-    recipes, reuse the rest and publish what a cold build publishes (and not what the build
-    before the change published: every change here shows on the site)."""
+    recipes, verify `verified` bundles (None: every one the first build verified), reuse the
+    rest and publish what a cold build publishes (and not what the build before the change
+    published: every change here shows on the site)."""
     if before is not None:
         before(tree)
+    tree.verified.clear()
     first, evaluation = tree.build()
     assert evaluation.recipes_evaluated == ALL and evaluation.recipes_reused == 0
     change(tree)
     out, evaluation = tree.build()
     assert (evaluation.recipes_evaluated, evaluation.recipes_reused) == (evaluated, ALL - evaluated)
+    assert tree.verified[0] > 0
+    assert tree.verified[1] == (tree.verified[0] if verified is None else verified)
     assert files(out) != files(first)
     assert_same_as_cold(tree, out)
 
@@ -169,7 +192,9 @@ def change_and_compare(
 
 
 def test_a_removed_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
-    change_and_compare(tree, lambda t: pointers(t.recipes / H100)[0].unlink(), evaluated=1)
+    change_and_compare(
+        tree, lambda t: pointers(t.recipes / H100)[0].unlink(), evaluated=1, verified=0
+    )
 
 
 def test_an_added_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
@@ -179,7 +204,9 @@ def test_an_added_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
     def take(t: Tree) -> None:
         shutil.move(victim, stash)
 
-    change_and_compare(tree, lambda t: shutil.move(stash, victim), evaluated=1, before=take)
+    change_and_compare(
+        tree, lambda t: shutil.move(stash, victim), evaluated=1, verified=1, before=take
+    )
 
 
 def test_a_replaced_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
@@ -194,7 +221,7 @@ def test_a_replaced_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
         kept.unlink()
         shutil.move(stash, swapped)
 
-    change_and_compare(tree, replace, evaluated=1, before=take)
+    change_and_compare(tree, replace, evaluated=1, verified=1, before=take)
 
 
 def test_a_changed_overlay_re_evaluates_the_recipes_it_is_current_for(tree: Tree) -> None:
@@ -206,7 +233,7 @@ def test_a_changed_overlay_re_evaluates_the_recipes_it_is_current_for(tree: Tree
         assert "version: v" in text
         overlay.write_text(text.replace("version: v", "version: v9", 1), encoding="utf-8")
 
-    change_and_compare(tree, change, evaluated=1)
+    change_and_compare(tree, change, evaluated=1, verified=0)
 
 
 def test_an_added_allowlist_entry_re_evaluates_the_recipes_of_its_signer(tree: Tree) -> None:
@@ -216,7 +243,11 @@ def test_an_added_allowlist_entry_re_evaluates_the_recipes_of_its_signer(tree: T
         allowlist(t).write_text(without_entry(text, "nimbus-ai"), encoding="utf-8")
 
     change_and_compare(
-        tree, lambda t: allowlist(t).write_text(text, encoding="utf-8"), evaluated=3, before=take
+        tree,
+        lambda t: allowlist(t).write_text(text, encoding="utf-8"),
+        evaluated=3,
+        verified=0,  # the allowlist decides what a verdict counts for, not the verdict
+        before=take,
     )
 
 
@@ -225,7 +256,7 @@ def test_a_removed_allowlist_entry_re_evaluates_the_recipes_of_its_signer(tree: 
         text = allowlist(t).read_text(encoding="utf-8")
         allowlist(t).write_text(without_entry(text, "nimbus-ai"), encoding="utf-8")
 
-    change_and_compare(tree, remove, evaluated=3)
+    change_and_compare(tree, remove, evaluated=3, verified=0)
 
 
 def test_a_changed_label_re_evaluates_the_recipes_of_its_signer(tree: Tree) -> None:
@@ -235,7 +266,7 @@ def test_a_changed_label_re_evaluates_the_recipes_of_its_signer(tree: Tree) -> N
         assert new != text
         allowlist(t).write_text(new, encoding="utf-8")
 
-    change_and_compare(tree, relabel, evaluated=1)
+    change_and_compare(tree, relabel, evaluated=1, verified=0)
 
 
 def test_another_trust_root_re_evaluates_everything(tree: Tree) -> None:
@@ -246,7 +277,7 @@ def test_another_trust_root_re_evaluates_everything(tree: Tree) -> None:
         root = t.recipes / "trust" / "trusted_root.json"
         root.write_bytes(other.trusted_root_json())
 
-    change_and_compare(tree, change, evaluated=ALL)
+    change_and_compare(tree, change, evaluated=ALL, verified=None)
 
 
 def test_a_reevaluation_and_the_pr_report_path_evaluate_everything(tree: Tree) -> None:

@@ -138,16 +138,16 @@ def test_cache_key_covers_every_part(
     production = load_trust(offline=True)
     _, test_trust = authority_trust
     pointer, location = case.pointer(signer=SIGNER)
-    base = cache.key(pointer, location, production, "a" * 64)
-    assert base == cache.key(pointer, location, production, "a" * 64)
+    base = cache.key(pointer, location, production)
+    assert base == cache.key(pointer, location, production)
     other_pointer, _ = case.pointer(signer=SIGNER, log_index=5)
     unsigned, _ = case.pointer()
     variants = {
-        cache.key(pointer, location, test_trust, "a" * 64),
-        cache.key(pointer, location, production, "b" * 64),
-        cache.key(other_pointer, location, production, "a" * 64),
-        cache.key(unsigned, location, production, "a" * 64),
-        cache.key(pointer, type(location)("evidence/x.yaml", None, None), production, "a" * 64),
+        cache.key(pointer, location, test_trust),
+        cache.key(pointer, location, production, policy="other"),
+        cache.key(other_pointer, location, production),
+        cache.key(unsigned, location, production),
+        cache.key(pointer, type(location)("evidence/x.yaml", None, None), production),
     }
     assert base not in variants and len(variants) == 5
 
@@ -159,7 +159,7 @@ def test_cache_put_get_and_remembered(
     cache = VerdictCache(tmp_path)
     trust = authority_trust[1]
     pointer, location = case.pointer(signer=SIGNER)
-    key = cache.key(pointer, location, trust, "a" * 64)
+    key = cache.key(pointer, location, trust)
     assert cache.get(key) is None
     cache.put(key, verdict, "2026-09-19T03:00:00Z", trust_root=trust.digest)
     assert cache.get(key) == (verdict, "2026-09-19T03:00:00Z")
@@ -167,9 +167,8 @@ def test_cache_put_get_and_remembered(
     later = VerdictCache(tmp_path)
     assert later.remembered(key) == Remembered(verdict, "2026-09-19T03:00:00Z", trust.digest)
     for other_key in (
-        later.key(pointer, location, trust, "b" * 64),
-        later.key(pointer, location, load_trust(offline=True), "a" * 64),
-        later.key(pointer, location, trust, "a" * 64, policy="other"),
+        later.key(pointer, location, load_trust(offline=True)),
+        later.key(pointer, location, trust, policy="other"),
     ):
         assert later.get(other_key) is None and later.remembered(other_key) is None
     assert not list(tmp_path.rglob(".tmp-*"))
@@ -181,7 +180,7 @@ def test_remembered_sees_packs_written_after_the_index_was_read(
     verdict = verdicts(case, authority_trust)["verified"]
     pointer, location = case.pointer(signer=SIGNER)
     reader = VerdictCache(tmp_path)
-    key = reader.key(pointer, location, authority_trust[1], "a" * 64)
+    key = reader.key(pointer, location, authority_trust[1])
     assert reader.get(key) is None  # the index is read now
     VerdictCache(tmp_path).put(key, verdict, "2026-09-19T03:00:00Z")
     assert reader.remembered(key) is not None
@@ -204,7 +203,7 @@ def test_an_edited_pack_line_is_a_counted_miss(
     assert isinstance(rejected, Rejected)
     pointer, location = case.pointer(signer=SIGNER)
     cache = VerdictCache(tmp_path)
-    key = cache.key(pointer, location, authority_trust[1], "a" * 64)
+    key = cache.key(pointer, location, authority_trust[1])
     cache.put(key, rejected, "2026-09-19T03:00:00Z")
     (pack,) = (tmp_path / "packs").iterdir()
     _tamper(pack, b'"recordedAt":"2026-09-19T03:00:00Z"', b'"recordedAt":"2026-09-19T03:00:01Z"')
@@ -222,7 +221,7 @@ def test_a_pack_written_under_another_key_is_all_misses(
     verdict = verdicts(case, authority_trust)["verified"]
     pointer, location = case.pointer(signer=SIGNER)
     writer = VerdictCache(tmp_path, CacheAuth(b"k1" * 32))
-    key = writer.key(pointer, location, authority_trust[1], "a" * 64)
+    key = writer.key(pointer, location, authority_trust[1])
     writer.put(key, verdict, "2026-09-19T03:00:00Z")
     assert VerdictCache(tmp_path, CacheAuth(b"k1" * 32)).get(key) is not None
     reset_failures()
@@ -236,7 +235,7 @@ def test_corrupt_cache_entries_are_misses(
     verdict = verdicts(case, authority_trust)["verified"]
     pointer, location = case.pointer(signer=SIGNER)
     cache = VerdictCache(tmp_path)
-    key = cache.key(pointer, location, authority_trust[1], "a" * 64)
+    key = cache.key(pointer, location, authority_trust[1])
     cache.put(key, verdict, "2026-09-19T03:00:00Z")
     (pack,) = (tmp_path / "packs").iterdir()
     header, line, _ = pack.read_bytes().split(b"\n")
@@ -330,7 +329,7 @@ def test_cache_reads_tagged_evidence_back(
     )
     cache = VerdictCache(tmp_path)
     pointer, location = case.pointer(signer=SIGNER)
-    key = cache.key(pointer, location, authority_trust[1], "a" * 64)
+    key = cache.key(pointer, location, authority_trust[1])
     cache.put(key, verdict, "2026-09-19T03:00:00Z")
     assert VerdictCache(tmp_path).get(key) == (verdict, "2026-09-19T03:00:00Z")
     assert VerdictCache(tmp_path).remembered(key) == Remembered(
@@ -345,7 +344,7 @@ def test_the_key_covers_the_verifier_code(
     from generator.verify import _cache_keys
 
     pointer, location = case.pointer(signer=SIGNER)
-    key = VerdictCache(tmp_path).key(pointer, location, authority_trust[1], "a" * 64)
+    key = VerdictCache(tmp_path).key(pointer, location, authority_trust[1])
     assert len(_cache_keys.verifier_code_digest()) == 64
     monkeypatch.setattr(_cache_keys, "verifier_code_digest", lambda: "0" * 64)
-    assert VerdictCache(tmp_path).key(pointer, location, authority_trust[1], "a" * 64) != key
+    assert VerdictCache(tmp_path).key(pointer, location, authority_trust[1]) != key
