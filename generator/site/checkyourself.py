@@ -1,5 +1,6 @@
 """Check it yourself, by digest: the reference, the transparency-log entry and the commands a
-card prints, each working as printed from a checkout of the evidence tree as `recipes/`.
+card prints, from a checkout of the evidence tree as `recipes/` (`evidence-dashboard verify` is
+run as printed by the tests; the aicr and cosign lines follow those tools' documented forms).
 
 The reference is pinned by digest (never a tag: the site verified a digest); the trust options
 are those the build recorded in `build-info.json` (`verifyWith`, generator.verifyhint).
@@ -97,7 +98,9 @@ def by_digest_commands(
     options, note = _trust_options(bi)
     lines = [f"aicr evidence verify {shlex.quote(ref)}"]
     if verified is not None:
-        cosign = ["cosign", "verify-attestation"]
+        # The Sigstore bundle is an OCI 1.1 referrer of the artifact: cosign 2.x looks there
+        # only with --new-bundle-format (3.x by default, and still takes the flag).
+        cosign = ["cosign", "verify-attestation", "--new-bundle-format"]
         ptype = (p.get("bundle") or {}).get("predicateType")
         if ptype:
             cosign += ["--type", str(ptype)]

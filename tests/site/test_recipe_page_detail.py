@@ -52,6 +52,8 @@ def test_cosign_command_names_the_verified_identity_and_issuer(documents: dict[s
     base = _verified(documents)
     card = str(pointer_card(_model(documents), f"recipes/{base['recipe']}.md", base))
     cosign = next(c for c in _commands(card) if c.startswith("cosign verify-attestation"))
+    # the bundle is a referrer (not a `.att` tag): cosign 2.x finds it only with this flag
+    assert cosign.startswith("cosign verify-attestation --new-bundle-format ")
     identity = base["signer"]["verified"]["identity"]
     issuer = base["signer"]["verified"]["issuer"]
     assert f"--certificate-identity {identity}" in cosign
