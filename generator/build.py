@@ -65,10 +65,16 @@ def run_build(options: BuildOptions) -> BuildSummary:
 def _build(options: BuildOptions) -> BuildSummary:
     """The stages of a build into a claimed output folder."""
     reset_failures()  # cache authentication failures, counted afresh for this build
-    # 1. The engine: the OCI layouts are indexed on the other core while the tree is read.
+    # 1. The memo: an identical earlier evaluation whose site is still in --out, unchanged to
+    # the byte, is done already; nothing is read, verified or written.
+    memo = MemoSlot.for_build(options)
+    published = memo.published(options)
+    if published is not None:
+        check_unverified(options, published.counts)
+        return _finish(options, published.counts, published.recipes, from_memo=True, wrote=False)
+    # 2. The engine: the OCI layouts are indexed on the other core while the tree is read.
     with Engines(options.engine) as engines:
-        # 2. The memo: an identical earlier evaluation is reused; nothing is verified.
-        memo = MemoSlot.for_build(options)
+        # 3. An identical earlier evaluation is reused; nothing is verified.
         reused = memo.load()
         if reused is not None:
             engines.close()
@@ -80,28 +86,37 @@ def _build(options: BuildOptions) -> BuildSummary:
                 page_digests=reused.page_digests,
             )
             recipes = len(reused.documents["series"])
-            return _finish(options, reused.counts, recipes, from_memo=True)
-        # 3. The evaluation: read the tree, verify, assess, corroborate, make the documents.
+            return _finish(options, reused.counts, recipes, from_memo=True, memo=memo)
+        # 4. The evaluation: read the tree, verify, assess, corroborate, make the documents.
         # Per recipe: a recipe whose inputs did not change is reused (`--reevaluate`: none).
         evaluation = evaluate(
             options.evaluation, engines, incremental=not options.output.reevaluate
         )
     counts = counts_of(evaluation)
-    # 4. The policy: too many pointers without a verdict keeps the previous site.
+    # 5. The policy: too many pointers without a verdict keeps the previous site.
     check_unverified(options, counts)
     keep = memo.keeper(evaluation, counts)
     documents = evaluation.documents
     # The verdicts and the board are hundreds of MB at 10,000 attestations; the output needs
     # only the documents, so let the rest go before the data and the site are written.
     del evaluation
-    # 5. The output: data/ and the site, staged and swapped in; the memo keeps its copy.
+    # 6. The output: data/ and the site, staged and swapped in; the memo keeps its copy.
     memo.add_page_digests(write_output(options, documents, keep_data=keep))
-    return _finish(options, counts, len(documents["series"]), from_memo=False)
+    return _finish(options, counts, len(documents["series"]), from_memo=False, memo=memo)
 
 
 def _finish(
-    options: BuildOptions, counts: Counts, recipes: int, *, from_memo: bool
+    options: BuildOptions,
+    counts: Counts,
+    recipes: int,
+    *,
+    from_memo: bool,
+    memo: MemoSlot | None = None,
+    wrote: bool = True,
 ) -> BuildSummary:
-    """6. The summary, with the written site measured against its size budget."""
-    warnings = size_warnings(options)
-    return summarize(options, counts, recipes, from_memo=from_memo, warnings=warnings)
+    """7. The summary, with the site measured against its size budget (recorded in it when
+    this build wrote it); the memo records the folder as published."""
+    warnings = size_warnings(options, record_in_site=wrote)
+    if memo is not None:
+        memo.stamp(options)
+    return summarize(options, counts, recipes, from_memo=from_memo, warnings=warnings, wrote=wrote)

@@ -267,6 +267,33 @@ class EvaluationMemo:
         tmp.write_bytes(self.auth.seal(Purpose.MEMO, json.dumps(meta).encode(), key.encode()))
         os.replace(tmp, folder / "meta.json")
 
+    def published(self, key: str, output_key: str) -> tuple[Counts, int, str] | None:
+        """What `add_output` recorded for the memo of `key` under `output_key`: the counts, the
+        number of recipes and the digest of the published folder; None otherwise."""
+        meta = self._meta(self.root / key, key)
+        if meta is None:
+            return None
+        stamp = meta.get("output")
+        try:
+            if not isinstance(stamp, dict) or stamp.get("key") != output_key:
+                return None
+            return _counts(meta), len(meta["series"]), str(stamp["tree"])
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def add_output(self, key: str, output_key: str, tree: str) -> None:
+        """Record with the memo of `key` that a site under `output_key` was published from it
+        and its folder then had the digest `tree` (rewritten atomically)."""
+        folder = self.root / key
+        try:
+            meta = self._meta(folder, key)
+            if meta is None:
+                return
+            meta["output"] = {"key": output_key, "tree": tree}
+            self._write_meta(folder, key, meta)
+        except (OSError, ValueError):
+            pass
+
     def load(self, key: str) -> Memo | None:
         """The memo of `key`, or None (absent, for another key, unreadable or failing its
         check)."""
@@ -280,15 +307,7 @@ class EvaluationMemo:
             if not isinstance(files, dict) or sorted(files) != _listing(data):
                 note_failure(f"memo {key} data/")
                 return None
-            c = meta["counts"]
-            counts = Counts(
-                int(c["pointers"]),
-                int(c["verified"]),
-                int(c["rejected"]),
-                int(c["pending"]),
-                int(c["noVerdict"]),
-                str(c["buildTime"]),
-            )
+            counts = _counts(meta)
             checked = _Checked(data, files)
             documents = {
                 "index": checked.json("index.json"),
@@ -341,6 +360,19 @@ class EvaluationMemo:
             os.rename(staging, self.root / key)
         except (OSError, EvidenceDashError):
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _counts(meta: Mapping[str, Any]) -> Counts:
+    """The counts a memo's meta lists (KeyError, TypeError or ValueError when malformed)."""
+    c = meta["counts"]
+    return Counts(
+        int(c["pointers"]),
+        int(c["verified"]),
+        int(c["rejected"]),
+        int(c["pending"]),
+        int(c["noVerdict"]),
+        str(c["buildTime"]),
+    )
 
 
 def _streamed_digest(path: Path) -> str:

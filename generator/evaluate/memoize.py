@@ -1,20 +1,85 @@
-"""The evaluation memo of one build (generator.buildmemo): its key, what it reuses and keeps."""
+"""The evaluation memo of one build (generator.buildmemo): its key, what it reuses and keeps,
+and whether `--out` already holds exactly what the build would publish.
+
+A build whose evaluation the memo answers would publish a site that is a pure function of
+that evaluation and the output's own inputs (`output_key`: the site options, the
+configuration file's bytes, the templates and assets, the installed libraries). After a build
+publishes, the digest of the whole published folder (names and bytes of every file) is
+recorded with the memo under that key. The next build with the same memo key and output key
+first hashes `--out` again: if it matches, the folder is already what it would write, so it
+writes nothing; any difference (a file edited, added or removed, in the site or its data) and
+it builds as usual, which puts the folder right. The record sits in the memo's sealed
+`meta.json` (generator.cacheauth); a record that does not check is a miss.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from generator.buildmemo import Counts, EvaluationMemo, Memo, fingerprint
+from generator.buildmemo import Counts, EvaluationMemo, Memo, fingerprint, tree_digest
+from generator.cacheauth import failures
+from generator.errors import EvidenceDashError
 from generator.evaluate.assess import aicr_program
 from generator.evaluate.engine import cache_root
 from generator.evaluate.evaluation import Evaluation
 from generator.model import NoVerdict, Pending, Verified
 from generator.options import BuildOptions
+from generator.site.resources import locate
+from generator.site.siteconfig import load_site_config
 
-__all__ = ["MemoSlot", "counts_of"]
+__all__ = ["MemoSlot", "Published", "counts_of", "output_key"]
+
+
+def output_key(options: BuildOptions, memo_key: str) -> str | None:
+    """The key of everything besides the evaluation that the published folder's bytes depend
+    on, or None when they may depend on more (a signature made fresh, a previous site fetched,
+    Markdown snippets read from files). The configuration counts as loaded, so the
+    environment variables its `!ENV` tags read are in it."""
+    o = options.output
+    if o.sign_with_test_authority is not None or o.previous or o.previous_site is not None:
+        return None
+    resources = locate()
+    try:
+        loaded = load_site_config(o.config or resources.default_config)
+    except EvidenceDashError:
+        return None  # the build itself says what is wrong with it
+    config = json.dumps(loaded, sort_keys=True, default=str)
+    if "snippets" in config:
+        return None
+    inputs = {
+        "memo": memo_key,
+        "siteUrl": o.site_url,
+        "dataOnly": o.data_only,
+        "config": hashlib.sha256(config.encode("utf-8")).hexdigest(),
+        "templates": tree_digest(resources.pages.parent),
+        "assets": tree_digest(resources.assets),
+        "defaultConfig": _file_digest(resources.default_config),
+        "python": sys.version,
+        "libraries": sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()),
+    }
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class Published:
+    """`--out` holds what this build would publish: the counts and recipes it was built from."""
+
+    counts: Counts
+    recipes: int
 
 
 def counts_of(evaluation: Evaluation) -> Counts:
@@ -50,6 +115,31 @@ class MemoSlot:
     def load(self) -> Memo | None:
         """The memo of an identical earlier evaluation, or None."""
         return self.memos.load(self.key) if self.key is not None else None
+
+    def published(self, options: BuildOptions) -> Published | None:
+        """What `--out` was published from, when it is byte for byte what this build would
+        publish (see the module doc); None when the build must write."""
+        if self.key is None:
+            return None
+        wanted = output_key(options, self.key)
+        if wanted is None:
+            return None
+        found = self.memos.published(self.key, wanted)
+        if found is None or failures():  # a failure is reported in build-info.json
+            return None
+        counts, recipes, digest = found
+        out = options.output.out
+        if not out.is_dir() or tree_digest(out) != digest:
+            return None
+        return Published(counts, recipes)
+
+    def stamp(self, options: BuildOptions) -> None:
+        """Record the folder just published with this build's memo (nothing without one)."""
+        if self.key is None or failures():
+            return
+        wanted = output_key(options, self.key)
+        if wanted is not None:
+            self.memos.add_output(self.key, wanted, tree_digest(options.output.out))
 
     def keeper(self, evaluation: Evaluation, counts: Counts) -> Callable[[Path], None] | None:
         """What keeps this evaluation's data folder, or None when it must not be kept.

@@ -192,12 +192,13 @@ class Background:
             raise error
 
 
-def size_warnings(options: BuildOptions) -> tuple[str, ...]:
-    """Measure the written site against its budget; warnings also go into build-info.json."""
+def size_warnings(options: BuildOptions, *, record_in_site: bool = True) -> tuple[str, ...]:
+    """Measure the site against its budget; warnings also go into build-info.json (unless
+    `record_in_site` is False: a site this build did not write already holds them)."""
     out = options.output.out.absolute()
     size = measure(out)
     info = out / "data" / "build-info.json"
-    if size.warnings and info.is_file():
+    if record_in_site and size.warnings and info.is_file():
         record(info, size)
         refresh_entries(out, ["data/build-info.json"])
     return size.warnings + previous_warnings(out)

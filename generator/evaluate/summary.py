@@ -31,6 +31,8 @@ class BuildSummary:
     """Output size warnings (generator.outputsize)."""
     auth_failures: int = 0
     """Cache entries that failed authentication (generator.cacheauth), read as misses."""
+    wrote: bool = True
+    """False when `--out` already held, byte for byte, the site this build would publish."""
 
     def as_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -44,6 +46,7 @@ class BuildSummary:
             "buildTime": self.build_time,
             "exit": 0,
             "evaluation": "reused" if self.from_memo else "evaluated",
+            "output": "written" if self.wrote else "unchanged",
             "cache": {"authenticationFailures": self.auth_failures},
         }
         if self.warnings:
@@ -52,6 +55,8 @@ class BuildSummary:
 
     def describe(self) -> str:
         reused = "; nothing changed, the cached evaluation was reused" if self.from_memo else ""
+        if not self.wrote:
+            reused = "; nothing changed, and the folder already holds this site (nothing written)"
         if self.auth_failures:
             reused += f"; {self.auth_failures} cache entries failed authentication"
         return (
@@ -84,6 +89,7 @@ def summarize(
     *,
     from_memo: bool,
     warnings: tuple[str, ...] = (),
+    wrote: bool = True,
 ) -> BuildSummary:
     """The summary of a build that wrote `options.output.out` with these counts."""
     return BuildSummary(
@@ -98,4 +104,5 @@ def summarize(
         from_memo=from_memo,
         warnings=warnings,
         auth_failures=len(failures()),
+        wrote=wrote,
     )
