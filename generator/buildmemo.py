@@ -28,10 +28,9 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any
 from generator.cacheauth import CacheAuth, Purpose, file_digest, note_failure
 from generator.data.writers import series_file_name
 from generator.errors import EvidenceDashError
+from generator.folderdigest import listing, streamed_digest, tree_digest
 from generator.options import EvaluationOptions, MemoRole, memo_role
 
 MEMO_VERSION = "3"
@@ -83,51 +83,9 @@ def _file_digest(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        return _streamed_digest(path)
+        return streamed_digest(path)
     except OSError:
         return "unreadable"
-
-
-def _walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
-    """Every entry under `root` (sorted, not following links), skipping OCI layouts' blobs."""
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        if any(e.name == "oci-layout" for e in entries):
-            entries = [e for e in entries if e.name != "blobs"]  # immutable, by digest
-        for entry in reversed(entries):
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(info.st_mode):
-                stack.append(Path(entry.path))
-            yield entry.path, info
-
-
-def tree_digest(root: Path) -> str:
-    """A digest of every file (name, type, bytes) under `root`, OCI layout blobs excepted."""
-    h = hashlib.sha256()
-    base = len(str(root))
-    for path, info in _walk(root):
-        h.update(path[base:].encode("utf-8", "surrogateescape") + b"\0")
-        if stat.S_ISREG(info.st_mode):
-            h.update(b"f%d\0" % info.st_size)
-            try:
-                with open(path, "rb") as fh:
-                    h.update(hashlib.sha256(fh.read()).digest())
-            except OSError:
-                h.update(b"unreadable")
-        elif stat.S_ISLNK(info.st_mode):
-            h.update(b"l" + os.readlink(path).encode("utf-8", "surrogateescape"))
-        else:
-            h.update(b"o%o" % stat.S_IFMT(info.st_mode))
-    return h.hexdigest()
 
 
 def code_digest() -> str:
@@ -304,7 +262,7 @@ class EvaluationMemo:
             return None
         try:
             files = meta["files"]
-            if not isinstance(files, dict) or sorted(files) != _listing(data):
+            if not isinstance(files, dict) or sorted(files) != listing(data):
                 note_failure(f"memo {key} data/")
                 return None
             counts = _counts(meta)
@@ -346,8 +304,7 @@ class EvaluationMemo:
             staging = Path(tempfile.mkdtemp(prefix=".memo-", dir=self.root))
             shutil.copytree(data_dir, staging / "data")
             files = {
-                name: _streamed_digest(staging / "data" / name)
-                for name in _listing(staging / "data")
+                name: streamed_digest(staging / "data" / name) for name in listing(staging / "data")
             }
             self._write_meta(
                 staging,
@@ -373,13 +330,6 @@ def _counts(meta: Mapping[str, Any]) -> Counts:
         int(c["noVerdict"]),
         str(c["buildTime"]),
     )
-
-
-def _streamed_digest(path: Path) -> str:
-    """`file_digest` of a file read in chunks: data files are hundreds of MB at 10,000
-    attestations, and this runs on a thread while the site is built."""
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 class _Changed(Exception):
@@ -409,15 +359,3 @@ class _Checked:
         for name in self.files:
             if name not in self.read:
                 self.bytes(name)
-
-
-def _listing(root: Path) -> list[str]:
-    """Every file under `root` (relative POSIX names, sorted); anything else than a regular
-    file or a folder (a link) is listed under a name no digest matches."""
-    names = []
-    for path, info in _walk(root):
-        if stat.S_ISREG(info.st_mode):
-            names.append(Path(path).relative_to(root).as_posix())
-        elif not stat.S_ISDIR(info.st_mode):
-            names.append(Path(path).relative_to(root).as_posix() + "\0not-a-file")
-    return sorted(names)

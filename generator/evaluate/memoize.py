@@ -23,12 +23,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from generator.buildmemo import Counts, EvaluationMemo, Memo, fingerprint, tree_digest
+from generator.buildmemo import Counts, EvaluationMemo, Memo, fingerprint
 from generator.cacheauth import failures
 from generator.errors import EvidenceDashError
 from generator.evaluate.assess import aicr_program
 from generator.evaluate.engine import cache_root
 from generator.evaluate.evaluation import Evaluation
+from generator.folderdigest import tree_digest
 from generator.model import NoVerdict, Pending, Verified
 from generator.options import BuildOptions
 from generator.site.resources import locate

@@ -13,8 +13,9 @@ import pytest
 
 import generator.build as build_module
 from generator.build import BuildOptions, run_build
-from generator.buildmemo import EvaluationMemo, evaluation_inputs, fingerprint, tree_digest
+from generator.buildmemo import EvaluationMemo, evaluation_inputs, fingerprint
 from generator.evaluate.memoize import output_key
+from generator.folderdigest import tree_digest
 from generator.options import EvaluationOptions, MemoRole, TrustMode, memo_role
 from generator.site.resources import SiteResources, locate
 

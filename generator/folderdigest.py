@@ -1,0 +1,75 @@
+"""Digests and listings of whole folders: what the caches and `--out` are compared by.
+
+A folder is walked in name order without following links; an OCI layout's `blobs/` is left
+out (its files are named by their own digest, so they cannot change unseen)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["listing", "streamed_digest", "tree_digest", "walk"]
+
+
+def walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry under `root` (sorted, not following links), skipping OCI layouts' blobs."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        if any(e.name == "oci-layout" for e in entries):
+            entries = [e for e in entries if e.name != "blobs"]  # immutable, by digest
+        for entry in reversed(entries):
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                stack.append(Path(entry.path))
+            yield entry.path, info
+
+
+def tree_digest(root: Path) -> str:
+    """A digest of every file (name, type, bytes) under `root`, OCI layout blobs excepted."""
+    h = hashlib.sha256()
+    base = len(str(root))
+    for path, info in walk(root):
+        h.update(path[base:].encode("utf-8", "surrogateescape") + b"\0")
+        if stat.S_ISREG(info.st_mode):
+            h.update(b"f%d\0" % info.st_size)
+            try:
+                with open(path, "rb") as fh:
+                    h.update(hashlib.sha256(fh.read()).digest())
+            except OSError:
+                h.update(b"unreadable")
+        elif stat.S_ISLNK(info.st_mode):
+            h.update(b"l" + os.readlink(path).encode("utf-8", "surrogateescape"))
+        else:
+            h.update(b"o%o" % stat.S_IFMT(info.st_mode))
+    return h.hexdigest()
+
+
+def listing(root: Path) -> list[str]:
+    """Every file under `root` (relative POSIX names, sorted); anything else than a regular
+    file or a folder (a link) is listed under a name no digest matches."""
+    names = []
+    for path, info in walk(root):
+        if stat.S_ISREG(info.st_mode):
+            names.append(Path(path).relative_to(root).as_posix())
+        elif not stat.S_ISDIR(info.st_mode):
+            names.append(Path(path).relative_to(root).as_posix() + "\0not-a-file")
+    return sorted(names)
+
+
+def streamed_digest(path: Path) -> str:
+    """`file_digest` of a file read in chunks: data files are hundreds of MB at 10,000
+    attestations, and this runs on a thread while the site is built."""
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
