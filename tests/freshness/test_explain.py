@@ -82,6 +82,26 @@ def test_diff_is_capped(tmp_path: Path) -> None:
     assert len(why.diff) == 3 and why.truncated
 
 
+def test_the_default_cap_is_200_lines_and_a_diff_at_its_cap_is_whole(tmp_path: Path) -> None:
+    """A hostile overlay can make the diff as long as it likes; the page shows 200 lines."""
+    parts = [b"apiVersion: aicr.run/v1\nkind: RecipeResult\ncomponentRefs:\n"]
+    parts += [b"    - name: c%d\n      version: v1.%d.0\n" % (n, n) for n in range(150)]
+    signed = b"".join(parts)
+    overlays = tmp_path / "overlays"
+    overlays.mkdir()
+    (overlays / f"{NAME}.yaml").write_bytes(signed.replace(b".0\n", b".9\n"))
+
+    def explain(**limit: int) -> tuple[int, bool]:
+        why = StaleExplainer(overlays, **limit).explain(NAME, None, signed, Canonicalizer.V3, None)
+        return len(why.diff), why.truncated
+
+    whole, cut = explain(limit=100_000)
+    assert whole > 201 and not cut
+    assert explain() == (200, True)
+    assert explain(limit=whole) == (whole, False)
+    assert explain(limit=whole - 1) == (whole - 1, True)
+
+
 @pytest.mark.parametrize(
     ("files", "profile", "expect"),
     [
