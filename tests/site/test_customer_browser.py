@@ -242,6 +242,47 @@ def test_a_laptop_or_desktop_sees_the_whole_overview_table_without_a_cue(
     context.close()
 
 
+COMMANDS_JS = """() => [...document.querySelectorAll(".check-yourself")].filter(d => {
+  d.open = true;
+  return d.getClientRects().length > 0;  // cards of the lens on display
+}).flatMap(d => [...d.querySelectorAll("pre code")]).map(code => {
+  const style = getComputedStyle(code);
+  const box = code.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const line = parseFloat(style.lineHeight);
+  const natural = w => {  // the word's width on one line
+    w.style.whiteSpace = "nowrap";
+    const width = w.getBoundingClientRect().width;
+    w.style.whiteSpace = "";
+    return width;
+  };
+  const split = [...code.querySelectorAll(".word")]
+    .filter(w => w.getBoundingClientRect().height > 1.5 * line && natural(w) <= box)
+    .map(w => w.textContent);
+  const range = document.createRange();
+  range.selectNodeContents(code);
+  const selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  const copied = selection.toString();
+  return {text: code.textContent, copied, split, words: code.querySelectorAll(".word").length};
+})"""
+
+
+def test_phone_commands_wrap_between_words_and_copy_as_printed(served: Served) -> None:
+    """At 390 px an option such as --new-bundle-format stays whole (never "--new-" and
+    "bundle-format" on two lines); what a reader selects and copies is the command itself."""
+    context = served.context(**PHONE)
+    rec = Recorder(context)
+    blocks = rec.go(served.base + f"recipes/{KUBE}/#evidence").evaluate(COMMANDS_JS)
+    assert blocks, "the recipe page prints commands"
+    for block in blocks:
+        assert block["words"] >= 3 and block["text"].count(" ") == block["words"] - 1
+        assert block["split"] == [], block["text"]
+        assert block["copied"] == block["text"]
+    assert any("--new-bundle-format" in b["text"] for b in blocks)
+    context.close()
+
+
 CHART_JS = """el => {
   const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1;
   const apart = (a, b) => a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import html
+import re
 from typing import Any
 
 import pytest
@@ -124,7 +126,7 @@ def test_first_party_runs_and_credentialed_bundles_are_explained(documents: dict
         if p["verify"]["exit"] == 0 and p["bundle"].get("oci")
     )
     page = f"recipes/{base['recipe']}.md"
-    plain = str(pointer_card(model, page, base))
+    plain = _text(str(pointer_card(model, page, base)))
     assert "evidence-dashboard verify recipes/" in plain
     assert "only with credentials" not in plain
     first_party = {
@@ -132,11 +134,16 @@ def test_first_party_runs_and_credentialed_bundles_are_explained(documents: dict
         "path": "bundle-refs/0-sha256-" + "a" * 64,
         "verify": {**base["verify"], "anonymous": False},
     }
-    card = str(pointer_card(model, page, first_party))
+    card = _text(str(pointer_card(model, page, first_party)))
     assert "--bundle-refs" in card and "no pointer file" in card
     assert "evidence-dashboard verify recipes/" not in card  # there is no file to verify
     assert "aicr evidence verify" in card
     assert "only with credentials" in card
+
+
+def _text(markup: str) -> str:
+    """A card's text as a reader sees it (a printed command's words are spans)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
 
 
 def test_a_duplicate_is_counted_once_only_when_it_passed(documents: dict[str, Any]) -> None:

@@ -29,7 +29,9 @@ def _verified(documents: dict[str, Any]) -> dict[str, Any]:
 
 
 def _commands(card: str) -> list[str]:
-    return [html.unescape(c) for c in re.findall(r"<pre[^>]*><code>(.*?)</code></pre>", card)]
+    """Each command block's text, as a reader copies it (its words are spans)."""
+    blocks = re.findall(r"<pre[^>]*><code>(.*?)</code></pre>", card)
+    return [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in blocks]
 
 
 def test_a_tag_reference_is_shown_and_checked_by_its_verified_digest(

@@ -64,11 +64,11 @@ def test_the_printed_verify_command_verifies_a_demo_pointer(tmp_path: Path) -> N
     assert verified
     pointer = verified[0]
     card = str(pointer_card(model, f"recipes/{pointer['recipe']}.md", pointer))
-    printed = [
-        html.unescape(c)
+    texts = [  # as a reader copies them: the words are spans
+        html.unescape(re.sub(r"<[^>]+>", "", c))
         for c in re.findall(r"<pre[^>]*><code>(.*?)</code></pre>", card)
-        if c.startswith("evidence-dashboard verify ")
     ]
+    printed = [t for t in texts if t.startswith("evidence-dashboard verify ")]
     assert len(printed) == 1, card
     args = shlex.split(printed[0])
     assert args[:2] == ["evidence-dashboard", "verify"]
