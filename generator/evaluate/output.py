@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -193,12 +194,29 @@ class Background:
 
 
 def size_warnings(options: BuildOptions, *, record_in_site: bool = True) -> tuple[str, ...]:
-    """Measure the site against its budget; warnings also go into build-info.json (unless
-    `record_in_site` is False: a site this build did not write already holds them)."""
+    """Measure the site against its budget; warnings also go into build-info.json.
+
+    `record_in_site=False` is for a site this build did not write: the warnings are the ones
+    its build-info.json already states (measuring again would count that record itself)."""
     out = options.output.out.absolute()
-    size = measure(out)
     info = out / "data" / "build-info.json"
-    if record_in_site and size.warnings and info.is_file():
+    if not record_in_site:
+        return _recorded_warnings(info) + previous_warnings(out)
+    size = measure(out)
+    if size.warnings and info.is_file():
         record(info, size)
         refresh_entries(out, ["data/build-info.json"])
     return size.warnings + previous_warnings(out)
+
+
+def _recorded_warnings(info: Path) -> tuple[str, ...]:
+    """The size warnings a published build-info.json states (none when it states none)."""
+    try:
+        doc = json.loads(info.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    output = doc.get("output") if isinstance(doc, dict) else None
+    warnings = output.get("warnings") if isinstance(output, dict) else None
+    if not isinstance(warnings, list):
+        return ()
+    return tuple(str(w) for w in warnings)

@@ -161,9 +161,12 @@ def test_site_budget_warning_reaches_summary_and_build_info(
     info = json.loads((tmp_path / "site" / "data" / "build-info.json").read_text())
     assert info["output"]["warnings"] == list(summary.warnings)
     assert info["output"]["bytes"] > 1 << 20
-    # a rebuild answered by the evaluation memo warns as well
+    # a rebuild answered by the evaluation memo (into the same folder: it writes nothing)
+    # warns as well, with the figures the site states (never re-measured with that record in)
     again = run_build(options)
-    assert again.from_memo and again.warnings == summary.warnings
+    assert again.from_memo and not again.wrote and again.warnings == summary.warnings
+    elsewhere = run_build(options.replace(out=tmp_path / "other"))
+    assert elsewhere.from_memo and elsewhere.wrote and elsewhere.warnings == summary.warnings
 
 
 def test_normal_build_has_no_size_warning(tmp_path: Path) -> None:
