@@ -3,7 +3,7 @@ and whether `--out` already holds exactly what the build would publish.
 
 A build whose evaluation the memo answers would publish a site that is a pure function of
 that evaluation and the output's own inputs (`output_key`: the site options, the
-configuration file's bytes, the templates and assets, the installed libraries). After a build
+configuration as loaded, the templates and assets, the installed libraries). After a build
 publishes, the digest of the whole published folder (names and bytes of every file) is
 recorded with the memo under that key. The next build with the same memo key and output key
 first hashes `--out` again: if it matches, the folder is already what it would write, so it
@@ -29,7 +29,7 @@ from generator.errors import EvidenceDashError
 from generator.evaluate.assess import aicr_program
 from generator.evaluate.engine import cache_root
 from generator.evaluate.evaluation import Evaluation
-from generator.folderdigest import tree_digest
+from generator.folderdigest import streamed_digest, tree_digest
 from generator.model import NoVerdict, Pending, Verified
 from generator.options import BuildOptions
 from generator.site.resources import locate
@@ -49,7 +49,8 @@ def output_key(options: BuildOptions, memo_key: str) -> str | None:
     resources = locate()
     try:
         loaded = load_site_config(o.config or resources.default_config)
-    except EvidenceDashError:
+        default_config = streamed_digest(resources.default_config)
+    except (EvidenceDashError, OSError):
         return None  # the build itself says what is wrong with it
     config = json.dumps(loaded, sort_keys=True, default=str)
     if "snippets" in config:
@@ -61,18 +62,11 @@ def output_key(options: BuildOptions, memo_key: str) -> str | None:
         "config": hashlib.sha256(config.encode("utf-8")).hexdigest(),
         "templates": tree_digest(resources.pages.parent),
         "assets": tree_digest(resources.assets),
-        "defaultConfig": _file_digest(resources.default_config),
+        "defaultConfig": default_config,
         "python": sys.version,
         "libraries": sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()),
     }
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode("utf-8")).hexdigest()
-
-
-def _file_digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -99,10 +93,12 @@ def counts_of(evaluation: Evaluation) -> Counts:
 @dataclass
 class MemoSlot:
     """A build's place in the memo: its key (None: not memoized, `--reevaluate` or an online
-    production trust root) and the memo folder."""
+    production trust root), the memo folder and the output key of the site it publishes
+    (`output_key`, made once; None: no key, or a site it cannot describe)."""
 
     key: str | None
     memos: EvaluationMemo
+    output: str | None = None
 
     @classmethod
     def for_build(cls, options: BuildOptions) -> MemoSlot:
@@ -111,7 +107,8 @@ class MemoSlot:
             if options.output.reevaluate
             else fingerprint(options.evaluation, aicr_program(options.freshness))
         )
-        return cls(key, EvaluationMemo(cache_root(options.engine)))
+        output = None if key is None else output_key(options, key)
+        return cls(key, EvaluationMemo(cache_root(options.engine)), output)
 
     def load(self) -> Memo | None:
         """The memo of an identical earlier evaluation, or None."""
@@ -120,12 +117,9 @@ class MemoSlot:
     def published(self, options: BuildOptions) -> Published | None:
         """What `--out` was published from, when it is byte for byte what this build would
         publish (see the module doc); None when the build must write."""
-        if self.key is None:
+        if self.key is None or self.output is None:
             return None
-        wanted = output_key(options, self.key)
-        if wanted is None:
-            return None
-        found = self.memos.published(self.key, wanted)
+        found = self.memos.published(self.key, self.output)
         if found is None or failures():  # a failure is reported in build-info.json
             return None
         counts, recipes, digest = found
@@ -136,11 +130,8 @@ class MemoSlot:
 
     def stamp(self, options: BuildOptions) -> None:
         """Record the folder just published with this build's memo (nothing without one)."""
-        if self.key is None or failures():
-            return
-        wanted = output_key(options, self.key)
-        if wanted is not None:
-            self.memos.add_output(self.key, wanted, tree_digest(options.output.out))
+        if self.key is not None and self.output is not None and not failures():
+            self.memos.add_output(self.key, self.output, tree_digest(options.output.out))
 
     def keeper(self, evaluation: Evaluation, counts: Counts) -> Callable[[Path], None] | None:
         """What keeps this evaluation's data folder, or None when it must not be kept.
