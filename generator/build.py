@@ -21,6 +21,7 @@ from generator.evaluate.evaluation import Evaluation, evaluate, schema_rejection
 from generator.evaluate.memoize import MemoSlot, counts_of
 from generator.evaluate.output import (
     STAGING_PREFIX,
+    finish_retiring,
     size_warnings,
     sweep_dead_staging,
     write_output,
@@ -57,8 +58,11 @@ def run_build(options: BuildOptions) -> BuildSummary:
     if output.config is not None and not output.data_only:
         load_site_config(output.config)  # refuse a configuration that runs code before any work
     with claim_output(output.out, build_guards(options), timeout=output.lock_timeout) as target:
-        with bulk_allocation():  # GC paused: a build's objects are trees, freed by refcounting
-            summary = _build(options.replace(out=target))
+        try:
+            with bulk_allocation():  # GC paused: a build's objects are trees, freed by refcounting
+                summary = _build(options.replace(out=target))
+        finally:
+            finish_retiring()  # the replaced output, deleted while the build finished
     return dataclasses.replace(summary, out=str(output.out))
 
 

@@ -25,7 +25,15 @@ from generator.site.build import SiteInputs, build_site
 from generator.site.recipepages import InputDigests
 from generator.site.swap import publish_atomically
 
-__all__ = ["STAGING_PREFIX", "Background", "size_warnings", "sweep_dead_staging", "write_output"]
+__all__ = [
+    "STAGING_PREFIX",
+    "Background",
+    "finish_retiring",
+    "retire",
+    "size_warnings",
+    "sweep_dead_staging",
+    "write_output",
+]
 
 
 STAGING_PREFIX = ".evidence-build-"
@@ -47,6 +55,31 @@ def sweep_dead_staging(parent: Path) -> list[Path]:
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
     return removed
+
+
+_RETIRING: list[Background] = []
+"""The replaced outputs this process is deleting (`retire`)."""
+
+
+def retire(old: Path) -> None:
+    """Take a replaced output away: renamed at once to a staging name of this process (so a
+    later swap never finds it, and `sweep_dead_staging` removes it should this process be
+    killed), then deleted on a thread while the build measures and stamps what it published.
+    `finish_retiring` waits for it."""
+    trash = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-retired-", dir=old.parent))
+    target = trash / "old"
+    try:
+        os.rename(old, target)
+    except OSError:
+        shutil.rmtree(trash, ignore_errors=True)
+        return  # the swap deletes it in place
+    _RETIRING.append(Background(lambda: shutil.rmtree(trash, ignore_errors=True)))
+
+
+def finish_retiring() -> None:
+    """Wait until every replaced output `retire` took away is deleted."""
+    while _RETIRING:
+        _RETIRING.pop().wait(quietly=True)
 
 
 def _process_alive(pid: int) -> bool:
@@ -125,7 +158,7 @@ def _publish_data(
     report_cache_failures(data_dir)
     shutil.copytree(data_dir, staging / "data")
     finish_site(options, documents, staging)
-    publish_atomically(staging, out)
+    publish_atomically(staging, out, retire)
 
 
 def _publish_site(
@@ -162,6 +195,7 @@ def _publish_site(
         digests=InputDigests.from_dict(page_digests) if page_digests else None,
         data_ready=data_ready,
         before_publish=lambda staging: finish_site(options, documents, staging),
+        retire=retire,
     )
     return None if used is None else used.as_dict()
 

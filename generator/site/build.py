@@ -255,6 +255,7 @@ def build_site(
     digests: InputDigests | None = None,
     data_ready: Callable[[], None] | None = None,
     before_publish: Callable[[Path], None] | None = None,
+    retire: Callable[[Path], None] | None = None,
 ) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
@@ -265,6 +266,7 @@ def build_site(
     else from hashing the documents; the digests used are returned (None without a cache).
     `data_ready` is called before `data_dir` is placed (the caller may still be reading it).
     `before_publish` is handed the complete staging folder last (badges, the manifest).
+    `retire` takes the replaced output away (`publish_atomically`).
     """
     res = locate()
     config = config if config is not None else res.default_config
@@ -296,7 +298,7 @@ def build_site(
             (staging / "_headers").write_text("/*\n  X-Robots-Tag: noindex\n", encoding="utf-8")
         if before_publish is not None:
             before_publish(staging)
-        publish_atomically(staging, out)
+        publish_atomically(staging, out, retire)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return digests if cache is not None else None

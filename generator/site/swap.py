@@ -4,7 +4,8 @@ Three renames around `out` (siblings in one folder, so each is atomic on POSIX):
 
 1. `out` -> `<out>.old`       (skipped when there is no previous output)
 2. `staging` -> `out`
-3. delete `<out>.old`
+3. delete `<out>.old` (or hand it to `retire`, which moves it out of the way at once and may
+   delete it while the build goes on)
 
 Recovery states, checked first by every call (`recover`):
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from generator.errors import BuildError, Location
@@ -41,8 +43,13 @@ def recover(out: Path) -> str:
     return "rolled-back"
 
 
-def publish_atomically(staging: Path, out: Path) -> None:
-    """Replace `out` with the complete folder `staging` (which must be on the same file system)."""
+def publish_atomically(
+    staging: Path, out: Path, retire: Callable[[Path], None] | None = None
+) -> None:
+    """Replace `out` with the complete folder `staging` (which must be on the same file system).
+
+    The replaced folder is deleted here, or handed to `retire`, which must rename it before it
+    returns (a later swap's `recover` must not find it) and may delete it on a thread."""
     if not staging.is_dir():
         raise BuildError(
             "the staged site is missing",
@@ -66,4 +73,6 @@ def publish_atomically(staging: Path, out: Path) -> None:
             )
         os.replace(out, old)
     os.replace(staging, out)
-    shutil.rmtree(old, ignore_errors=True)
+    if retire is not None and old.exists():
+        retire(old)
+    shutil.rmtree(old, ignore_errors=True)  # gone already when `retire` moved it

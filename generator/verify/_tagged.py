@@ -92,18 +92,26 @@ def _untagged(value: Any) -> bool:
     return True
 
 
-def decode_data(value: Any) -> Any:
-    """Invert `encode_data`."""
-    if isinstance(value, list):
-        return [decode_data(v) for v in value]
-    if isinstance(value, dict):
-        if set(value) == {"$float"}:
-            return float(value["$float"])
-        if set(value) == {"$bytes"}:
-            return base64.b64decode(value["$bytes"])
-        if set(value) == {"$map"}:
-            return {_key(decode_data(k)): decode_data(v) for k, v in value["$map"]}
-        return {k: decode_data(v) for k, v in value.items()}
+def decode_data(value: Any, _probes: int = _PROBES) -> Any:
+    """Invert `encode_data`. A subtree with nothing tagged (`_untagged`: no `$` key, nothing
+    but JSON's own types) is returned as it is after one loop over it, instead of a call per
+    node: the caller hands in freshly parsed data that nothing else holds. As in
+    `encode_data`, only `_PROBES` levels probe, so hostile nesting costs a few walks at most."""
+    kind = type(value)
+    if _probes and (kind is dict or kind is list) and _untagged(value):
+        return value
+    probes = _probes - 1 if _probes > 0 else 0
+    if kind is list:
+        return [decode_data(v, probes) for v in value]
+    if kind is dict:
+        if len(value) == 1:
+            if "$float" in value:
+                return float(value["$float"])
+            if "$bytes" in value:
+                return base64.b64decode(value["$bytes"])
+            if "$map" in value:
+                return {_key(decode_data(k, 0)): decode_data(v, probes) for k, v in value["$map"]}
+        return {k: decode_data(v, probes) for k, v in value.items()}
     return value
 
 

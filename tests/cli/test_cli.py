@@ -193,6 +193,31 @@ def test_a_build_sweeps_staging_folders_of_killed_builds_only(tmp_path: Path) ->
     assert not dead.exists() and alive.exists() and unrelated.exists()
 
 
+def test_a_retired_output_is_gone_when_the_build_returns_or_swept_after_a_kill(
+    tmp_path: Path,
+) -> None:
+    """The replaced output is deleted on a thread (`retire`); the build waits for it, and the
+    folder a killed build was still deleting is removed by the next build's sweep."""
+    import os
+
+    from generator.build import STAGING_PREFIX, finish_retiring, sweep_dead_staging
+    from generator.evaluate.output import retire
+
+    old = tmp_path / "site.old"
+    (old / "data").mkdir(parents=True)
+    (old / "data" / "index.json").write_text("{}")
+    retire(old)
+    assert not old.exists()  # moved away before `retire` returns
+    finish_retiring()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    killed = tmp_path / f"{STAGING_PREFIX}999999999-retired-abc" / "old"
+    killed.mkdir(parents=True)
+    mine = tmp_path / f"{STAGING_PREFIX}{os.getpid()}-retired-def" / "old"
+    mine.mkdir(parents=True)
+    assert sweep_dead_staging(tmp_path) == [killed.parent]
+    assert mine.exists()
+
+
 def test_make_site_command_with_relative_paths_builds_the_full_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -65,3 +65,33 @@ def test_missing_staging_keeps_output(tmp_path: Path) -> None:
     with pytest.raises(BuildError):
         publish_atomically(tmp_path / "nope", out)
     assert (out / "index.html").read_text() == "old"
+
+
+def test_retire_takes_the_replaced_output_away_before_the_swap_returns(tmp_path: Path) -> None:
+    """`retire` is handed the replaced folder and moves it; the swap then leaves nothing for a
+    later `recover` to find, and deletes nothing itself."""
+    out = make(tmp_path / "site", "old")
+    kept = tmp_path / "kept"
+    handed: list[Path] = []
+
+    def retire(old: Path) -> None:
+        handed.append(old)
+        os.rename(old, kept)
+
+    publish_atomically(make(tmp_path / "stage", "new"), out, retire)
+    assert handed == [old_path(out)]
+    assert (out / "index.html").read_text() == "new"
+    assert (kept / "index.html").read_text() == "old"
+    assert recover(out) == "clean"
+
+
+def test_a_retire_that_leaves_the_folder_in_place_still_gets_it_deleted(tmp_path: Path) -> None:
+    out = make(tmp_path / "site", "old")
+    publish_atomically(make(tmp_path / "stage", "new"), out, lambda old: None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_first_publish_retires_nothing(tmp_path: Path) -> None:
+    handed: list[Path] = []
+    publish_atomically(make(tmp_path / "stage", "new"), tmp_path / "site", handed.append)
+    assert handed == []

@@ -77,6 +77,38 @@ def test_tagged_data_round_trip(value: Any) -> None:
     assert decode_data(json.loads(json.dumps(encode_data(value)))) == value
 
 
+def test_untagged_data_is_decoded_without_a_copy() -> None:
+    """Plain parsed data comes back as it is (one loop over it, not a rebuild)."""
+    plain = json.loads(json.dumps({"a": [1, 2.5, None, True, {"b": "x"}]}))
+    assert decode_data(plain) is plain
+
+
+def test_hostile_nesting_is_probed_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tagged value at the bottom of deep nesting: only the first levels look for an
+    untagged subtree (each look walks the whole subtree), the rest decode node by node."""
+    import generator.verify._tagged as tagged
+
+    depth = 400
+    value: Any = {"$float": "inf"}
+    for _ in range(depth):
+        value = [value, "x"]
+    looks = []
+    untagged = tagged._untagged
+
+    def counting(subtree: Any) -> bool:
+        looks.append(subtree)
+        return untagged(subtree)
+
+    monkeypatch.setattr(tagged, "_untagged", counting)
+    decoded = decode_data(json.loads(json.dumps(value)))
+    assert len(looks) <= tagged._PROBES
+    for _ in range(depth):
+        decoded = decoded[0]
+    assert decoded == math.inf
+
+
 def test_nan_round_trip() -> None:
     assert math.isnan(decode_data(json.loads(json.dumps(encode_data(math.nan)))))
 
