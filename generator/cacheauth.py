@@ -40,6 +40,7 @@ __all__ = [
     "key_file_path",
     "load_key",
     "note_failure",
+    "read_cache_file",
     "reset_failures",
 ]
 
@@ -68,6 +69,7 @@ class Purpose(StrEnum):
     BUNDLE = "bundle"
     FRESHNESS = "freshness"
     RECIPE = "recipe"
+    POINTER = "pointer"
 
 
 @dataclass(frozen=True)
@@ -287,3 +289,24 @@ def reset_failures() -> None:
 def file_digest(data: bytes) -> str:
     """sha256 hex of `data` (what a sealed manifest lists per file)."""
     return hashlib.sha256(data).hexdigest()
+
+
+def read_cache_file(path: Path, limit: int) -> bytes | None:
+    """The bytes of a cache entry: a regular file (not followed through a link) of at most
+    `limit` bytes; None for anything else (a miss, never an error)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) <= limit else None

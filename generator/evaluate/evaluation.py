@@ -16,6 +16,7 @@ import sigstore
 
 from generator import __version__
 from generator.bundlerefs import BundleRefEntry, load_bundle_refs
+from generator.cacheauth import CacheAuth
 from generator.corroborate import BoardEntry, build_board, count_each_bundle_once
 from generator.data import PointerRecord, build_info_document, data_documents, pointer_document
 from generator.errors import InputError, Location
@@ -23,6 +24,7 @@ from generator.evaluate.assess import Assessed, Assessor, remembered, settled
 from generator.evaluate.clock import build_time_for
 from generator.evaluate.engine import Engines, cache_root
 from generator.evaluate.perrecipe import Made, RecipePlan
+from generator.evaluate.pointermemo import MEMO_NAME, PointerDocs
 from generator.evaluate.pool import bulk_allocation, choose_verifier
 from generator.evaluate.products import PointerProduct
 from generator.evaluate.refs import verify_refs
@@ -129,9 +131,10 @@ def evaluate(
 
 
 def _read_tree(
-    options: EvaluationOptions,
+    options: EvaluationOptions, docs: PointerDocs | None = None
 ) -> tuple[Allowlist, TreeScan, tuple[BundleRefEntry, ...]]:
-    """The allowlist, the scanned pointer files and the `--bundle-refs` entries."""
+    """The allowlist, the scanned pointer files (parsed through `docs`, when given) and the
+    `--bundle-refs` entries."""
     evidence_root = options.tree.recipes / "evidence"
     if not evidence_root.is_dir():
         raise InputError(
@@ -143,7 +146,10 @@ def _read_tree(
         )
     allowlist = load_allowlist(evidence_root / "allowlist.yaml")
     scan = scan_tree(
-        options.tree.recipes, allowlist=allowlist, allow_pending=options.policy.allow_pending
+        options.tree.recipes,
+        allowlist=allowlist,
+        allow_pending=options.policy.allow_pending,
+        parse=None if docs is None else docs.parse,
     )
     refs = () if options.tree.bundle_refs is None else load_bundle_refs(options.tree.bundle_refs)
     return allowlist, scan, refs
@@ -151,7 +157,12 @@ def _read_tree(
 
 def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool) -> Evaluation:
     """`evaluate` itself: the stages of one evaluation, in order."""
-    allowlist, scan, refs = _read_tree(options)
+    docs = None
+    if incremental:  # pointer files parsed by the last build are not parsed again
+        docs = PointerDocs.load(
+            cache_root(options.engine) / MEMO_NAME, CacheAuth.from_environment()
+        )
+    allowlist, scan, refs = _read_tree(options, docs)
     memo = ContentMemo(cache_root(options.engine) / "freshness" / "memo.json")
     assessor = Assessor.for_build(options, allowlist, memo)
     duplicate_of = dict(scan.duplicate_of)
@@ -166,6 +177,7 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
             policy=_policy(options),
             store_root=cache_root(options.engine) / "recipes",
             auth=engine.verdicts.auth,
+            digests=None if docs is None else docs.digests,
         )
     else:
         plan = RecipePlan.everything(scan.files, allowlist)
@@ -189,6 +201,8 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
         kept=kept,
     )
     memo.save()
+    if docs is not None:
+        docs.save()
     plan.keep(kept)
     del kept
     board = build_board(entries, organisation_of=remembered(organisation_of))

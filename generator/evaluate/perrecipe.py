@@ -182,9 +182,11 @@ class RecipePlan:
         policy: str,
         store_root: Path,
         auth: CacheAuth | None = None,
+        digests: Mapping[str, str] | None = None,
     ) -> RecipePlan:
         """The plan of an incremental evaluation: each group keyed, and the groups whose
-        product checks reused."""
+        product checks reused. `digests` are the sha256 of the bytes the scan parsed, by
+        path (a file without one is read again)."""
         store = ProductStore(store_root, auth or CacheAuth.from_environment())
         plan = cls(store, allowlist)
         groups = plan._group(files)
@@ -192,7 +194,7 @@ class RecipePlan:
         recipes = options.tree.recipes
         overlays = _Overlays(recipes / "overlays")
         for name, items in groups.items():
-            key = _group_key(common, items, recipes, overlays)
+            key = _group_key(common, items, recipes, overlays, digests or {})
             plan.keys[name] = key
             if key is None:
                 continue
@@ -275,13 +277,18 @@ def _common_digest(options: EvaluationOptions, trust_digest: str, policy: str) -
 
 
 def _group_key(
-    common: str, items: Sequence[ParsedPointer], recipes: Path, overlays: _Overlays
+    common: str,
+    items: Sequence[ParsedPointer],
+    recipes: Path,
+    overlays: _Overlays,
+    digests: Mapping[str, str],
 ) -> str | None:
-    """One group's key, or None when one of its files cannot be read now."""
+    """One group's key, or None when one of its files cannot be read now. A pointer file's
+    state is the digest of the bytes the scan parsed when known (`digests`), else read."""
     parts: list[Any] = []
     for item in items:
         path = item.location.path
-        state = _file_state(recipes / path, _MAX_POINTER_BYTES)
+        state = digests.get(path) or _file_state(recipes / path, _MAX_POINTER_BYTES)
         if state is None or ":" in state:
             return None
         parts.append([path, state, [[s, overlays.state(s)] for s in _overlay_stems(item)]])

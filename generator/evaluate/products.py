@@ -22,7 +22,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from generator.cacheauth import CacheAuth, Purpose
+from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.corroborate import BoardEntry
 from generator.data import FreshnessExplanation, FreshnessInfo, freshness_document
 from generator.facts import Criteria
@@ -315,7 +314,7 @@ class ProductStore:
     ) -> RecipeProduct | None:
         """The product stored under `key`, or None (absent, unreadable, too large, failing
         its tag, or malformed): never an error."""
-        stored = _read_capped(self._file(key))
+        stored = read_cache_file(self._file(key), MAX_PRODUCT_BYTES)
         if stored is None:
             return None
         body = self.auth.open(Purpose.RECIPE, stored, key.encode(), f"recipe product {key}")
@@ -356,24 +355,3 @@ class ProductStore:
             if name not in wanted:
                 with contextlib.suppress(OSError):
                     os.unlink(self.root / name)
-
-
-def _read_capped(path: Path) -> bytes | None:
-    """The bytes of a regular file (not followed through a link), at most
-    `MAX_PRODUCT_BYTES`; None for anything else."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_PRODUCT_BYTES:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_PRODUCT_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data if len(data) <= MAX_PRODUCT_BYTES else None

@@ -24,6 +24,7 @@ from generator.tree.index import (
 )
 from generator.tree.pointer import (
     RULES,
+    load_pointer_doc,
     normalise_rfc3339,
     parse_pointer,
     parse_profile,
@@ -38,6 +39,7 @@ from generator.tree.safeio import (
 )
 from generator.tree.scan import (
     LAYOUT_RULES,
+    ParsePointer,
     TreeScan,
     Violation,
     check_tree,
@@ -49,6 +51,7 @@ __all__ = [
     "ALLOWLIST_LIMIT",
     "LAYOUT_RULES",
     "POINTER_LIMIT",
+    "ParsePointer",
     "RULES",
     "UNLISTED",
     "Allowlist",
@@ -58,6 +61,7 @@ __all__ = [
     "check_tree",
     "default_index_path",
     "display_label",
+    "load_pointer_doc",
     "index_drift",
     "index_entries",
     "load_allowlist",

@@ -35,6 +35,7 @@ from generator.tree.yamlio import load_yaml
 __all__ = [
     "RETIRED_DOMAIN",
     "RULES",
+    "load_pointer_doc",
     "normalise_rfc3339",
     "parse_pointer",
     "parse_profile",
@@ -73,6 +74,12 @@ def parse_pointer(data: bytes, *, file: str) -> Pointer:
 
     `file` names the pointer in messages (relative to the recipes root).
     """
+    return validate_pointer(load_pointer_doc(data, file=file), file=file)
+
+
+def load_pointer_doc(data: bytes, *, file: str) -> dict[str, Any]:
+    """The first half of `parse_pointer`: the bytes as a YAML mapping, not yet validated
+    (`validate_pointer` reads it and never changes it). Raises `PointerError`."""
     try:
         doc = load_yaml(data, file=file)
     except YamlError as exc:
@@ -94,7 +101,7 @@ def parse_pointer(data: bytes, *, file: str) -> Pointer:
             found=_show(doc),
             hint="start from a pointer written by aicr",
         )
-    return validate_pointer(doc, file=file)
+    return doc
 
 
 def validate_pointer(doc: dict[str, Any], *, file: str) -> Pointer:

@@ -36,13 +36,21 @@ from generator.model import (
     PointerLocation,
     RejectedPointer,
 )
-from generator.tree._scan_rules import _Candidate, _examine, _Signers, safe_name
+from generator.tree._scan_rules import (
+    ParsePointer,
+    _Candidate,
+    _examine,
+    _parse_pointer,
+    _Signers,
+    safe_name,
+)
 from generator.tree.allowlist import Allowlist, load_allowlist
 
 __all__ = [
     "ALLOWLIST_NAME",
     "EVIDENCE_DIR",
     "LAYOUT_RULES",
+    "ParsePointer",
     "TreeScan",
     "Violation",
     "check_tree",
@@ -208,14 +216,22 @@ def _duplicates(files: list[PointerFile]) -> dict[str, str]:
     return dup
 
 
-def scan_tree(recipes_root: Path, *, allowlist: Allowlist, allow_pending: bool = True) -> TreeScan:
+def scan_tree(
+    recipes_root: Path,
+    *,
+    allowlist: Allowlist,
+    allow_pending: bool = True,
+    parse: ParsePointer | None = None,
+) -> TreeScan:
     """Find and check every pointer under `<recipes_root>/evidence/` (sorted by path).
 
     Unlisted signers are *not* rejected here (the build verifies them and reports them);
     first-party pointers are. Raises `InputError` only when the evidence root cannot be read.
+    `parse` parses each file's bytes (default `parse_pointer`; a build's remembers them).
     """
     signers = _Signers(allowlist)
-    files = [_examine(c, signers, allow_pending) for c in _walk(recipes_root)]
+    parse = parse or _parse_pointer
+    files = [_examine(c, signers, allow_pending, parse) for c in _walk(recipes_root)]
     return TreeScan(files=tuple(files), duplicate_of=MappingProxyType(_duplicates(files)))
 
 

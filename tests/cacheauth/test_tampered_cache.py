@@ -169,6 +169,22 @@ def flip_recipe_product(cache: Path) -> None:
         _rewrite(product, lambda data: data[:-2] + bytes([data[-2] ^ 1]) + data[-1:])
 
 
+def flip_pointer_docs(cache: Path) -> None:
+    """One byte of the parsed pointer documents flipped (the memo dropped, so the tree is
+    read again through them)."""
+    shutil.rmtree(cache / "evaluation")
+    _rewrite(cache / "tree" / "pointer-docs.json", lambda d: d[:-2] + bytes([d[-2] ^ 1]) + d[-1:])
+
+
+def rename_recipe_in_pointer_docs(cache: Path) -> None:
+    """Every parsed pointer document now names another recipe (the tag no longer checks)."""
+    shutil.rmtree(cache / "evaluation")
+    _rewrite(
+        cache / "tree" / "pointer-docs.json",
+        lambda data: re.sub(rb'"recipe":"([^"]+)"', rb'"recipe":"\1-forged"', data),
+    )
+
+
 # --------------------------------------------------------------------------- tests
 
 
@@ -186,6 +202,8 @@ def flip_recipe_product(cache: Path) -> None:
         pytest.param([stale_freshness_memo, drop_memo], False, id="freshness-memo"),
         pytest.param([forge_templates], False, id="compiled-templates"),
         pytest.param([flip_recipe_product], False, id="recipe-products"),
+        pytest.param([flip_pointer_docs], False, id="pointer-docs"),
+        pytest.param([rename_recipe_in_pointer_docs], False, id="pointer-docs-recipe"),
     ],
 )
 def test_a_tampered_cache_entry_is_a_counted_miss(
