@@ -1,0 +1,53 @@
+"""generator.evaluate.products: a stored recipe product reads back as the product it was,
+whether or not its documents hold values JSON cannot say directly (the `$` tags)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.cacheauth import CacheAuth
+from generator.data import FreshnessInfo
+from generator.evaluate.products import PointerProduct, ProductStore, RecipeProduct
+from generator.model import Freshness
+from tests._evidence_fakes import identity, make_evidence, make_verified
+
+AUTH = CacheAuth(b"p" * 40)
+KEY = "a" * 64
+
+
+def _product(predicate: dict[str, Any]) -> RecipeProduct:
+    verdict = make_verified(make_evidence(predicate=predicate), identity("acme"))
+    settled = type(verdict)(**{**verdict.__dict__, "evidence": verdict.evidence.settle()})
+    pointer = PointerProduct(
+        path="evidence/r/s/sha256-x.yaml",
+        verdict=settled,
+        freshness=FreshnessInfo(Freshness.UNKNOWN, None, None, None),
+        document={"path": "evidence/r/s/sha256-x.yaml", "note": 'a "$ in a string'},
+        entry=None,
+    )
+    return RecipeProduct(KEY, (), (pointer,))
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"$schema": "https://example.test/schema"},
+        {"nested": {"$ref": "#/x", "ok": [1, 2]}},
+        {"note": 'quoted "$ inside a string'},
+    ],
+    ids=["plain", "dollar-key", "nested-dollar-key", "dollar-in-string"],
+)
+def test_a_stored_product_reads_back_equal(tmp_path: Path, extra: dict[str, Any]) -> None:
+    product = _product(extra)
+    store = ProductStore(tmp_path, AUTH)
+    store.store(product)
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry to classify"))
+    assert loaded == product
+    assert loaded is not None and loaded.pointers[0].verdict.evidence.predicate == {
+        **make_evidence().predicate,
+        **extra,
+    }
