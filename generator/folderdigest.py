@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 __all__ = ["listing", "streamed_digest", "tree_digest", "walk"]
@@ -36,14 +36,23 @@ def walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
             yield entry.path, info
 
 
-def tree_digest(root: Path) -> str:
-    """A digest of every file (name, type, bytes) under `root`, OCI layout blobs excepted."""
+def tree_digest(root: Path, known: Mapping[str, tuple[int, bytes]] | None = None) -> str:
+    """A digest of every file (name, type, bytes) under `root`, OCI layout blobs excepted.
+
+    `known` maps a file's POSIX path under `root` to its size and sha256 when the caller has
+    just hashed it (a published site's manifest): a file of that size is not read again."""
+    known = known or {}
     h = hashlib.sha256()
     base = len(str(root))
     for path, info in walk(root):
-        h.update(path[base:].encode("utf-8", "surrogateescape") + b"\0")
+        name = path[base:]
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0")
         if stat.S_ISREG(info.st_mode):
             h.update(b"f%d\0" % info.st_size)
+            size_and_digest = known.get(name[1:].replace(os.sep, "/"))
+            if size_and_digest is not None and size_and_digest[0] == info.st_size:
+                h.update(size_and_digest[1])
+                continue
             try:
                 with open(path, "rb") as fh:
                     h.update(hashlib.sha256(fh.read()).digest())

@@ -22,7 +22,7 @@ from generator.data import PointerRecord, build_info_document, data_documents, p
 from generator.errors import InputError, Location
 from generator.evaluate.assess import Assessed, Assessor, remembered, settled
 from generator.evaluate.clock import build_time_for
-from generator.evaluate.engine import Engines, cache_root
+from generator.evaluate.engine import Engine, Engines, cache_root
 from generator.evaluate.perrecipe import Made, RecipePlan
 from generator.evaluate.pointermemo import MEMO_NAME, PointerDocs
 from generator.evaluate.pool import bulk_allocation, choose_verifier
@@ -155,6 +155,26 @@ def _read_tree(
     return allowlist, scan, refs
 
 
+def _recipe_plan(
+    options: EvaluationOptions,
+    scan: TreeScan,
+    allowlist: Allowlist,
+    engine: Engine,
+    docs: PointerDocs,
+) -> RecipePlan:
+    """An incremental evaluation's plan: the recipes reused from their stored products."""
+    return RecipePlan.make(
+        options,
+        scan.files,
+        allowlist,
+        trust_digest=engine.trust.digest,
+        policy=_policy(options),
+        store_root=cache_root(options.engine) / "recipes",
+        auth=engine.verdicts.auth,
+        digests=docs.digests,
+    )
+
+
 def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool) -> Evaluation:
     """`evaluate` itself: the stages of one evaluation, in order."""
     docs = None
@@ -168,17 +188,8 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
     duplicate_of = dict(scan.duplicate_of)
     engine = engines.engine()
     assessor.trust_root = engine.trust.digest  # named by the records of reused verdicts
-    if incremental and not refs:
-        plan = RecipePlan.make(
-            options,
-            scan.files,
-            allowlist,
-            trust_digest=engine.trust.digest,
-            policy=_policy(options),
-            store_root=cache_root(options.engine) / "recipes",
-            auth=engine.verdicts.auth,
-            digests=None if docs is None else docs.digests,
-        )
+    if docs is not None and not refs:
+        plan = _recipe_plan(options, scan, allowlist, engine, docs)
     else:
         plan = RecipePlan.everything(scan.files, allowlist)
     todo = plan.todo(scan.files)

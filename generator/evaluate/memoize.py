@@ -30,12 +30,13 @@ from generator.evaluate.assess import aicr_program
 from generator.evaluate.engine import cache_root
 from generator.evaluate.evaluation import Evaluation
 from generator.folderdigest import streamed_digest, tree_digest
+from generator.manifest import MANIFEST_PATH, parse_manifest
 from generator.model import NoVerdict, Pending, Verified
 from generator.options import BuildOptions
 from generator.site.resources import locate
 from generator.site.siteconfig import load_site_config
 
-__all__ = ["MemoSlot", "Published", "counts_of", "output_key"]
+__all__ = ["MemoSlot", "Published", "counts_of", "listed_digests", "output_key"]
 
 
 def output_key(options: BuildOptions, memo_key: str) -> str | None:
@@ -129,9 +130,13 @@ class MemoSlot:
         return Published(counts, recipes)
 
     def stamp(self, options: BuildOptions) -> None:
-        """Record the folder just published with this build's memo (nothing without one)."""
+        """Record the folder just published with this build's memo (nothing without one).
+
+        The files its manifest lists were hashed for it moments ago and are not read again
+        (`listed_digests`)."""
         if self.key is not None and self.output is not None and not failures():
-            self.memos.add_output(self.key, self.output, tree_digest(options.output.out))
+            out = options.output.out
+            self.memos.add_output(self.key, self.output, tree_digest(out, listed_digests(out)))
 
     def keeper(self, evaluation: Evaluation, counts: Counts) -> Callable[[Path], None] | None:
         """What keeps this evaluation's data folder, or None when it must not be kept.
@@ -156,3 +161,23 @@ class MemoSlot:
         """Keep the site's document digests with the memo just stored (if any)."""
         if self.key is not None and digests is not None:
             self.memos.add_page_digests(self.key, digests)
+
+
+def listed_digests(site: Path) -> dict[str, tuple[int, bytes]]:
+    """The size and sha256 of every regular file a published site's manifest lists.
+
+    Only ever used to record what a build published: should a file have changed since its
+    manifest was written, the record does not match the folder, and the next build, which
+    hashes the folder itself before it writes nothing, builds it again."""
+    try:
+        manifest = parse_manifest((site / MANIFEST_PATH).read_bytes(), file=MANIFEST_PATH)
+    except (OSError, EvidenceDashError):
+        return {}
+    digests: dict[str, tuple[int, bytes]] = {}
+    for entry in manifest.files:
+        if entry.size >= 0 and len(entry.sha256) == 64:
+            try:
+                digests[entry.path] = (entry.size, bytes.fromhex(entry.sha256))
+            except ValueError:
+                continue
+    return digests

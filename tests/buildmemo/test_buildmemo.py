@@ -139,6 +139,39 @@ def test_the_tree_digest_sees_names_bytes_and_links(tmp_path: Path) -> None:
     assert len({first, second, third}) == 3
 
 
+def test_known_digests_stand_in_for_reading_only_when_they_are_right(tmp_path: Path) -> None:
+    """`tree_digest(known=...)`: a correct size and sha256 give the digest reading gives; a
+    wrong sha256 of the right size changes it (so it is used); another size is read again."""
+    import hashlib
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f.json").write_bytes(b"content")
+    (tmp_path / "g.json").write_bytes(b"other")
+    honest = tree_digest(tmp_path)
+    right = {"a/f.json": (7, hashlib.sha256(b"content").digest())}
+    assert tree_digest(tmp_path, right) == honest
+    wrong = {"a/f.json": (7, hashlib.sha256(b"CONTENT").digest())}
+    assert tree_digest(tmp_path, wrong) != honest
+    stale_size = {"a/f.json": (6, hashlib.sha256(b"conten").digest())}
+    assert tree_digest(tmp_path, stale_size) == honest
+
+
+def test_the_record_of_a_published_site_is_its_folder_digest(tree: Path, tmp_path: Path) -> None:
+    """The stamp takes the manifest's digests: right for the folder as published, and wrong
+    (so the next build writes) for a listed file changed after its manifest."""
+    from generator.evaluate.memoize import listed_digests
+
+    out = tmp_path / "site"
+    run_build(_options(tree, out, tmp_path / "cache"))
+    listed = listed_digests(out)
+    assert "data/index.json" in listed and "data/manifest.json" not in listed
+    assert tree_digest(out, listed) == tree_digest(out)
+    index = out / "data" / "index.json"
+    data = index.read_bytes()
+    index.write_bytes(data[:-2] + bytes([data[-2] ^ 1]) + data[-1:])
+    assert tree_digest(out, listed) != tree_digest(out)
+
+
 def test_reused_and_reevaluated_builds_render_no_page_again(tree: Path, tmp_path: Path) -> None:
     """The documents read back from the memo differ in Python types from those first built
     (lists for tuples); the page cache must still answer every page, and so must a
