@@ -15,11 +15,13 @@ never checks as another kind. Tags are hex text, prefixed to the bytes they cove
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
 import secrets
 import stat
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -105,6 +107,20 @@ class CacheAuth:
     def seal(self, purpose: Purpose, data: bytes, name: bytes = b"") -> bytes:
         """`data` with its tag in front (`<tag>\\n<data>`), as stored."""
         return self.tag(purpose, data, name) + b"\n" + data
+
+    def write_sealed(self, path: Path, purpose: Purpose, data: bytes, name: bytes = b"") -> None:
+        """Store `data` sealed at `path`: written whole beside it, then renamed into place, so
+        a reader never sees half an entry. Raises `OSError`."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(self.seal(purpose, data, name))
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def unseal(self, purpose: Purpose, stored: bytes, name: bytes = b"") -> bytes | None:
         """The data of a `seal`ed entry, or None when its tag does not check."""

@@ -16,10 +16,7 @@ keeps the documents of the files this build read, no others, so it never outgrow
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -113,15 +110,6 @@ class PointerDocs:
             return
         try:
             body = orjson.dumps({"version": _VERSION, "code": self._code, "entries": self._kept})
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".pointer-docs-", dir=self.file.parent)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(self.auth.seal(Purpose.POINTER, body, _SEAL_NAME))
-                os.replace(tmp, self.file)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            self.auth.write_sealed(self.file, Purpose.POINTER, body, _SEAL_NAME)
         except (OSError, TypeError, ValueError):
             pass

@@ -22,7 +22,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,16 +337,9 @@ class ProductStore:
         next build."""
         try:
             body = _dumps(product_to_json(product))
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".product-", dir=self.root)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(self.auth.seal(Purpose.RECIPE, body, product.key.encode()))
-                os.replace(tmp, self._file(product.key))
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            self.auth.write_sealed(
+                self._file(product.key), Purpose.RECIPE, body, product.key.encode()
+            )
         except (OSError, ValueError, TypeError):
             pass
 

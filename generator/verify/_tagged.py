@@ -103,15 +103,8 @@ def decode_data(value: Any, _probes: int = _PROBES) -> Any:
     probes = _probes - 1 if _probes > 0 else 0
     if kind is list:
         return [decode_data(v, probes) for v in value]
-    if kind is dict:
-        if len(value) == 1:
-            if "$float" in value:
-                return float(value["$float"])
-            if "$bytes" in value:
-                return base64.b64decode(value["$bytes"])
-            if "$map" in value:
-                return {_key(decode_data(k, 0)): decode_data(v, probes) for k, v in value["$map"]}
-        return {k: decode_data(v, probes) for k, v in value.items()}
+    if kind is dict:  # the children first, then the object itself, as `loads_decoded` does
+        return _untag({k: decode_data(v, probes) for k, v in value.items()})
     return value
 
 
