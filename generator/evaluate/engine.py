@@ -22,7 +22,7 @@ from generator.options import EngineOptions
 from generator.verify.cache import VerdictCache
 from generator.verify.trust import Trust, load_trust
 
-__all__ = ["Engine", "Engines", "build_engine", "cache_root"]
+__all__ = ["CacheLookup", "Engine", "Engines", "build_engine", "cache_root"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,15 @@ class Engine:
     """Verdicts by bundle, trust root, verifier and policy (a hit skips verification)."""
 
 
+@dataclass(frozen=True)
+class CacheLookup:
+    """What answers from the verdict cache without touching a bundle: the trust root and the
+    cache (an `Engine` without its bundle source)."""
+
+    trust: Trust
+    verdicts: VerdictCache
+
+
 def cache_root(options: EngineOptions) -> Path:
     """`--cache`, else the user's cache folder."""
     return options.cache or default_cache_dir()
@@ -45,13 +54,23 @@ def cache_root(options: EngineOptions) -> Path:
 def build_engine(options: EngineOptions, indexes: IndexPrefetch | None = None) -> Engine:
     """Trust, bundle source and verdict cache for these options (`indexes`: an
     `IndexPrefetch` of the layouts, when one was started)."""
+    return _with_source(options, _lookup(options), indexes)
+
+
+def _lookup(options: EngineOptions) -> CacheLookup:
     trust = load_trust(
         mode=options.trust_mode, root_file=options.trust_root, offline=options.offline
     )
-    limits = Limits()
-    root = cache_root(options)
     auth = CacheAuth.from_environment()
-    bundle_cache = BundleCache(root / "bundles", limits, auth)
+    return CacheLookup(trust, VerdictCache(cache_root(options) / "verify", auth))
+
+
+def _with_source(
+    options: EngineOptions, lookup: CacheLookup, indexes: IndexPrefetch | None
+) -> Engine:
+    """The engine of `lookup` with its bundle source (waiting for `indexes`' answers)."""
+    limits = Limits()
+    bundle_cache = BundleCache(cache_root(options) / "bundles", limits, lookup.verdicts.auth)
     layouts = [
         OciLayoutSource(path, limits, None if indexes is None else indexes.get(path))
         for path in options.oci_layouts
@@ -76,7 +95,7 @@ def build_engine(options: EngineOptions, indexes: IndexPrefetch | None = None) -
         trusted_prefixes=options.trusted_registries,
         limits=limits,
     )
-    return Engine(trust, source, VerdictCache(root / "verify", auth))
+    return Engine(lookup.trust, source, lookup.verdicts)
 
 
 class Engines:
@@ -88,11 +107,19 @@ class Engines:
         self._options = options
         self._indexes = IndexPrefetch(options.oci_layouts, Limits()) if prefetch else None
         self._engine: Engine | None = None
+        self._lookup: CacheLookup | None = None
+
+    def lookup(self) -> CacheLookup:
+        """The trust root and verdict cache, without waiting for the layouts' index: a build
+        whose verdicts all come from the cache never needs a bundle."""
+        if self._lookup is None:
+            self._lookup = _lookup(self._options)
+        return self._lookup
 
     def engine(self) -> Engine:
-        """The engine, built on first use."""
+        """The engine, built on first use (its layouts checked: an unusable one raises)."""
         if self._engine is None:
-            self._engine = build_engine(self._options, self._indexes)
+            self._engine = _with_source(self._options, self.lookup(), self._indexes)
         return self._engine
 
     def close(self) -> None:

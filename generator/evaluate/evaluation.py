@@ -22,7 +22,7 @@ from generator.data import PointerRecord, build_info_document, data_documents, p
 from generator.errors import InputError, Location
 from generator.evaluate.assess import Assessed, Assessor, remembered, settled
 from generator.evaluate.clock import build_time_for
-from generator.evaluate.engine import Engine, Engines, cache_root
+from generator.evaluate.engine import CacheLookup, Engines, cache_root
 from generator.evaluate.perrecipe import Made, RecipePlan
 from generator.evaluate.pointermemo import MEMO_NAME, PointerDocs
 from generator.evaluate.pool import bulk_allocation, choose_verifier
@@ -159,7 +159,7 @@ def _recipe_plan(
     options: EvaluationOptions,
     scan: TreeScan,
     allowlist: Allowlist,
-    engine: Engine,
+    engine: CacheLookup,
     docs: PointerDocs,
 ) -> RecipePlan:
     """An incremental evaluation's plan: the recipes reused from their stored products."""
@@ -186,7 +186,7 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
     memo = ContentMemo(cache_root(options.engine) / "freshness" / "memo.json")
     assessor = Assessor.for_build(options, allowlist, memo)
     duplicate_of = dict(scan.duplicate_of)
-    engine = engines.engine()
+    engine = engines.lookup()  # the bundle source (the layouts' index) only when needed
     assessor.trust_root = engine.trust.digest  # named by the records of reused verdicts
     if docs is not None and not refs:
         plan = _recipe_plan(options, scan, allowlist, engine, docs)
@@ -198,7 +198,12 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
         todo = [f for f in scan.files if isinstance(f, ParsedPointer)]
         done.verdicts.update(
             verify_refs(
-                refs, todo, engine, done.ref_files, duplicate_of, options.clock.source_date_epoch
+                refs,
+                todo,
+                engines.engine(),
+                done.ref_files,
+                duplicate_of,
+                options.clock.source_date_epoch,
             )
         )
     kept: dict[str, Made] = {}
@@ -211,6 +216,7 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
         reused=plan,
         kept=kept,
     )
+    engines.engine()  # the layouts are checked even when no bundle was needed (indexed by now)
     memo.save()
     if docs is not None:
         docs.save()
@@ -246,17 +252,21 @@ def verify_pointers(
     another's bundle is verified against its own folder and claims too. Every verdict has
     been judged on time (generator.verify.times); any exception of one pointer is that
     pointer's `internal` verdict. Results are in path order, whatever the workers' timing."""
-    engine = engines.engine()
     policy = _policy(options)
     todo = [f for f in files if isinstance(f, ParsedPointer)]
     epoch = options.clock.source_date_epoch
-    verdicts, misses = split_cached(todo, engine, policy, epoch)
+    verdicts, misses = split_cached(todo, engines.lookup(), policy, epoch)
     verified_at: dict[str, str] = {}
     assessed: dict[str, Assessed] = {}
     progress = Progress(len(misses), "verifying", options.engine.quiet)
     try:
-        verifier = choose_verifier(options, engine, assessor, len(misses))
-        for outcome in verifier.verify_all(misses):
+        # the bundle source (it waits for the layouts' index) only when a bundle is needed
+        outcomes = (
+            choose_verifier(options, engines.engine(), assessor, len(misses)).verify_all(misses)
+            if misses
+            else iter(())
+        )
+        for outcome in outcomes:
             verdicts[outcome.path] = outcome.verdict
             if outcome.verified_at:
                 verified_at[outcome.path] = outcome.verified_at

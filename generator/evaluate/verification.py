@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol
 
 from generator.evaluate.assess import Assessed
 from generator.evaluate.clock import build_time_for, verdict_logged
-from generator.evaluate.engine import Engine
+from generator.evaluate.engine import CacheLookup, Engine
 from generator.isolation import internal_verdict, isolated
 from generator.model import NoVerdict, ParsedPointer, Verdict
 from generator.verify.pipeline import verify_pointer
@@ -76,7 +76,7 @@ class Progress:
 
 def split_cached(
     todo: Sequence[ParsedPointer],
-    engine: Engine,
+    engine: Engine | CacheLookup,
     policy: str,
     epoch: int | None,
 ) -> tuple[dict[str, Verdict], list[Miss]]:

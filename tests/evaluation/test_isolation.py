@@ -59,13 +59,13 @@ def _tree(evidence_tree: EvidenceTree, count: int) -> list[str]:
 
 
 def _with_faulty_source(monkeypatch: pytest.MonkeyPatch, digest: str, error: BaseException) -> None:
-    real_engine = engine_module.build_engine
+    real_with_source = engine_module._with_source  # what adds the bundle source to an engine
 
     def engine(*args: Any, **kwargs: Any) -> Engine:
-        real = real_engine(*args, **kwargs)
+        real = real_with_source(*args, **kwargs)
         return Engine(real.trust, FaultySource(real.source, digest, error), real.verdicts)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(engine_module, "build_engine", engine)
+    monkeypatch.setattr(engine_module, "_with_source", engine)
 
 
 ERRORS: list[Callable[[], BaseException]] = [

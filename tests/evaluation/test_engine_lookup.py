@@ -1,0 +1,74 @@
+"""A build whose verdicts all come from the cache never waits for the OCI layouts' index
+before it has read and planned the tree, and an unusable layout still fails it.
+
+`Engines.lookup` (trust root and verdict cache) answers the cache; `Engines.engine` adds the
+bundle source, whose layouts a forked process indexes meanwhile. Both builds here are real:
+the embedded demo tree, offline, its signed bundles in its OCI layout.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import generator.evaluate.engine as engine_module
+import generator.evaluate.perrecipe as perrecipe
+from generator.build import run_build
+from generator.errors import InputError
+from tests.cacheauth.conftest import REPO, options
+
+
+@pytest.fixture()
+def recipes(tmp_path: Path) -> Path:
+    """A private copy of the embedded demo tree."""
+    root = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes", root)
+    return root
+
+
+def _one_pointer_removed(recipes: Path) -> None:
+    pointer = sorted((recipes / "evidence").glob("*/*/sha256-*.yaml"))[0]
+    pointer.unlink()
+
+
+def test_the_bundle_source_is_built_after_the_tree_is_planned(
+    recipes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    run_build(options(recipes, tmp_path / "site", cache))
+    _one_pointer_removed(recipes)
+    events: list[str] = []
+    make, with_source = perrecipe.RecipePlan.make, engine_module._with_source
+
+    def planning(*args: object, **kwargs: object) -> object:
+        events.append("plan")
+        return make(*args, **kwargs)  # type: ignore[arg-type]
+
+    def sourcing(*args: object, **kwargs: object) -> object:
+        events.append("source")
+        return with_source(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(perrecipe.RecipePlan, "make", planning)
+    monkeypatch.setattr(engine_module, "_with_source", sourcing)
+    summary = run_build(options(recipes, tmp_path / "site", cache))
+    assert summary.verified > 0 and not summary.from_memo
+    assert events == ["plan", "source"]
+
+
+def test_an_unusable_layout_still_fails_a_build_the_cache_answers(
+    recipes: Path, tmp_path: Path
+) -> None:
+    cache, out = tmp_path / "cache", tmp_path / "site"
+    run_build(options(recipes, out, cache))
+    published = (out / "data" / "index.json").read_bytes()
+    memo = cache / "tree" / "pointer-docs.json"
+    remembered = memo.read_bytes()
+    _one_pointer_removed(recipes)
+    (recipes / "bundles" / "index.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        run_build(options(recipes, out, cache))
+    assert "--oci-layout" in caught.value.message
+    assert (out / "data" / "index.json").read_bytes() == published  # the site is kept
+    assert memo.read_bytes() == remembered  # nothing of the failed build was kept
