@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,7 @@ __all__ = [
     "file_entries",
     "parse_manifest",
     "refresh_entries",
+    "Written",
     "sign_manifest_dsse",
     "write_manifest",
 ]
@@ -159,24 +161,59 @@ def _digest(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def file_entries(site: Path) -> tuple[FileEntry, ...]:
+def file_entries(site: Path, known: Mapping[str, Written] | None = None) -> tuple[FileEntry, ...]:
     """Every regular file of `site` except `UNLISTED`, sorted by path. A symlink is hashed as
     the text of its target so it can never pass for the file it points at.
 
     Files are hashed on a few threads: reading and sha256 release the GIL, and at 10,000
-    attestations the site is hundreds of MB."""
+    attestations the site is hundreds of MB. A file in `known` (by its path in the site) that
+    is still the file recorded there (`Written.still`) is not read again."""
+    known = known or {}
     paths = [path for path in _walk(site) if path.relative_to(site).as_posix() not in UNLISTED]
     with ThreadPoolExecutor(max_workers=_HASH_THREADS) as pool:
-        entries = list(pool.map(lambda path: _entry(site, path), paths))
+        entries = list(pool.map(lambda path: _entry(site, path, known), paths))
     return tuple(sorted(entries, key=lambda e: e.path))
+
+
+@dataclass(frozen=True)
+class Written:
+    """A file this build wrote and hashed as it wrote it: its sha256 (hex) and what its
+    `lstat` said once it was closed. Whoever rewrites such a file drops its record: a
+    rewrite within one tick of the file system's clock can keep its size and time."""
+
+    sha256: str
+    size: int
+    mtime_ns: int
+    inode: int
+
+    @classmethod
+    def of(cls, path: Path, sha256: str) -> Written:
+        info = os.lstat(path)
+        return cls(sha256, info.st_size, info.st_mtime_ns, info.st_ino)
+
+    def still(self, info: os.stat_result) -> bool:
+        """Whether `info` is the same regular file, unwritten since (size, time and inode)."""
+        return (
+            stat.S_ISREG(info.st_mode)
+            and info.st_size == self.size
+            and info.st_mtime_ns == self.mtime_ns
+            and info.st_ino == self.inode
+        )
 
 
 _HASH_THREADS = max(1, min(4, os.cpu_count() or 1))
 """Threads hashing the site's files (more than the cores buys nothing)."""
 
 
-def _entry(site: Path, path: Path) -> FileEntry:
+def _entry(site: Path, path: Path, known: Mapping[str, Written]) -> FileEntry:
     rel = path.relative_to(site).as_posix()
+    written = known.get(rel)
+    if written is not None:
+        try:
+            if written.still(os.lstat(path)):
+                return FileEntry(rel, written.sha256, written.size)
+        except OSError:
+            pass
     if path.is_symlink() or not path.is_file():
         target = os.readlink(path).encode() if path.is_symlink() else b""
         return FileEntry(rel, "link:" + hashlib.sha256(target).hexdigest(), -1)
@@ -194,11 +231,20 @@ def _write_atomically(target: Path, data: bytes) -> None:
 
 
 def write_manifest(
-    site: Path, *, commit: str | None, options: ManifestOptions, version: str = __version__
+    site: Path,
+    *,
+    commit: str | None,
+    options: ManifestOptions,
+    version: str = __version__,
+    known: Mapping[str, Written] | None = None,
 ) -> Manifest:
-    """Hash every file of `site` and write `data/manifest.json`; returns the manifest."""
+    """Hash every file of `site` (but those `known` still holds) and write
+    `data/manifest.json`; returns the manifest."""
     manifest = Manifest(
-        commit=commit, generator_version=version, options=options, files=file_entries(site)
+        commit=commit,
+        generator_version=version,
+        options=options,
+        files=file_entries(site, known),
     )
     _write_atomically(site / MANIFEST_PATH, manifest.to_bytes())
     return manifest

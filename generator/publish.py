@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator.errors import UsageError
-from generator.manifest import ManifestOptions, write_manifest
+from generator.manifest import ManifestOptions, Written, write_manifest
 
 if TYPE_CHECKING:
     from generator.build import BuildOptions
@@ -79,8 +79,14 @@ def demo_authority(scenario: Path) -> Any:
     )
 
 
-def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Path) -> None:
-    """Write the marker, badges and manifest into `staging` (and sign it when asked)."""
+def finish_site(
+    options: BuildOptions,
+    documents: Mapping[str, Any],
+    staging: Path,
+    written: Mapping[str, Written] | None = None,
+) -> None:
+    """Write the marker, badges and manifest into `staging` (and sign it when asked).
+    `written`: files of the site the build hashed as it wrote them (not read again)."""
     from generator.badges import write_badges
     from generator.outdir import write_marker
 
@@ -93,7 +99,10 @@ def finish_site(options: BuildOptions, documents: Mapping[str, Any], staging: Pa
     _write_changes(options, documents, staging)
     commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
     write_manifest(
-        staging, commit=None if commit is None else str(commit), options=manifest_options(options)
+        staging,
+        commit=None if commit is None else str(commit),
+        options=manifest_options(options),
+        known=written,
     )
     if options.output.sign_with_test_authority is not None:
         from generator.manifest import sign_manifest_dsse

@@ -32,7 +32,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -215,7 +215,13 @@ def go_json(obj: Any) -> str:
     return go_json_bytes(obj).decode("utf-8")
 
 
-def write_go_json(obj: Any, fh: IO[bytes]) -> None:
+class BinarySink(Protocol):
+    """Where `write_go_json` writes: a binary file, or anything with its `write`."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
+def write_go_json(obj: Any, fh: BinarySink) -> None:
     """Write `go_json_bytes(obj)` to the binary file `fh`, streamed: the text of a document of
     hundreds of MB is never held whole, only one subtree of it at a time."""
     for part in _pieces(obj, "", 0):

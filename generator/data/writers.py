@@ -6,11 +6,12 @@ docs/data-contract.md. `write_data` is the only function here that touches the f
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from generator.corroborate import Board, safe_slug
 from generator.data._board_docs import (
@@ -147,12 +148,17 @@ def data_documents(
 
 
 def write_documents(
-    out_dir: Path, documents: Mapping[str, Any], site_url: str | None = None
+    out_dir: Path,
+    documents: Mapping[str, Any],
+    site_url: str | None = None,
+    hashed: Callable[[Path, str], None] | None = None,
 ) -> list[Path]:
     """Write `<out_dir>/data/...` from `data_documents` output, plus the schemas (whose `$id`
     names `site_url`, see `generator.data.schemaid`).
 
     Returns the written files in write order. Same documents give byte-identical files.
+    `hashed` is told each JSON document's sha256 (hex) once it is written and closed: the
+    bytes were at hand, so whoever lists the files (the site manifest) need not read them.
     """
     data = out_dir / "data"
     plan: list[tuple[Path, Any]] = [
@@ -171,14 +177,29 @@ def write_documents(
         if path.parent not in folders:
             path.parent.mkdir(parents=True, exist_ok=True)
             folders.add(path.parent)
+        digest = hashlib.sha256()
         with path.open("wb") as fh:
-            write_go_json(doc, fh)  # streamed: the big documents are never one string
+            write_go_json(doc, _Hashing(fh, digest))  # streamed: never one string
+        if hashed is not None:
+            hashed(path, digest.hexdigest())
         written.append(path)
     for name in SCHEMA_FILES:
         path = data / "schema" / name
         _write_text(path, with_schema_id(schema_text(name), name, site_url), folders)
         written.append(path)
     return written
+
+
+class _Hashing:
+    """A binary file that also feeds what is written to a sha256."""
+
+    def __init__(self, fh: BinaryIO, digest: Any) -> None:
+        self._fh = fh
+        self._digest = digest
+
+    def write(self, data: bytes) -> int:
+        self._digest.update(data)
+        return self._fh.write(data)
 
 
 def _write_text(path: Path, text: str, folders: set[Path]) -> None:

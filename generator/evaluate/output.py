@@ -17,7 +17,7 @@ from generator.data import SCHEMA_FILES, write_documents
 from generator.data.schemaid import stamp_schema_ids
 from generator.data.writers import report_cache_failures
 from generator.errors import BuildError, EvidenceDashError
-from generator.manifest import refresh_entries
+from generator.manifest import Written, refresh_entries
 from generator.options import BuildOptions
 from generator.outputsize import measure, record
 from generator.publish import finish_site
@@ -118,6 +118,7 @@ def write_output(
     sweep_dead_staging(out.parent)
     work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent))
     keeper = Background(None)
+    written: dict[str, Written] = {}  # the data files, hashed as they were written
     try:
         data_dir = work / "data"
         if data_from is not None:
@@ -126,13 +127,20 @@ def write_output(
                 data_dir, SCHEMA_FILES, options.output.site_url
             )  # memo: any site's $id
         else:
-            write_documents(work, documents, site_url=options.output.site_url)
+            write_documents(
+                work,
+                documents,
+                site_url=options.output.site_url,
+                hashed=lambda path, sha: written.update(
+                    {"data/" + path.relative_to(data_dir).as_posix(): Written.of(path, sha)}
+                ),
+            )
             if keep_data is not None:
                 keeper = Background(lambda: keep_data(data_dir))
         if options.output.data_only:
             _publish_data(options, documents, work, keeper, out)
             return None
-        used = _publish_site(options, documents, work, keeper, out, page_digests)
+        used = _publish_site(options, documents, work, keeper, out, page_digests, written)
         keeper.wait()
         return used
     except EvidenceDashError:
@@ -148,7 +156,11 @@ def write_output(
 
 
 def _publish_data(
-    options: BuildOptions, documents: Mapping[str, Any], work: Path, keeper: Background, out: Path
+    options: BuildOptions,
+    documents: Mapping[str, Any],
+    work: Path,
+    keeper: Background,
+    out: Path,
 ) -> None:
     """`--data-only`: the site is data/ alone (with the manifest and badges)."""
     data_dir = work / "data"
@@ -168,6 +180,7 @@ def _publish_site(
     keeper: Background,
     out: Path,
     page_digests: Any,
+    written: dict[str, Written],
 ) -> dict[str, Any] | None:
     """Build the site around data/ and publish it; the document digests it used."""
     data_dir = work / "data"
@@ -183,6 +196,7 @@ def _publish_site(
     def data_ready() -> None:
         keeper.wait()  # the memo has its copy: the build's cache report goes in now
         report_cache_failures(data_dir)
+        written.pop("data/build-info.json", None)  # rewritten: hashed again
 
     used = build_site(
         inputs,
@@ -194,7 +208,7 @@ def _publish_site(
         page_cache=(options.engine.cache or default_cache_dir()) / "pages",
         digests=InputDigests.from_dict(page_digests) if page_digests else None,
         data_ready=data_ready,
-        before_publish=lambda staging: finish_site(options, documents, staging),
+        before_publish=lambda staging: finish_site(options, documents, staging, written),
         retire=retire,
     )
     return None if used is None else used.as_dict()

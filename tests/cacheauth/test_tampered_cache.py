@@ -11,6 +11,7 @@ it that file's digest in `data/manifest.json`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -56,6 +57,14 @@ def assert_honest(site: Path, honest: Path, summary: BuildSummary) -> None:
     """`site` equals the honest one, and the build reported the entries that failed."""
     assert site_files(site) == site_files(honest)
     assert reported_failures(site) == summary.auth_failures >= 1
+    # build-info.json was rewritten with the report after it was written: its manifest entry
+    # is of the bytes published
+    listed = {
+        f["path"]: f["sha256"]
+        for f in json.loads((site / "data" / "manifest.json").read_bytes())["files"]
+    }
+    info = (site / "data" / "build-info.json").read_bytes()
+    assert listed["data/build-info.json"] == hashlib.sha256(info).hexdigest()
     assert f"{summary.auth_failures} cache entries failed authentication" in summary.describe()
     assert summary.as_dict()["cache"] == {"authenticationFailures": summary.auth_failures}
 

@@ -64,3 +64,31 @@ def test_a_data_only_build_lists_its_data_and_writes_no_badges(tmp_path: Path) -
     assert manifest.options.data_only
     found = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
     assert {f.path for f in manifest.files} == found - {MANIFEST_PATH, SIGNATURE_PATH}
+
+
+def test_files_hashed_as_written_are_taken_only_while_they_are_those_files(
+    tmp_path: Path,
+) -> None:
+    """`file_entries(known=...)`: a recorded file still as it was recorded is not read (a
+    record that lies shows through); a file rewritten (other size or time) or replaced (other
+    inode) is read again."""
+    import os
+
+    from generator.manifest import Written, file_entries
+
+    site = tmp_path / "site"
+    (site / "data").mkdir(parents=True)
+    kept, grown, touched, replaced = (site / "data" / f"{n}.json" for n in "abcd")
+    for path in (kept, grown, touched, replaced):
+        path.write_bytes(b"{}\n")
+    lie = "0" * 64
+    known = {f"data/{p.name}": Written.of(p, lie) for p in (kept, grown, touched, replaced)}
+    grown.write_bytes(b'{"a": 1}\n')
+    info = touched.stat()
+    os.utime(touched, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))
+    replaced.unlink()
+    replaced.write_bytes(b"{}\n")
+    entries = {e.path: e.sha256 for e in file_entries(site, known)}
+    assert entries["data/a.json"] == lie
+    for path in (grown, touched, replaced):
+        assert entries[f"data/{path.name}"] == hashlib.sha256(path.read_bytes()).hexdigest()
