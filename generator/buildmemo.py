@@ -40,6 +40,7 @@ from generator.cacheauth import CacheAuth, Purpose, file_digest, note_failure
 from generator.data.writers import series_file_name
 from generator.errors import EvidenceDashError
 from generator.folderdigest import listing, streamed_digest, tree_digest
+from generator.manifest import Written
 from generator.options import EvaluationOptions, MemoRole, memo_role
 
 MEMO_VERSION = "3"
@@ -295,8 +296,17 @@ class EvaluationMemo:
         except (OSError, ValueError):
             pass
 
-    def store(self, key: str, documents: Mapping[str, Any], counts: Counts, data_dir: Path) -> None:
-        """Keep this evaluation (replacing any other); failures only cost the next build."""
+    def store(
+        self,
+        key: str,
+        documents: Mapping[str, Any],
+        counts: Counts,
+        data_dir: Path,
+        written: Mapping[str, Written] | None = None,
+    ) -> None:
+        """Keep this evaluation (replacing any other); failures only cost the next build.
+        `written`: the data files hashed as they were written (`data/<name>`), whose copies
+        need not be read again while the original is still the file recorded."""
 
         try:
             series = [[recipe, series_file_name(recipe)] for recipe in sorted(documents["series"])]
@@ -304,7 +314,8 @@ class EvaluationMemo:
             staging = Path(tempfile.mkdtemp(prefix=".memo-", dir=self.root))
             shutil.copytree(data_dir, staging / "data")
             files = {
-                name: streamed_digest(staging / "data" / name) for name in listing(staging / "data")
+                name: _copied_digest(data_dir, staging / "data", name, written or {})
+                for name in listing(staging / "data")
             }
             self._write_meta(
                 staging,
@@ -317,6 +328,19 @@ class EvaluationMemo:
             os.rename(staging, self.root / key)
         except (OSError, EvidenceDashError):
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _copied_digest(source: Path, copy: Path, name: str, written: Mapping[str, Written]) -> str:
+    """The sha256 of the copy of `source/name`: the one recorded as it was written while the
+    original is still that file, else read from the copy."""
+    record = written.get(f"data/{name}")
+    if record is not None:
+        try:
+            if record.still(os.lstat(source / name)):
+                return record.sha256
+        except OSError:
+            pass
+    return streamed_digest(copy / name)
 
 
 def _counts(meta: Mapping[str, Any]) -> Counts:

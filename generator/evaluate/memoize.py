@@ -30,7 +30,7 @@ from generator.evaluate.assess import aicr_program
 from generator.evaluate.engine import cache_root
 from generator.evaluate.evaluation import Evaluation
 from generator.folderdigest import streamed_digest, tree_digest
-from generator.manifest import MANIFEST_PATH, parse_manifest
+from generator.manifest import MANIFEST_PATH, Written, parse_manifest
 from generator.model import NoVerdict, Pending, Verified
 from generator.options import BuildOptions
 from generator.site.resources import locate
@@ -138,7 +138,9 @@ class MemoSlot:
             out = options.output.out
             self.memos.add_output(self.key, self.output, tree_digest(out, listed_digests(out)))
 
-    def keeper(self, evaluation: Evaluation, counts: Counts) -> Callable[[Path], None] | None:
+    def keeper(
+        self, evaluation: Evaluation, counts: Counts
+    ) -> Callable[[Path, Mapping[str, Written]], None] | None:
         """What keeps this evaluation's data folder, or None when it must not be kept.
 
         Only a definite evaluation is kept: a verdict the registry could not give this time
@@ -152,8 +154,8 @@ class MemoSlot:
             return None
         key, documents = self.key, evaluation.documents
 
-        def keep(data_dir: Path) -> None:
-            self.memos.store(key, documents, counts, data_dir)
+        def keep(data_dir: Path, written: Mapping[str, Written]) -> None:
+            self.memos.store(key, documents, counts, data_dir, written)
 
         return keep
 

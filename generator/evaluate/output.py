@@ -99,13 +99,14 @@ def write_output(
     documents: Mapping[str, Any],
     *,
     data_from: Path | None = None,
-    keep_data: Callable[[Path], None] | None = None,
+    keep_data: Callable[[Path, Mapping[str, Written]], None] | None = None,
     page_digests: Any = None,
 ) -> dict[str, Any] | None:
     """Write data/ and the site into a staging folder, then swap it in atomically.
 
     data/ is written from `documents`, or copied from `data_from` (the evaluation memo's
     copy of the same files); `keep_data` is handed the written data folder (to memoize it)
+    and the digests of its files, made as they were written,
     on a thread of its own, while the site is built (copying is file-system work, which lets
     go of the interpreter), and is waited for before the folder moves into the site.
     `page_digests` are the site's document digests stored with the memo; the digests the
@@ -136,7 +137,7 @@ def write_output(
                 ),
             )
             if keep_data is not None:
-                keeper = Background(lambda: keep_data(data_dir))
+                keeper = Background(lambda: keep_data(data_dir, written))
         if options.output.data_only:
             _publish_data(options, documents, work, keeper, out)
             return None
