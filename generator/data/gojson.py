@@ -32,7 +32,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import IO, Any
 
 import orjson
 
@@ -215,18 +215,16 @@ def go_json(obj: Any) -> str:
     return go_json_bytes(obj).decode("utf-8")
 
 
-class BinarySink(Protocol):
-    """Where `write_go_json` writes: a binary file, or anything with its `write`."""
+def go_json_parts(obj: Any) -> Iterator[bytes]:
+    """`go_json_bytes(obj)` as a stream of parts: one subtree of a document at a time."""
+    yield from _pieces(obj, "", 0)
+    yield b"\n"
 
-    def write(self, data: bytes, /) -> object: ...
 
-
-def write_go_json(obj: Any, fh: BinarySink) -> None:
-    """Write `go_json_bytes(obj)` to the binary file `fh`, streamed: the text of a document of
-    hundreds of MB is never held whole, only one subtree of it at a time."""
-    for part in _pieces(obj, "", 0):
+def write_go_json(obj: Any, fh: IO[bytes]) -> None:
+    """Write `go_json_bytes(obj)` to the binary file `fh`, a subtree at a time (streamed)."""
+    for part in go_json_parts(obj):
         fh.write(part)
-    fh.write(b"\n")
 
 
 def _scalar_text(value: Any) -> str:

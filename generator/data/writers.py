@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from generator.corroborate import Board, safe_slug
 from generator.data._board_docs import (
@@ -23,7 +23,7 @@ from generator.data._board_docs import (
     series_documents,
 )
 from generator.data._pointer_docs import evidence_document, pointer_document, pointers_document
-from generator.data.gojson import write_go_json
+from generator.data.gojson import go_json_parts, write_go_json
 from generator.data.records import PointerRecord
 from generator.data.schemaid import SCHEMA_FILES, schema_text, with_schema_id
 from generator.errors import BuildError, Location
@@ -179,7 +179,9 @@ def write_documents(
             folders.add(path.parent)
         digest = hashlib.sha256()
         with path.open("wb") as fh:
-            write_go_json(doc, _Hashing(fh, digest))  # streamed: never one string
+            for part in go_json_parts(doc):  # streamed: the big documents are never one string
+                digest.update(part)
+                fh.write(part)
         if hashed is not None:
             hashed(path, digest.hexdigest())
         written.append(path)
@@ -188,18 +190,6 @@ def write_documents(
         _write_text(path, with_schema_id(schema_text(name), name, site_url), folders)
         written.append(path)
     return written
-
-
-class _Hashing:
-    """A binary file that also feeds what is written to a sha256."""
-
-    def __init__(self, fh: BinaryIO, digest: Any) -> None:
-        self._fh = fh
-        self._digest = digest
-
-    def write(self, data: bytes) -> int:
-        self._digest.update(data)
-        return self._fh.write(data)
 
 
 def _write_text(path: Path, text: str, folders: set[Path]) -> None:

@@ -175,13 +175,37 @@ def _recipe_plan(
     )
 
 
+def _pointer_docs(options: EvaluationOptions) -> PointerDocs:
+    """The pointer documents of the last build: its pointer files are not parsed again."""
+    return PointerDocs.load(cache_root(options.engine) / MEMO_NAME, CacheAuth.from_environment())
+
+
+def _verify_refs(
+    options: EvaluationOptions,
+    refs: Sequence[BundleRefEntry],
+    scan: TreeScan,
+    engines: Engines,
+    done: Verification,
+    duplicate_of: dict[str, str],
+) -> None:
+    """`--bundle-refs`: each entry's bundle verified against the pointers it names (into
+    `done`; a ref repeating a bundle is noted in `duplicate_of`)."""
+    todo = [f for f in scan.files if isinstance(f, ParsedPointer)]
+    done.verdicts.update(
+        verify_refs(
+            refs,
+            todo,
+            engines.engine(),
+            done.ref_files,
+            duplicate_of,
+            options.clock.source_date_epoch,
+        )
+    )
+
+
 def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool) -> Evaluation:
     """`evaluate` itself: the stages of one evaluation, in order."""
-    docs = None
-    if incremental:  # pointer files parsed by the last build are not parsed again
-        docs = PointerDocs.load(
-            cache_root(options.engine) / MEMO_NAME, CacheAuth.from_environment()
-        )
+    docs = _pointer_docs(options) if incremental else None
     allowlist, scan, refs = _read_tree(options, docs)
     memo = ContentMemo(cache_root(options.engine) / "freshness" / "memo.json")
     assessor = Assessor.for_build(options, allowlist, memo)
@@ -195,17 +219,7 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
     todo = plan.todo(scan.files)
     done = verify_pointers(options, todo, engines, assessor)
     if refs:
-        todo = [f for f in scan.files if isinstance(f, ParsedPointer)]
-        done.verdicts.update(
-            verify_refs(
-                refs,
-                todo,
-                engines.engine(),
-                done.ref_files,
-                duplicate_of,
-                options.clock.source_date_epoch,
-            )
-        )
+        _verify_refs(options, refs, scan, engines, done, duplicate_of)
     kept: dict[str, Made] = {}
     records, entries, documents = _records(
         (*scan.files, *done.ref_files),
