@@ -40,7 +40,7 @@ from generator.cacheauth import CacheAuth, Purpose, file_digest, note_failure
 from generator.data.writers import series_file_name
 from generator.errors import EvidenceDashError
 from generator.folderdigest import listing, streamed_digest, tree_digest
-from generator.manifest import Written
+from generator.manifest import Written, recorded_sha256
 from generator.options import EvaluationOptions, MemoRole, memo_role
 
 MEMO_VERSION = "3"
@@ -333,14 +333,7 @@ class EvaluationMemo:
 def _copied_digest(source: Path, copy: Path, name: str, written: Mapping[str, Written]) -> str:
     """The sha256 of the copy of `source/name`: the one recorded as it was written while the
     original is still that file, else read from the copy."""
-    record = written.get(f"data/{name}")
-    if record is not None:
-        try:
-            if record.still(os.lstat(source / name)):
-                return record.sha256
-        except OSError:
-            pass
-    return streamed_digest(copy / name)
+    return recorded_sha256(written, f"data/{name}", source / name) or streamed_digest(copy / name)
 
 
 def _counts(meta: Mapping[str, Any]) -> Counts:

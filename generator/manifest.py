@@ -40,6 +40,7 @@ __all__ = [
     "ManifestOptions",
     "file_entries",
     "parse_manifest",
+    "recorded_sha256",
     "refresh_entries",
     "Written",
     "sign_manifest_dsse",
@@ -201,19 +202,27 @@ class Written:
         )
 
 
+def recorded_sha256(known: Mapping[str, Written], name: str, path: Path) -> str | None:
+    """The sha256 recorded under `name` while `path` is still the file recorded, else None
+    (then it is read)."""
+    record = known.get(name)
+    if record is None:
+        return None
+    try:
+        return record.sha256 if record.still(os.lstat(path)) else None
+    except OSError:
+        return None
+
+
 _HASH_THREADS = max(1, min(4, os.cpu_count() or 1))
 """Threads hashing the site's files (more than the cores buys nothing)."""
 
 
 def _entry(site: Path, path: Path, known: Mapping[str, Written]) -> FileEntry:
     rel = path.relative_to(site).as_posix()
-    written = known.get(rel)
-    if written is not None:
-        try:
-            if written.still(os.lstat(path)):
-                return FileEntry(rel, written.sha256, written.size)
-        except OSError:
-            pass
+    recorded = recorded_sha256(known, rel, path)
+    if recorded is not None:
+        return FileEntry(rel, recorded, known[rel].size)
     if path.is_symlink() or not path.is_file():
         target = os.readlink(path).encode() if path.is_symlink() else b""
         return FileEntry(rel, "link:" + hashlib.sha256(target).hexdigest(), -1)

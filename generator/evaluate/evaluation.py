@@ -159,7 +159,7 @@ def _recipe_plan(
     options: EvaluationOptions,
     scan: TreeScan,
     allowlist: Allowlist,
-    engine: CacheLookup,
+    lookup: CacheLookup,
     docs: PointerDocs,
 ) -> RecipePlan:
     """An incremental evaluation's plan: the recipes reused from their stored products."""
@@ -167,10 +167,10 @@ def _recipe_plan(
         options,
         scan.files,
         allowlist,
-        trust_digest=engine.trust.digest,
+        trust_digest=lookup.trust.digest,
         policy=_policy(options),
         store_root=cache_root(options.engine) / "recipes",
-        auth=engine.verdicts.auth,
+        auth=lookup.verdicts.auth,
         digests=docs.digests,
     )
 
@@ -210,10 +210,10 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
     memo = ContentMemo(cache_root(options.engine) / "freshness" / "memo.json")
     assessor = Assessor.for_build(options, allowlist, memo)
     duplicate_of = dict(scan.duplicate_of)
-    engine = engines.lookup()  # the bundle source (the layouts' index) only when needed
-    assessor.trust_root = engine.trust.digest  # named by the records of reused verdicts
+    lookup = engines.lookup()  # the bundle source (the layouts' index) only when needed
+    assessor.trust_root = lookup.trust.digest  # named by the records of reused verdicts
     if docs is not None and not refs:
-        plan = _recipe_plan(options, scan, allowlist, engine, docs)
+        plan = _recipe_plan(options, scan, allowlist, lookup, docs)
     else:
         plan = RecipePlan.everything(scan.files, allowlist)
     todo = plan.todo(scan.files)
@@ -226,7 +226,7 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
         done,
         duplicate_of,
         assessor,
-        engine.trust.digest,
+        lookup.trust.digest,
         reused=plan,
         kept=kept,
     )
@@ -245,11 +245,11 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
             board=board,
             records=records,
             build_time=build_time,
-            build_info=_build_info(options, build_time, engine.trust),
+            build_info=_build_info(options, build_time, lookup.trust),
             pointer_documents=documents,
         ),
         build_time=build_time,
-        trust=engine.trust,
+        trust=lookup.trust,
         allowlist=allowlist,
         recipes_evaluated=plan.recipes_evaluated,
         recipes_reused=plan.recipes_reused,

@@ -128,14 +128,11 @@ def write_output(
                 data_dir, SCHEMA_FILES, options.output.site_url
             )  # memo: any site's $id
         else:
-            write_documents(
-                work,
-                documents,
-                site_url=options.output.site_url,
-                hashed=lambda path, sha: written.update(
-                    {"data/" + path.relative_to(data_dir).as_posix(): Written.of(path, sha)}
-                ),
-            )
+
+            def hashed(path: Path, sha256: str) -> None:
+                written["data/" + path.relative_to(data_dir).as_posix()] = Written.of(path, sha256)
+
+            write_documents(work, documents, site_url=options.output.site_url, hashed=hashed)
             if keep_data is not None:
                 keeper = Background(lambda: keep_data(data_dir, written))
         if options.output.data_only:

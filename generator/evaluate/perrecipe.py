@@ -65,8 +65,6 @@ Made = tuple[PointerRecord, Mapping[str, Any], BoardEntry | None]
 """What the evaluation made of one pointer: its record, its pointers.json entry, its board
 entry (before each bundle is counted once)."""
 
-_MAX_POINTER_BYTES = 1 << 20
-
 
 def recipe_of(item: ParsedPointer) -> str:
     """The group a pointer file belongs to: its recipe folder, else (flat) its own path."""
@@ -181,20 +179,19 @@ class RecipePlan:
         trust_digest: str,
         policy: str,
         store_root: Path,
+        digests: Mapping[str, str],
         auth: CacheAuth | None = None,
-        digests: Mapping[str, str] | None = None,
     ) -> RecipePlan:
         """The plan of an incremental evaluation: each group keyed, and the groups whose
         product checks reused. `digests` are the sha256 of the bytes the scan parsed, by
-        path (a file without one is read again)."""
+        path (`PointerDocs.digests`)."""
         store = ProductStore(store_root, auth or CacheAuth.from_environment())
         plan = cls(store, allowlist)
         groups = plan._group(files)
         common = _common_digest(options, trust_digest, policy)
-        recipes = options.tree.recipes
-        overlays = _Overlays(recipes / "overlays")
+        overlays = _Overlays(options.tree.recipes / "overlays")
         for name, items in groups.items():
-            key = _group_key(common, items, recipes, overlays, digests or {})
+            key = _group_key(common, items, overlays, digests)
             plan.keys[name] = key
             if key is None:
                 continue
@@ -279,17 +276,16 @@ def _common_digest(options: EvaluationOptions, trust_digest: str, policy: str) -
 def _group_key(
     common: str,
     items: Sequence[ParsedPointer],
-    recipes: Path,
     overlays: _Overlays,
     digests: Mapping[str, str],
 ) -> str | None:
-    """One group's key, or None when one of its files cannot be read now. A pointer file's
-    state is the digest of the bytes the scan parsed when known (`digests`), else read."""
+    """One group's key (each pointer file by the digest of the bytes the scan parsed), or
+    None when one of its files has none."""
     parts: list[Any] = []
     for item in items:
         path = item.location.path
-        state = digests.get(path) or _file_state(recipes / path, _MAX_POINTER_BYTES)
-        if state is None or ":" in state:
+        state = digests.get(path)
+        if state is None:
             return None
         parts.append([path, state, [[s, overlays.state(s)] for s in _overlay_stems(item)]])
     text = json.dumps([common, parts], default=str)

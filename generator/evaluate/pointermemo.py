@@ -41,11 +41,11 @@ class PointerDocs:
     """`parse(data, file)`, the `ParsePointer` of a build's scan, with the documents of the
     previous build's pointer files at hand (see the module). `save` keeps this build's."""
 
-    def __init__(self, file: Path, auth: CacheAuth, stored: dict[str, Any] | None = None) -> None:
+    def __init__(self, file: Path, auth: CacheAuth) -> None:
         self.file = file
         self.auth = auth
         self._code = code_digest()
-        self._stored: dict[str, Any] = stored if stored is not None else {}
+        self._stored: dict[str, Any] = {}
         self._kept: dict[str, Any] = {}
         self._new = 0
         self.hits = 0

@@ -76,14 +76,14 @@ class Progress:
 
 def split_cached(
     todo: Sequence[ParsedPointer],
-    engine: Engine | CacheLookup,
+    answers: CacheLookup,
     policy: str,
     epoch: int | None,
 ) -> tuple[dict[str, Verdict], list[Miss]]:
     """The verdicts the cache answers (judged on time, by path) and the misses. Cache hits
     carry their Evidence: no bundle is touched. A failing lookup is that pointer's
     `internal` verdict."""
-    cache, trust = engine.verdicts, engine.trust
+    cache, trust = answers.verdicts, answers.trust
     verdicts: dict[str, Verdict] = {}
     misses: list[Miss] = []
     for item in todo:

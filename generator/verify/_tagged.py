@@ -94,9 +94,9 @@ def _untagged(value: Any) -> bool:
 
 def decode_data(value: Any, _probes: int = _PROBES) -> Any:
     """Invert `encode_data`. A subtree with nothing tagged (`_untagged`: no `$` key, nothing
-    but JSON's own types) is returned as it is after one loop over it, instead of a call per
-    node: the caller hands in freshly parsed data that nothing else holds. As in
-    `encode_data`, only `_PROBES` levels probe, so hostile nesting costs a few walks at most."""
+    but JSON's own types) is returned as it is, not copied, after one loop over it instead of
+    a call per node: callers only read what they get back. As in `encode_data`, only
+    `_PROBES` levels probe, so hostile nesting costs a few walks at most."""
     kind = type(value)
     if _probes and (kind is dict or kind is list) and _untagged(value):
         return value
