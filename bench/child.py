@@ -106,14 +106,15 @@ def _count_work(build: Any, counts: dict[str, int]) -> None:
         counts["recipes evaluated"] += done.recipes_evaluated
         return done
 
-    render = recipepages._render_page
+    copy_cached = recipepages._copy_cached
 
     def counting_render(*args: Any, **kwargs: Any) -> Any:
-        counts["pages rendered"] += 1
-        return render(*args, **kwargs)
+        copied = copy_cached(*args, **kwargs)
+        counts["pages rendered"] += not copied  # rendered here or by a helper process
+        return copied
 
     build.evaluate = functools.wraps(evaluate)(counting_evaluate)
-    recipepages._render_page = counting_render
+    recipepages._copy_cached = counting_render
 
 
 # --------------------------------------------------------------------------- the floor

@@ -208,6 +208,7 @@ def _publish_site(
         data_ready=data_ready,
         before_publish=lambda staging: finish_site(options, documents, staging, written),
         retire=retire,
+        helpers=options.engine.jobs - 1,  # --jobs processes render pages, this one included
     )
     return None if used is None else used.as_dict()
 

@@ -256,6 +256,7 @@ def build_site(
     data_ready: Callable[[], None] | None = None,
     before_publish: Callable[[Path], None] | None = None,
     retire: Callable[[Path], None] | None = None,
+    helpers: int = 0,
 ) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
@@ -266,7 +267,8 @@ def build_site(
     else from hashing the documents; the digests used are returned (None without a cache).
     `data_ready` is called before `data_dir` is placed (the caller may still be reading it).
     `before_publish` is handed the complete staging folder last (badges, the manifest).
-    `retire` takes the replaced output away (`publish_atomically`).
+    `retire` takes the replaced output away (`publish_atomically`). `helpers` processes
+    render recipe pages beside this one when many are not cached (`write_recipe_pages`).
     """
     res = locate()
     config = config if config is not None else res.default_config
@@ -286,7 +288,9 @@ def build_site(
         _run_theme(cfg, work_dir, written.fragments, page_cache)
         shell_file = staging / "recipes" / SHELL_NAME / "index.html"
         shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
-        metas = write_recipe_pages(model, res.pages, shell, staging, keys=keys, cache=cache)
+        metas = write_recipe_pages(
+            model, res.pages, shell, staging, keys=keys, cache=cache, helpers=helpers
+        )
         expand(staging, meta_pages(metas), [m.recipe for m in metas])
         if cache is not None:
             cache.keep_only(page_names(keys, shell, markdown_key))

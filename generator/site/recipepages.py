@@ -26,6 +26,7 @@ from typing import Any
 from generator.cacheauth import CacheAuth, Purpose
 from generator.limits import LIMITS
 from generator.site.mkdocs_adapter import PageShell
+from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 
 RENDER_VERSION = "3"
@@ -203,6 +204,22 @@ class PageMeta:
 
 
 @dataclass(frozen=True)
+class _Placer:
+    """Writes newly rendered pages into the site and (with a cache) the page cache (picklable:
+    a page helper process writes its pages with a copy)."""
+
+    site: Path
+    cache: PageCache | None
+
+    def place(self, recipe: str, key: str, data: bytes) -> None:
+        target = self.site / "recipes" / recipe
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "index.html").write_bytes(data)
+        if self.cache is not None:
+            self.cache.put_html(key, data)
+
+
+@dataclass(frozen=True)
 class _Job:
     """What writing one page needs besides the page itself."""
 
@@ -210,6 +227,10 @@ class _Job:
     shell: PageShell
     site: Path
     cache: PageCache | None
+
+    @property
+    def placer(self) -> _Placer:
+        return _Placer(self.site, self.cache)
 
 
 def shell_keys(keys: Sequence[str], shell: PageShell) -> list[str]:
@@ -221,16 +242,10 @@ def shell_keys(keys: Sequence[str], shell: PageShell) -> list[str]:
     return [hashlib.sha256(f"{key}\0".encode() + around).hexdigest() for key in keys]
 
 
-def _render_page(job: _Job, tab: Tab, key: str) -> PageMeta:
-    """Render one page, write it into the site and (with a cache) into the page cache."""
+def _render_page(job: _Job, tab: Tab, key: str) -> None:
+    """Render one page in this process and place it."""
     page = job.renderer.render(tab)
-    data = job.shell.fill(tab.recipe, page).encode("utf-8")
-    target = job.site / "recipes" / tab.recipe
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "index.html").write_bytes(data)
-    if job.cache is not None:
-        job.cache.put_html(key, data)
-    return PageMeta(tab.recipe, HtmlPage(page.title, "", page.search_text, page.tags))
+    job.placer.place(tab.recipe, key, job.shell.fill(tab.recipe, page).encode("utf-8"))
 
 
 def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
@@ -255,25 +270,33 @@ def write_recipe_pages(
     *,
     keys: Sequence[str] = (),
     cache: PageCache | None = None,
+    helpers: int = 0,
 ) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
 
     `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached
-    pages are copied, the others rendered. This runs in the build process on purpose: forked
-    workers would each copy the pages of the shared documents they read (CPython writes a
-    reference count on every read), which at 10,000 attestations costs more memory than the
-    whole build may use, for a few seconds saved on a cold build only.
+    pages are copied, the others rendered: here, and with `helpers` > 0 and enough of them, in
+    that many helper processes too (`generator.site.pagehelper`, which sends each only the
+    documents its recipes' pages read). The build's own documents are never shared with a
+    forked worker: CPython writes a reference count on every read, so each would copy the pages
+    it reads, which at 10,000 attestations costs more memory than the whole build may use.
     """
     renderer = RecipePages(model, templates)
     full = shell_keys(keys, shell) if cache is not None else [""] * len(model.tabs)
     job = _Job(renderer, shell, site, cache)
-    metas = []
-    for tab, key in zip(model.tabs, full, strict=True):
-        if _copy_cached(job, tab, key):
-            metas.append(PageMeta(tab.recipe, renderer.meta(tab)))
-        else:
-            metas.append(_render_page(job, tab, key))
-    return metas
+    key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
+    todo = [tab for tab in model.tabs if not _copy_cached(job, tab, key_of[tab.recipe])]
+    render_shared(
+        model,
+        templates,
+        shell,
+        todo,
+        helpers,
+        render_here=lambda tab: _render_page(job, tab, key_of[tab.recipe]),
+        placer=job.placer,
+        keys=key_of,
+    )
+    return [PageMeta(tab.recipe, renderer.meta(tab)) for tab in model.tabs]
 
 
 def page_names(keys: Sequence[str], shell: PageShell, markdown_key: str | None) -> set[str]:

@@ -1,0 +1,163 @@
+"""Recipe pages rendered by helper processes: the same bytes as the build's own, and a helper
+that dies, hangs or answers for other recipes costs speed only."""
+
+from __future__ import annotations
+
+import queue
+import sys
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import generator.site.pagehelper as pagehelper
+import generator.site.recipepages as recipepages
+from generator.site.mkdocs_adapter import PageShell
+from generator.site.pages import SiteModel
+from generator.site.recipepages import PageCache, input_digests, page_keys, write_recipe_pages
+from generator.site.resources import locate
+
+SHELL = PageShell("<html><title>@@TITLE@@</title><body>", "</body></html>")
+
+
+def _model(documents: dict[str, Any]) -> SiteModel:
+    return SiteModel(
+        documents["index"], documents["series"], documents["pointers"], documents["build_info"]
+    )
+
+
+def _pages(site: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(site).as_posix(): p.read_bytes()
+        for p in sorted((site / "recipes").rglob("index.html"))
+    }
+
+
+def _write(model: SiteModel, site: Path, helpers: int, cache: PageCache | None = None) -> list[Any]:
+    keys = page_keys(input_digests(model), locate().pages)[0] if cache is not None else ()
+    return write_recipe_pages(
+        model, locate().pages, SHELL, site, keys=keys, cache=cache, helpers=helpers
+    )
+
+
+@pytest.fixture
+def shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Share even a handful of pages, one recipe per helper task."""
+    monkeypatch.setattr(pagehelper, "MIN_SHARED_PAGES", 1)
+    monkeypatch.setattr(pagehelper, "_CHUNK", 1)
+
+
+def test_helper_pages_are_the_builds_own_bytes(
+    documents: dict[str, Any], tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _model(documents)
+    alone = _write(model, tmp_path / "alone", helpers=0)
+    here: list[str] = []
+    render = recipepages._render_page
+
+    def counted(job: Any, tab: Any, key: str) -> None:
+        here.append(tab.recipe)
+        render(job, tab, key)
+
+    monkeypatch.setattr(recipepages, "_render_page", counted)
+    cache = PageCache(tmp_path / "cache")
+    helped = _write(model, tmp_path / "helped", helpers=2, cache=cache)
+    assert len(here) < len(model.tabs), "the helpers rendered no page"
+    assert _pages(tmp_path / "helped") == _pages(tmp_path / "alone")
+    assert helped == alone  # the same titles, search texts and tags, in catalog order
+    # the helpers' pages went into the page cache too: a second build renders nothing
+    here.clear()
+    _write(model, tmp_path / "again", helpers=2, cache=cache)
+    assert here == []
+    assert _pages(tmp_path / "again") == _pages(tmp_path / "alone")
+
+
+def test_a_part_holds_only_its_recipes_documents(documents: dict[str, Any]) -> None:
+    model = _model(documents)
+    tab = model.tabs[0]
+    part = pagehelper.part_of(model, [tab], {tab.recipe: "k"})
+    assert {p["recipe"] for p in part.pointers} <= {tab.recipe}
+    assert set(part.series) <= {tab.recipe}
+    assert part.keys == ("k",)
+
+
+_WRONG_RECIPES = """
+import pickle, sys
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+def receive():
+    header = inp.read(8)
+    return None if len(header) < 8 else inp.read(int.from_bytes(header, "big"))
+receive()
+while receive() is not None:
+    data = pickle.dumps(["not-a-recipe-of-this-chunk"])
+    out.write(len(data).to_bytes(8, "big") + data)
+    out.flush()
+"""
+
+
+def _broken_command(script: str) -> Any:
+    return lambda: [sys.executable, "-c", script]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "import sys; sys.exit(3)",  # dies at once
+        "import sys; sys.stdin.buffer.read(8); sys.exit(0)",  # dies after the setup began
+        "import sys\nwhile sys.stdin.buffer.read(8):\n    pass\n",  # never answers
+        _WRONG_RECIPES,
+    ],
+    ids=["exits", "dies-mid-setup", "never-answers", "answers-for-other-recipes"],
+)
+def test_a_failing_helper_costs_speed_only(
+    documents: dict[str, Any],
+    tmp_path: Path,
+    shared: None,
+    monkeypatch: pytest.MonkeyPatch,
+    script: str,
+) -> None:
+    model = _model(documents)
+    _write(model, tmp_path / "alone", helpers=0)
+    monkeypatch.setattr(pagehelper, "_command", _broken_command(script))
+    monkeypatch.setattr(pagehelper, "_PATIENCE_S", 2.0)
+    _write(model, tmp_path / "helped", helpers=1)
+    assert _pages(tmp_path / "helped") == _pages(tmp_path / "alone")
+
+
+def test_a_helper_that_names_other_recipes_is_given_up() -> None:
+    """An answer for other recipes than the chunk asked for is not taken as done."""
+
+    class Fake:
+        answers: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+
+    class T:
+        def __init__(self, recipe: str) -> None:
+            self.recipe = recipe
+
+    helper = Fake()
+    helper.answers.put(["b"])
+    asked: deque[Any] = deque([[T("a")]])
+    alive = {0}
+    pagehelper._collect(helper, asked, alive, 0, block=True)  # type: ignore[arg-type]
+    assert alive == set() and len(asked) == 1  # still to render, here
+
+
+def test_a_hung_helper_is_given_up_after_its_patience(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Fake:
+        answers: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+
+    monkeypatch.setattr(pagehelper, "_PATIENCE_S", 0.05)
+    asked: deque[Any] = deque([["a"]])
+    alive = {0}
+    pagehelper._collect(Fake(), asked, alive, 0, block=True)  # type: ignore[arg-type]
+    assert alive == set() and len(asked) == 1
+
+
+def test_few_pages_start_no_helper(
+    documents: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[int] = []
+    monkeypatch.setattr(pagehelper, "_Helper", lambda *a: started.append(1))
+    _write(_model(documents), tmp_path / "site", helpers=4)
+    assert started == []  # 8 pages are under MIN_SHARED_PAGES
