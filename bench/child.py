@@ -46,7 +46,6 @@ def run_build_timed(argv: Sequence[str]) -> dict[str, Any]:
     of timing nothing."""
     import generator.build as build
     import generator.buildmemo as buildmemo
-    import generator.evaluate.datajob as datajob
     import generator.evaluate.evaluation as evaluation
     import generator.evaluate.memoize as memoize
     import generator.evaluate.output as output
@@ -65,8 +64,7 @@ def run_build_timed(argv: Sequence[str]) -> dict[str, Any]:
     VerdictCache.get = counting_get  # type: ignore[method-assign]
     _timed(evaluation, "verify_pointers", "verify", phases)
     _timed(build, "evaluate", "evaluate", phases)
-    _timed(output, "start_data", "data writers", phases)  # all of it, or the fork
-    _timed(datajob._Forked, "wait", "data wait", phases)  # for the child, inside "site"
+    _timed(output, "write_documents", "data writers", phases)
     _timed(output, "build_site", "site", phases)
     _timed(site, "run_mkdocs", "mkdocs", phases)
     _timed(memoize, "fingerprint", "fingerprint", phases)

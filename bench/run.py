@@ -333,7 +333,7 @@ def _phase_text(result: dict[str, Any]) -> str:
     order = [
         ("verify", verify),
         ("evaluate-rest", phases.get("evaluate", 0.0) - verify),
-        ("data", phases.get("data writers", 0.0) + phases.get("data wait", 0.0)),
+        ("data", phases.get("data writers", 0.0)),
         ("pages", _pages_s(phases)),
         ("mkdocs", phases.get("mkdocs", 0.0)),
     ]
@@ -341,10 +341,8 @@ def _phase_text(result: dict[str, Any]) -> str:
 
 
 def _pages_s(phases: dict[str, float]) -> float:
-    """The site build without MkDocs, nor the wait for a child writing data/: page rendering
-    (or page-cache reads) and writing."""
-    site = phases.get("site", 0.0) - phases.get("data wait", 0.0)
-    return max(0.0, site - phases.get("mkdocs", 0.0))
+    """The site build without MkDocs: page rendering (or page-cache reads) and writing."""
+    return max(0.0, phases.get("site", 0.0) - phases.get("mkdocs", 0.0))
 
 
 def report(rows: Sequence[dict[str, Any]]) -> str:

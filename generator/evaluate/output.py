@@ -6,18 +6,17 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from generator.bundle.cache import default_cache_dir
 from generator.changes import previous_warnings
-from generator.data import SCHEMA_FILES
+from generator.data import SCHEMA_FILES, write_documents
 from generator.data.schemaid import stamp_schema_ids
 from generator.data.writers import report_cache_failures
 from generator.errors import BuildError, EvidenceDashError
-from generator.evaluate.background import Background
-from generator.evaluate.datajob import DataJob, done, start_data
 from generator.manifest import Written, refresh_entries
 from generator.options import BuildOptions
 from generator.outputsize import measure, record
@@ -105,11 +104,11 @@ def write_output(
 ) -> dict[str, Any] | None:
     """Write data/ and the site into a staging folder, then swap it in atomically.
 
-    data/ is written from `documents` (by a forked child while the site's pages are
-    rendered, `generator.evaluate.datajob`), or copied from `data_from` (the evaluation memo's
+    data/ is written from `documents`, or copied from `data_from` (the evaluation memo's
     copy of the same files); `keep_data` is handed the written data folder (to memoize it)
-    and the records of its files, made as they were written, while the site is built, and is
-    waited for before the folder moves into the site.
+    and the digests of its files, made as they were written,
+    on a thread of its own, while the site is built (copying is file-system work, which lets
+    go of the interpreter), and is waited for before the folder moves into the site.
     `page_digests` are the site's document digests stored with the memo; the digests the
     site used are returned (for the memo), None without a site.
     """
@@ -119,25 +118,29 @@ def write_output(
     out.parent.mkdir(parents=True, exist_ok=True)
     sweep_dead_staging(out.parent)
     work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent))
-    job: DataJob = done()
+    keeper = Background(None)
+    written: dict[str, Written] = {}  # the data files, hashed as they were written
     try:
+        data_dir = work / "data"
         if data_from is not None:
-            shutil.copytree(data_from, work / "data")
+            shutil.copytree(data_from, data_dir)
             stamp_schema_ids(
-                work / "data", SCHEMA_FILES, options.output.site_url
+                data_dir, SCHEMA_FILES, options.output.site_url
             )  # memo: any site's $id
         else:
-            job = start_data(
-                work,
-                documents,
-                site_url=options.output.site_url,
-                keep=keep_data,
-                jobs=options.engine.jobs,
-            )
+
+            def hashed(path: Path, sha256: str) -> None:
+                written["data/" + path.relative_to(data_dir).as_posix()] = Written.of(path, sha256)
+
+            write_documents(work, documents, site_url=options.output.site_url, hashed=hashed)
+            if keep_data is not None:
+                keeper = Background(lambda: keep_data(data_dir, written))
         if options.output.data_only:
-            _publish_data(options, documents, work, job, out)
+            _publish_data(options, documents, work, keeper, out)
             return None
-        return _publish_site(options, documents, work, job, out, page_digests)
+        used = _publish_site(options, documents, work, keeper, out, page_digests, written)
+        keeper.wait()
+        return used
     except EvidenceDashError:
         raise
     except Exception as exc:
@@ -146,7 +149,7 @@ def write_output(
             hint="the previous output was left in place; rerun with the same inputs to reproduce",
         ) from exc
     finally:
-        job.close()  # never delete a folder a thread or the child still writes
+        keeper.wait(quietly=True)  # never delete a folder a thread still reads
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -154,14 +157,14 @@ def _publish_data(
     options: BuildOptions,
     documents: Mapping[str, Any],
     work: Path,
-    job: DataJob,
+    keeper: Background,
     out: Path,
 ) -> None:
     """`--data-only`: the site is data/ alone (with the manifest and badges)."""
     data_dir = work / "data"
     staging = work / "site"
     staging.mkdir()
-    job.wait()
+    keeper.wait()
     report_cache_failures(data_dir)
     shutil.copytree(data_dir, staging / "data")
     finish_site(options, documents, staging)
@@ -172,12 +175,12 @@ def _publish_site(
     options: BuildOptions,
     documents: Mapping[str, Any],
     work: Path,
-    job: DataJob,
+    keeper: Background,
     out: Path,
     page_digests: Any,
+    written: dict[str, Written],
 ) -> dict[str, Any] | None:
     """Build the site around data/ and publish it; the document digests it used."""
-    written: dict[str, Written] = {}  # the data files, hashed as they were written
     data_dir = work / "data"
     inputs = SiteInputs(
         index=documents["index"],
@@ -189,7 +192,7 @@ def _publish_site(
     )
 
     def data_ready() -> None:
-        written.update(job.wait())  # the memo has its copy: the build's cache report goes in now
+        keeper.wait()  # the memo has its copy: the build's cache report goes in now
         report_cache_failures(data_dir)
         written.pop("data/build-info.json", None)  # rewritten: hashed again
 
@@ -208,6 +211,33 @@ def _publish_site(
         helpers=options.engine.jobs - 1,  # --jobs processes render pages, this one included
     )
     return None if used is None else used.as_dict()
+
+
+class Background:
+    """Run `task` on a thread (None: nothing to run); `wait` joins it and raises what the task
+    raised, once. The build's own threads only ever do file-system work."""
+
+    def __init__(self, task: Callable[[], None] | None) -> None:
+        self._error: BaseException | None = None
+        self._thread: Any = None
+        if task is not None:
+
+            def run() -> None:
+                try:
+                    task()
+                except BaseException as exc:  # noqa: BLE001 - handed to `wait`
+                    self._error = exc
+
+            self._thread = threading.Thread(target=run, name="evidence-dashboard-keep", daemon=True)
+            self._thread.start()
+
+    def wait(self, *, quietly: bool = False) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        error, self._error = self._error, None
+        if error is not None and not quietly:
+            raise error
 
 
 def size_warnings(options: BuildOptions, *, record_in_site: bool = True) -> tuple[str, ...]:
