@@ -207,8 +207,10 @@ def render_shared(
 ) -> None:
     """Render every page of `todo`: `render_here` renders (and places) one in this process; a
     helper places what it renders with (a copy of) `placer`, under the page's key in `keys`.
-    With fewer than `MIN_SHARED_PAGES` pages or no helpers, every page is rendered here."""
-    if helpers < 1 or len(todo) < MIN_SHARED_PAGES:
+    One helper is started per `MIN_SHARED_PAGES` pages at most (a helper costs an interpreter's
+    start and memory); with fewer pages or no helpers, every page is rendered here."""
+    helpers = min(helpers, len(todo) // MIN_SHARED_PAGES)
+    if helpers < 1:
         for tab in todo:
             render_here(tab)
         return

@@ -161,3 +161,39 @@ def test_few_pages_start_no_helper(
     monkeypatch.setattr(pagehelper, "_Helper", lambda *a: started.append(1))
     _write(_model(documents), tmp_path / "site", helpers=4)
     assert started == []  # 8 pages are under MIN_SHARED_PAGES
+
+
+@pytest.mark.parametrize(("pages", "started"), [(8, 0), (47, 0), (48, 1), (100, 2), (1000, 3)])
+def test_one_helper_per_min_shared_pages_at_most(
+    documents: dict[str, Any], monkeypatch: pytest.MonkeyPatch, pages: int, started: int
+) -> None:
+    made: list[int] = []
+
+    class DeadHelper:
+        """Started, then answers nothing: its chunks come back to the build."""
+
+        def __init__(self, *args: Any) -> None:
+            made.append(1)
+            self.requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            self.answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            self.answers.put(None)
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(pagehelper, "_Helper", DeadHelper)
+    model = _model(documents)
+    todo = (model.tabs * pages)[:pages]
+    here: list[object] = []
+    pagehelper.render_shared(
+        model,
+        locate().pages,
+        SHELL,
+        todo,
+        3,
+        render_here=here.append,
+        placer=None,  # type: ignore[arg-type]
+        keys={t.recipe: "key" for t in model.tabs},
+    )
+    assert len(made) == started
+    assert sorted(map(id, here)) == sorted(map(id, todo))  # every page rendered here, once
