@@ -251,6 +251,12 @@ def _freshness_from(doc: Mapping[str, Any]) -> FreshnessInfo:
     )
 
 
+_PHASES = {p.value: p for p in Phase}
+_RESULTS = {r.value: r for r in TestResult}
+"""Value -> member, looked up as a dict (hundreds of thousands of times in a build: calling an
+enum class costs several times more). An unknown value raises KeyError: a malformed product."""
+
+
 def _entry_from(
     doc: Mapping[str, Any], classify: Callable[[SignerIdentity], Classification]
 ) -> BoardEntry:
@@ -271,11 +277,11 @@ def _entry_from(
             attested_at=_text(run["attestedAt"]),
             evidence_ref=_text(run["evidenceRef"]),
             recipe_digest=Sha256Hex(_text(run["recipeDigest"])),
-            results={(Phase(ph), _text(name)): TestResult(r) for ph, name, r in run["results"]},
+            results={(_PHASES[ph], _text(name)): _RESULTS[r] for ph, name, r in run["results"]},
             bundle_digest=OciDigest(_text(run["bundleDigest"])),
             profile=_optional(run["profile"]),
             skip_reasons={
-                (Phase(ph), _text(name)): _text(why) for ph, name, why in run["skipReasons"]
+                (_PHASES[ph], _text(name)): _text(why) for ph, name, why in run["skipReasons"]
             },
             logged_at=_text(logged_at),
         ),

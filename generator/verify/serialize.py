@@ -173,11 +173,16 @@ def _shared_step(doc: Mapping[str, Any], shared: dict[Any, Any]) -> Step:
     return found
 
 
+_STEP_STATUSES = {s.value: s for s in StepStatus}
+"""Value -> member as a dict (a lookup per step of every verdict read; an unknown value raises
+KeyError, which reads as a malformed document)."""
+
+
 def _step_from(doc: Mapping[str, Any]) -> Step:
     return Step(
         step=int(doc["step"]),
         name=str(doc["name"]),
-        status=StepStatus(doc["status"]),
+        status=_STEP_STATUSES[doc["status"]],
         detail=str(doc["detail"]),
         sub_rows=tuple(
             SubRow(str(r["key"]), str(r["value"]), bool(r["beyondAicr"])) for r in doc["subRows"]

@@ -3,14 +3,20 @@ whether or not its documents hold values JSON cannot say directly (the `$` tags)
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.cacheauth import CacheAuth
+from generator.cacheauth import CacheAuth, Purpose
 from generator.data import FreshnessInfo
-from generator.evaluate.products import PointerProduct, ProductStore, RecipeProduct
+from generator.evaluate.products import (
+    PointerProduct,
+    ProductStore,
+    RecipeProduct,
+    product_to_json,
+)
 from generator.model import Freshness
 from tests._evidence_fakes import identity, make_evidence, make_verified
 
@@ -51,3 +57,19 @@ def test_a_stored_product_reads_back_equal(tmp_path: Path, extra: dict[str, Any]
         **make_evidence().predicate,
         **extra,
     }
+
+
+@pytest.mark.parametrize("status", ["bogus", ["passed"], None])
+def test_a_sealed_product_with_an_unknown_step_status_is_a_miss(
+    tmp_path: Path, status: Any
+) -> None:
+    """Authentic bytes of the wrong shape (a future or foreign writer) are not a product."""
+    doc = product_to_json(_product({}))
+    step = {"step": 1, "name": "signature", "status": status, "detail": "", "subRows": []}
+    doc["pointers"][0]["verdict"]["steps"] = [step]
+    store = ProductStore(tmp_path, AUTH)
+    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, json.dumps(doc).encode(), KEY.encode())
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry to classify")) is None
+    step["status"] = "passed"
+    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, json.dumps(doc).encode(), KEY.encode())
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry to classify")) is not None
