@@ -243,6 +243,27 @@ def _run_theme(
     )
 
 
+def _recipe_pages(
+    model: SiteModel,
+    templates: Path,
+    staging: Path,
+    keys: list[str],
+    cache: PageCache | None,
+    markdown_key: str | None,
+    helpers: int,
+) -> None:
+    """Every recipe page, in the shell MkDocs rendered into `staging`, entered into its search
+    index, sitemap and tags; the page cache keeps only what this site uses."""
+    shell_file = staging / "recipes" / SHELL_NAME / "index.html"
+    shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
+    metas = write_recipe_pages(
+        model, templates, shell, staging, keys=keys, cache=cache, helpers=helpers
+    )
+    expand(staging, meta_pages(metas), [m.recipe for m in metas])
+    if cache is not None:
+        cache.keep_only(page_names(keys, shell, markdown_key))
+
+
 def build_site(
     inputs: SiteInputs,
     *,
@@ -286,14 +307,7 @@ def build_site(
     try:
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
         _run_theme(cfg, work_dir, written.fragments, page_cache)
-        shell_file = staging / "recipes" / SHELL_NAME / "index.html"
-        shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
-        metas = write_recipe_pages(
-            model, res.pages, shell, staging, keys=keys, cache=cache, helpers=helpers
-        )
-        expand(staging, meta_pages(metas), [m.recipe for m in metas])
-        if cache is not None:
-            cache.keep_only(page_names(keys, shell, markdown_key))
+        _recipe_pages(model, res.pages, staging, keys, cache, markdown_key, helpers)
         if data_ready is not None:
             data_ready()
         if data_dir is not None and data_dir.is_dir():
