@@ -330,11 +330,7 @@ def _records(
         product = None if reused is None else reused.reused.get(path)
         if reused is not None and product is not None:
             record, entry = _reused_record(item, product, duplicate, reused)
-            documents[path] = (
-                dict(product.document)
-                if duplicate is None
-                else {**product.document, "duplicateOf": duplicate}
-            )
+            documents[path] = product.document_as(duplicate, record.label)
             records.append(record)
             if entry is not None:
                 candidates.append((duplicate is not None, len(candidates), entry))

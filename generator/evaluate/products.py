@@ -2,10 +2,11 @@
 
 A product holds, for each usable pointer file of one recipe (`generator.evaluate.perrecipe`
 says which and under which key): its settled verdict, its freshness, its data/pointers.json
-entry as a pointer that duplicates none, and its board entry (without the signer's
-classification, which is asked of the current allowlist when the product is read), plus the
-classification of every signer its verdicts name, so a product is only reused while the
-allowlist still classifies those signers the same way.
+entry as a pointer that duplicates none (its signer's label is the current allowlist's when
+reused), and its board entry (without the signer's classification, which is asked of the
+current allowlist when the product is read), plus the classification of every signer its
+verdicts name but for the label, so a product is only reused while the allowlist still
+classifies those signers the same way.
 
 Products are stored one file per key under `<cache>/recipes/`, sealed with an HMAC tag
 (`generator.cacheauth`, purpose `recipe`) bound to the key, so an authentic product cannot stand
@@ -82,6 +83,17 @@ class PointerProduct:
     entry: BoardEntry | None
     """Its board entry (before each bundle is counted once), or None."""
 
+    def document_as(self, duplicate: str | None, label: str | None) -> dict[str, Any]:
+        """Its data/pointers.json entry as this build writes it: the duplicate it is now, and
+        its signer named by the current allowlist (a product does not depend on labels)."""
+        made = dict(self.document)
+        if duplicate is not None:
+            made["duplicateOf"] = duplicate
+        signer = made.get("signer")
+        if isinstance(signer, dict) and signer.get("label") != label:
+            made["signer"] = {**signer, "label": label}
+        return made
+
 
 @dataclass(frozen=True)
 class RecipeProduct:
@@ -94,8 +106,10 @@ class RecipeProduct:
 
 
 def classification_mark(classification: Classification) -> str:
-    """Everything of a classification a product depends on, as text (class, allowlisted, and
-    the whole allowlist entry: its label names the signer on the pages)."""
+    """Everything of a classification a product depends on, as text: the class, whether it
+    is allowlisted, and the allowlist entry but for its label. The label only names the
+    signer, and is stamped into a reused pointer's entry as the current allowlist says it
+    (`generator.evaluate.evaluation`), so renaming a signer re-evaluates nothing."""
     entry = classification.entry
     return json.dumps(
         [
@@ -106,7 +120,6 @@ def classification_mark(classification: Classification) -> str:
             else [
                 str(entry.signer_class),
                 entry.issuer,
-                entry.label,
                 entry.source,
                 entry.identity_pattern,
                 entry.position,

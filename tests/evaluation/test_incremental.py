@@ -259,14 +259,24 @@ def test_a_removed_allowlist_entry_re_evaluates_the_recipes_of_its_signer(tree: 
     change_and_compare(tree, remove, evaluated=3, verified=0)
 
 
-def test_a_changed_label_re_evaluates_the_recipes_of_its_signer(tree: Tree) -> None:
+def test_a_changed_label_re_evaluates_nothing_and_shows_the_new_label(tree: Tree) -> None:
+    """A label only names a signer: every product is reused, its entries renamed."""
+
     def relabel(t: Tree) -> None:
         text = allowlist(t).read_text(encoding="utf-8")
         new = text.replace("label: acme-cloud/nightly\n", "label: acme-cloud/nightly-2\n")
         assert new != text
         allowlist(t).write_text(new, encoding="utf-8")
 
-    change_and_compare(tree, relabel, evaluated=1, verified=0)
+    change_and_compare(tree, relabel, evaluated=0, verified=0)
+    out = tree.root / f"warm-{tree.builds}"
+    labels = {
+        (p["signer"] or {}).get("label")
+        for p in json.loads((out / "data" / "pointers.json").read_text(encoding="utf-8"))[
+            "pointers"
+        ]
+    }
+    assert "acme-cloud/nightly-2" in labels and "acme-cloud/nightly" not in labels
 
 
 def test_another_trust_root_re_evaluates_everything(tree: Tree) -> None:

@@ -3,6 +3,7 @@ whether or not its documents hold values JSON cannot say directly (the `$` tags)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -73,3 +74,31 @@ def test_a_sealed_product_with_an_unknown_step_status_is_a_miss(
     step["status"] = "passed"
     AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, json.dumps(doc).encode(), KEY.encode())
     assert store.load(KEY, lambda signer: pytest.fail("no board entry to classify")) is not None
+
+
+@pytest.mark.parametrize(
+    ("signer", "duplicate", "label", "expected_signer", "expected_duplicate"),
+    [
+        ({"label": "old", "class": "x"}, None, "new", {"label": "new", "class": "x"}, None),
+        ({"label": "same"}, None, "same", {"label": "same"}, None),
+        ({"label": "old"}, "evidence/a.yaml", "old", {"label": "old"}, "evidence/a.yaml"),
+        ({"label": None}, None, None, {"label": None}, None),
+        (None, None, "any", None, None),  # no signer section: nothing to name
+    ],
+)
+def test_a_reused_entry_takes_the_current_label_and_duplicate(
+    signer: Any,
+    duplicate: str | None,
+    label: str | None,
+    expected_signer: Any,
+    expected_duplicate: Any,
+) -> None:
+    stored = {"path": "p", "signer": signer, "duplicateOf": None}
+    pointer = dataclasses.replace(_product({}).pointers[0], document=stored)
+    made = pointer.document_as(duplicate, label)
+    assert made["signer"] == expected_signer and made["duplicateOf"] == expected_duplicate
+    assert stored == {
+        "path": "p",
+        "signer": signer,
+        "duplicateOf": None,
+    }  # the product is untouched
