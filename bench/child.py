@@ -108,13 +108,13 @@ def _count_work(build: Any, counts: dict[str, int]) -> None:
 
     copy_cached = recipepages._copy_cached
 
-    def counting_render(*args: Any, **kwargs: Any) -> Any:
+    def counting_copy(*args: Any, **kwargs: Any) -> Any:
         copied = copy_cached(*args, **kwargs)
         counts["pages rendered"] += not copied  # rendered here or by a helper process
         return copied
 
     build.evaluate = functools.wraps(evaluate)(counting_evaluate)
-    recipepages._copy_cached = counting_render
+    recipepages._copy_cached = counting_copy
 
 
 # --------------------------------------------------------------------------- the floor

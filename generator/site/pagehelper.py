@@ -55,7 +55,7 @@ class Part:
     tabs: tuple[tuple[str, str, str, Mapping[str, Any]], ...]
     series: Mapping[str, Any]
     pointers: tuple[Mapping[str, Any], ...]
-    keys: tuple[str, ...] = ()
+    keys: tuple[str, ...]
     """The page cache keys of the recipes, in order (for `Placer.place`)."""
 
 

@@ -211,10 +211,15 @@ class _Placer:
     site: Path
     cache: PageCache | None
 
-    def place(self, recipe: str, key: str, data: bytes) -> None:
+    def write(self, recipe: str, data: bytes) -> None:
+        """Write a finished page into the site."""
         target = self.site / "recipes" / recipe
         target.mkdir(parents=True, exist_ok=True)
         (target / "index.html").write_bytes(data)
+
+    def place(self, recipe: str, key: str, data: bytes) -> None:
+        """Write a newly rendered page into the site and the page cache."""
+        self.write(recipe, data)
         if self.cache is not None:
             self.cache.put_html(key, data)
 
@@ -225,12 +230,7 @@ class _Job:
 
     renderer: RecipePages
     shell: PageShell
-    site: Path
-    cache: PageCache | None
-
-    @property
-    def placer(self) -> _Placer:
-        return _Placer(self.site, self.cache)
+    placer: _Placer
 
 
 def shell_keys(keys: Sequence[str], shell: PageShell) -> list[str]:
@@ -250,13 +250,12 @@ def _render_page(job: _Job, tab: Tab, key: str) -> None:
 
 def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
     """Place a cached finished page; False when there is none (or it cannot be read)."""
-    data = None if job.cache is None else job.cache.get_html(key)
+    cache = job.placer.cache
+    data = None if cache is None else cache.get_html(key)
     if data is None:
         return False
-    target = job.site / "recipes" / tab.recipe
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        (target / "index.html").write_bytes(data)
+        job.placer.write(tab.recipe, data)
     except OSError:
         return False
     return True
@@ -283,7 +282,7 @@ def write_recipe_pages(
     """
     renderer = RecipePages(model, templates)
     full = shell_keys(keys, shell) if cache is not None else [""] * len(model.tabs)
-    job = _Job(renderer, shell, site, cache)
+    job = _Job(renderer, shell, _Placer(site, cache))
     key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
     todo = [tab for tab in model.tabs if not _copy_cached(job, tab, key_of[tab.recipe])]
     render_shared(
