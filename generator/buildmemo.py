@@ -36,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from generator.cacheauth import CacheAuth, Purpose, file_digest, note_failure
+from generator.cacheauth import CacheAuth, Purpose, file_digest, note_failure, read_cache_file
 from generator.data.writers import series_file_name
 from generator.errors import EvidenceDashError
 from generator.folderdigest import listing, streamed_digest, tree_digest
@@ -44,6 +44,11 @@ from generator.manifest import Written, recorded_sha256
 from generator.options import EvaluationOptions, MemoRole, memo_role
 
 MEMO_VERSION = "3"
+MAX_META_BYTES = 256 << 20
+"""A memo's meta.json larger than this is a miss (it is hundreds of KB at 10,000
+attestations); no memo file is read through a link or from a FIFO."""
+MAX_DATA_FILE_BYTES = 4 << 30
+"""A memo data file larger than this is a miss (pointers.json is 160 MB at 10,000)."""
 _LIBRARIES = ("sigstore", "cryptography", "pyyaml", "rfc8785", "google-re2")
 
 
@@ -208,9 +213,8 @@ class EvaluationMemo:
     def _meta(self, folder: Path, key: str) -> dict[str, Any] | None:
         """The memo's checked `meta.json`, None when absent or unreadable, counted as a
         failure when its tag does not check."""
-        try:
-            stored = (folder / "meta.json").read_bytes()
-        except OSError:
+        stored = read_cache_file(folder / "meta.json", MAX_META_BYTES)
+        if stored is None:
             return None
         body = self.auth.open(Purpose.MEMO, stored, key.encode(), f"memo {key}")
         if body is None:
@@ -362,8 +366,8 @@ class _Checked:
         self.read: set[str] = set()
 
     def bytes(self, name: str) -> bytes:
-        content = (self.data / name).read_bytes()
-        if file_digest(content) != self.files.get(name):
+        content = read_cache_file(self.data / name, MAX_DATA_FILE_BYTES)
+        if content is None or file_digest(content) != self.files.get(name):
             raise _Changed(name)
         self.read.add(name)
         return content

@@ -307,17 +307,25 @@ def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_cache_file(path: Path, limit: int) -> bytes | None:
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO planted as an entry must not block the open
+)
+
+
+def read_cache_file(path: Path | str, limit: int, *, head: bool = False) -> bytes | None:
     """The bytes of a cache entry: a regular file (not followed through a link) of at most
-    `limit` bytes; None for anything else (a miss, never an error)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    `limit` bytes; None for anything else (a miss, never an error). `head=True` reads the
+    first `limit` bytes of a file of any size instead (a pack's header line)."""
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, _READ_FLAGS)
     except OSError:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        if not stat.S_ISREG(info.st_mode) or (info.st_size > limit and not head):
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(limit + 1)
@@ -325,4 +333,6 @@ def read_cache_file(path: Path, limit: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+    if head:
+        return data[:limit]
     return data if len(data) <= limit else None

@@ -54,8 +54,7 @@ def tree_digest(root: Path, known: Mapping[str, tuple[int, bytes]] | None = None
                 h.update(size_and_digest[1])
                 continue
             try:
-                with open(path, "rb") as fh:
-                    h.update(hashlib.sha256(fh.read()).digest())
+                h.update(_file_sha256(path))
             except OSError:
                 h.update(b"unreadable")
         elif stat.S_ISLNK(info.st_mode):
@@ -63,6 +62,19 @@ def tree_digest(root: Path, known: Mapping[str, tuple[int, bytes]] | None = None
         else:
             h.update(b"o%o" % stat.S_IFMT(info.st_mode))
     return h.hexdigest()
+
+
+_CHUNK = 1 << 20
+"""Files are hashed a chunk at a time: a tree may hold a file of any size (a contributor's,
+under the evidence tree), which must never be read into memory whole."""
+
+
+def _file_sha256(path: str) -> bytes:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.digest()
 
 
 def listing(root: Path) -> list[str]:

@@ -15,10 +15,12 @@ import yaml
 
 import generator
 import generator.recipe.canonical as canonical
-from generator.cacheauth import CacheAuth, Purpose
+from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 
 MEMO_FORMAT = "evidence-dashboard/freshness-memo/v2"
 _ABSENT = object()
+MAX_MEMO_BYTES = 256 << 20
+"""A memo larger than this is not read (it is under 1 MB at 10,000 attestations)."""
 
 
 class ContentMemo:
@@ -114,9 +116,8 @@ class ContentMemo:
     def _load(self) -> dict[str, Any]:
         assert self.path is not None
 
-        try:
-            stored = self.path.read_bytes()
-        except OSError:
+        stored = read_cache_file(self.path, MAX_MEMO_BYTES)
+        if stored is None:
             return {}
         if stored.startswith(b"{"):
             return {}  # written before the memo was sealed: ignored

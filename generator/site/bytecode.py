@@ -15,9 +15,12 @@ from typing import Any
 
 from jinja2.bccache import BytecodeCache
 
-from generator.cacheauth import CacheAuth, Purpose
+from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 
 __all__ = ["SealedBytecodeCache"]
+
+MAX_BYTECODE_BYTES = 64 << 20
+"""A compiled template larger than this is a miss (they are tens of KB)."""
 
 
 class SealedBytecodeCache(BytecodeCache):
@@ -31,9 +34,8 @@ class SealedBytecodeCache(BytecodeCache):
         return self.folder / f"sealed-{bucket.key}.cache"
 
     def load_bytecode(self, bucket: Any) -> None:
-        try:
-            stored = self._path(bucket).read_bytes()
-        except OSError:
+        stored = read_cache_file(self._path(bucket), MAX_BYTECODE_BYTES)
+        if stored is None:
             return
         data = self.auth.open(
             Purpose.TEMPLATE, stored, str(bucket.key).encode(), f"template {bucket.key}"

@@ -23,13 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.cacheauth import CacheAuth, Purpose
+from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.limits import LIMITS
 from generator.site.mkdocs_adapter import PageShell
 from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 
 RENDER_VERSION = "3"
+MAX_PAGE_ENTRY_BYTES = 512 << 20
+"""A page cache entry larger than this is a miss (a page is hundreds of KB, the Markdown pages
+of a 10,000-attestation site 13 MB): a planted file, link or FIFO never takes a build down."""
 """Bump when page output changes in a way the hashed inputs and sources below cannot see."""
 SITE_CODE = Path(__file__).resolve().parent
 """The page code: every module of this package is hashed into the page keys (computed, not
@@ -152,9 +155,8 @@ class PageCache:
             pass  # a cache that cannot be written only costs speed
 
     def _read(self, name: str) -> bytes | None:
-        try:
-            stored = (self.root / name).read_bytes()
-        except OSError:
+        stored = read_cache_file(self.root / name, MAX_PAGE_ENTRY_BYTES)
+        if stored is None:
             return None
         return self.auth.open(Purpose.PAGE, stored, name.encode(), f"page {name}")
 

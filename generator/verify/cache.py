@@ -41,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from generator.cacheauth import TAG_LENGTH, CacheAuth, Purpose, note_failure
+from generator.cacheauth import TAG_LENGTH, CacheAuth, Purpose, note_failure, read_cache_file
 from generator.model import Pointer, PointerLocation, Verdict
 from generator.verify._cache_keys import (
     _claims,
@@ -73,6 +73,11 @@ KEY_VERSION = "verdict-cache/v3"
 PACK_VERSION = "verdict-pack/v2"
 PACK_ENTRIES = 256
 """A batch writes a pack when it holds this many entries (and at its end)."""
+MAX_PACK_BYTES = 1 << 30
+"""A pack larger than this is not read (its entries are misses): `PACK_ENTRIES` verdicts are
+a few MB; a planted file of any size, a link or a FIFO never takes a build down."""
+MAX_HEADER_BYTES = 16 << 20
+"""A pack's first line (its keys) must end within this many bytes."""
 _PACKS_READ = 4
 """Packs whose lines are kept after a lookup (lookups come in about the order of writing)."""
 _HEX = frozenset("0123456789abcdef")
@@ -264,11 +269,10 @@ class VerdictCache:
         path, n = where
         lines = self._lines.get(path)
         if lines is None:
-            try:
-                with open(path, "rb") as handle:
-                    lines = handle.read().split(b"\n")
-            except OSError:
+            data = read_cache_file(path, MAX_PACK_BYTES)
+            if data is None:
                 return None
+            lines = data.split(b"\n")
             self._lines[path] = lines
             while len(self._lines) > _PACKS_READ:
                 self._lines.popitem(last=False)
@@ -323,9 +327,11 @@ def _check_key(key: str) -> None:
 
 def _read_header(path: str) -> list[tuple[str, str | None]] | None:
     """A pack's entry keys and claims keys, or None when the header cannot be read."""
+    head = read_cache_file(path, MAX_HEADER_BYTES, head=True)
+    if head is None or b"\n" not in head:
+        return None
     try:
-        with open(path, "rb") as handle:
-            doc = orjson.loads(handle.readline())
+        doc = orjson.loads(head[: head.index(b"\n")])
         if not isinstance(doc, dict) or doc.get("v") != PACK_VERSION:
             return None
         header = []

@@ -439,3 +439,24 @@ def test_the_output_key_sees_the_templates_the_assets_and_the_memo(
     css = next(moved.assets.rglob("*.css"))
     css.write_bytes(css.read_bytes() + b"\n")
     assert output_key(options, "memo-a") not in (base, templates_changed)
+
+
+def test_the_tree_digest_never_holds_a_big_file_in_memory(tmp_path: Path) -> None:
+    """A contributor can commit a file of any size: it is hashed a chunk at a time (the
+    digest is still that of its bytes)."""
+    import tracemalloc
+
+    big = tmp_path / "evidence" / "big.yaml"
+    big.parent.mkdir()
+    size = 48 << 20
+    with big.open("wb") as fh:
+        fh.truncate(size)  # sparse: 48 MiB of zeros without writing them
+    tracemalloc.start()
+    try:
+        digest = tree_digest(tmp_path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"{peak} bytes held at once"
+    big.write_bytes(b"\0" * (size - 1) + b"\1")  # the last byte is read too
+    assert tree_digest(tmp_path) != digest

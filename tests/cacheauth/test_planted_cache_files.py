@@ -1,0 +1,100 @@
+"""Whoever can write the cache can plant things that are not files: a FIFO (whose open blocks
+until a writer comes), a link to a file elsewhere, a file of any size. None of them is ever
+followed, waited on or read whole: each is a miss, the build finishes, and the site is the
+honest one."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from generator.build import run_build
+from generator.cacheauth import read_cache_file
+from tests.cacheauth.conftest import options
+from tests.cacheauth.test_tampered_cache import site_files
+
+ENTRY_FOLDERS = ("evaluation", "freshness", "pages", "recipes", "templates", "tree", "verify")
+"""Every kind of cache entry a build reads back (the key file is not a cache entry)."""
+PATIENCE_S = 120
+
+
+def _entries(cache: Path) -> list[Path]:
+    found = [
+        path
+        for folder in ENTRY_FOLDERS
+        for path in sorted((cache / folder).rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    ]
+    kinds = {path.relative_to(cache).parts[0] for path in found}
+    assert kinds == set(ENTRY_FOLDERS), f"the cache layout changed: {sorted(kinds)}"
+    return found
+
+
+def _fifo(path: Path, keep: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _link(path: Path, keep: Path) -> None:
+    """A link to an honest copy outside the cache: right bytes, but not a cache file."""
+    copy = keep / str(abs(hash(path)))
+    path.rename(copy)
+    path.symlink_to(copy)
+
+
+class Blocked(BaseException):
+    """A build blocked on a planted entry (not an `Exception`: nothing may take it for a
+    failed read and go on to block on the next entry)."""
+
+
+@pytest.fixture()
+def patience() -> Iterator[None]:
+    """Fail, instead of hanging the suite, should a read block (a FIFO opened for reading
+    blocks until a writer comes; the signal interrupts it, and again every second)."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise Blocked(f"a build blocked for {PATIENCE_S} s on a planted cache entry")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, PATIENCE_S, 1.0)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("plant", [_fifo, _link], ids=["fifo", "link"])
+def test_planted_cache_entries_are_misses(
+    tree: Path, tmp_path: Path, patience: None, plant: object
+) -> None:
+    cache = tmp_path / "cache"
+    run_build(options(tree, tmp_path / "honest", cache))
+    keep = tmp_path / "elsewhere"
+    keep.mkdir()
+    for path in _entries(cache):
+        plant(path, keep)  # type: ignore[operator]
+    again = run_build(options(tree, tmp_path / "again", cache))
+    assert site_files(tmp_path / "again") == site_files(tmp_path / "honest")
+    assert again.pointers > 0 and not again.from_memo
+
+
+def test_a_cache_file_is_read_only_up_to_its_limit(tmp_path: Path, patience: None) -> None:
+    entry = tmp_path / "entry"
+    entry.write_bytes(b"x" * 100)
+    assert read_cache_file(entry, 100) == b"x" * 100
+    assert read_cache_file(entry, 99) is None  # larger than the limit: not read at all
+    assert read_cache_file(entry, 10, head=True) == b"x" * 10  # a header: the first bytes
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert read_cache_file(fifo, 100) is None and read_cache_file(fifo, 10, head=True) is None
+    link = tmp_path / "link"
+    link.symlink_to(entry)
+    assert read_cache_file(link, 100) is None
+    assert read_cache_file(tmp_path, 100) is None  # a folder
+    assert read_cache_file(tmp_path / "absent", 100) is None
