@@ -144,19 +144,27 @@ class Manifest:
         return go_json_bytes(self.as_dict())
 
 
-def _walk(site: Path) -> Iterator[Path]:
-    """Every non-folder entry under `site` (symlinks included, never followed)."""
-    for folder, dirs, files in os.walk(site, followlinks=False):
-        base = Path(folder)
-        for name in dirs:
-            if (base / name).is_symlink():
-                yield base / name
-        for name in files:
-            yield base / name
+def _listed(site: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Every non-folder entry under `site` as (its POSIX path in the site, its entry): links
+    included (to folders too), never followed; a folder that cannot be read is left out."""
+    stack = [("", str(site))]
+    while stack:
+        prefix, folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                found = list(entries)
+        except OSError:
+            continue
+        for entry in found:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((rel + "/", entry.path))
+            else:
+                yield rel, entry
 
 
-def _digest(path: Path) -> tuple[str, int]:
-    with path.open("rb") as fh:
+def _digest(path: str | Path) -> tuple[str, int]:
+    with open(path, "rb") as fh:
         digest = hashlib.file_digest(fh, "sha256")
         size = fh.tell()
     return digest.hexdigest(), size
@@ -166,13 +174,31 @@ def file_entries(site: Path, known: Mapping[str, Written] | None = None) -> tupl
     """Every regular file of `site` except `UNLISTED`, sorted by path. A symlink is hashed as
     the text of its target so it can never pass for the file it points at.
 
-    Files are hashed on a few threads: reading and sha256 release the GIL, and at 10,000
-    attestations the site is hundreds of MB. A file in `known` (by its path in the site) that
-    is still the file recorded there (`Written.still`) is not read again."""
+    A file in `known` (by its path in the site) that is still the file recorded there
+    (`Written.still`) is not read again. Small files are hashed here (handing one to a thread
+    costs more than hashing it); large ones on a few threads, as reading and sha256 release
+    the GIL and at 10,000 attestations the site is hundreds of MB."""
     known = known or {}
-    paths = [path for path in _walk(site) if path.relative_to(site).as_posix() not in UNLISTED]
+    entries: list[FileEntry] = []
+    large: list[tuple[str, str]] = []
+    for rel, entry in _listed(site):
+        if rel in UNLISTED:
+            continue
+        info = entry.stat(follow_symlinks=False)
+        record = known.get(rel)
+        if record is not None and record.still(info):
+            entries.append(FileEntry(rel, record.sha256, record.size))
+        elif not stat.S_ISREG(info.st_mode):
+            target = os.readlink(entry.path).encode() if stat.S_ISLNK(info.st_mode) else b""
+            entries.append(FileEntry(rel, "link:" + hashlib.sha256(target).hexdigest(), -1))
+        elif info.st_size > _INLINE_BYTES:
+            large.append((rel, entry.path))
+        else:
+            with open(entry.path, "rb") as fh:
+                data = fh.read()
+            entries.append(FileEntry(rel, hashlib.sha256(data).hexdigest(), len(data)))
     with ThreadPoolExecutor(max_workers=_HASH_THREADS) as pool:
-        entries = list(pool.map(lambda path: _entry(site, path, known), paths))
+        entries.extend(pool.map(lambda item: FileEntry(item[0], *_digest(item[1])), large))
     return tuple(sorted(entries, key=lambda e: e.path))
 
 
@@ -215,19 +241,9 @@ def recorded_sha256(known: Mapping[str, Written], name: str, path: Path) -> str 
 
 
 _HASH_THREADS = max(1, min(4, os.cpu_count() or 1))
-"""Threads hashing the site's files (more than the cores buys nothing)."""
-
-
-def _entry(site: Path, path: Path, known: Mapping[str, Written]) -> FileEntry:
-    rel = path.relative_to(site).as_posix()
-    recorded = recorded_sha256(known, rel, path)
-    if recorded is not None:
-        return FileEntry(rel, recorded, known[rel].size)
-    if path.is_symlink() or not path.is_file():
-        target = os.readlink(path).encode() if path.is_symlink() else b""
-        return FileEntry(rel, "link:" + hashlib.sha256(target).hexdigest(), -1)
-    sha, size = _digest(path)
-    return FileEntry(rel, sha, size)
+"""Threads hashing the site's large files (more than the cores buys nothing)."""
+_INLINE_BYTES = 1 << 20
+"""Files up to this size are hashed on the calling thread."""
 
 
 def _write_atomically(target: Path, data: bytes) -> None:

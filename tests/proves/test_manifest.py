@@ -92,3 +92,38 @@ def test_files_hashed_as_written_are_taken_only_while_they_are_those_files(
     assert entries["data/a.json"] == lie
     for path in (grown, touched, replaced):
         assert entries[f"data/{path.name}"] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_every_kind_of_entry_is_listed_as_the_manifest_says(tmp_path: Path) -> None:
+    """Small files (hashed inline) and large ones (on threads) with their bytes' digest and
+    size; a link (to a file or a folder, never followed) as its target's text; anything else
+    that is not a regular file as an empty link; the manifest and its signature unlisted."""
+    import os
+
+    from generator.manifest import file_entries
+
+    site = tmp_path / "site"
+    (site / "a" / "b").mkdir(parents=True)
+    small = site / "a" / "b" / "small.txt"
+    small.write_bytes(b"x" * 10)
+    large = site / "large.bin"
+    large.write_bytes(os.urandom(3 << 20))
+    (site / MANIFEST_PATH).parent.mkdir()
+    (site / MANIFEST_PATH).write_text("{}")
+    (site / SIGNATURE_PATH).write_text("{}")
+    (site / "to-folder").symlink_to("a")
+    (site / "to-file").symlink_to("large.bin")
+    os.mkfifo(site / "fifo")
+    entries = {e.path: (e.sha256, e.size) for e in file_entries(site)}
+
+    def link(target: bytes) -> tuple[str, int]:
+        return "link:" + hashlib.sha256(target).hexdigest(), -1
+
+    assert entries == {
+        "a/b/small.txt": (hashlib.sha256(b"x" * 10).hexdigest(), 10),
+        "large.bin": (hashlib.sha256(large.read_bytes()).hexdigest(), 3 << 20),
+        "to-folder": link(b"a"),
+        "to-file": link(b"large.bin"),
+        "fifo": link(b""),
+    }
+    assert [e.path for e in file_entries(site)] == sorted(entries)
