@@ -78,6 +78,8 @@ MAX_PACK_BYTES = 1 << 30
 a few MB; a planted file of any size, a link or a FIFO never takes a build down."""
 MAX_HEADER_BYTES = 16 << 20
 """A pack's first line (its keys) must end within this many bytes."""
+_HEADER_GUESS = 64 << 10
+"""What is read first for a header: `PACK_ENTRIES` keys are about 35 KB."""
 _PACKS_READ = 4
 """Packs whose lines are kept after a lookup (lookups come in about the order of writing)."""
 _HEX = frozenset("0123456789abcdef")
@@ -327,7 +329,9 @@ def _check_key(key: str) -> None:
 
 def _read_header(path: str) -> list[tuple[str, str | None]] | None:
     """A pack's entry keys and claims keys, or None when the header cannot be read."""
-    head = read_cache_file(path, MAX_HEADER_BYTES, head=True)
+    head = read_cache_file(path, _HEADER_GUESS, head=True)  # the whole header, nearly always
+    if head is not None and b"\n" not in head:
+        head = read_cache_file(path, MAX_HEADER_BYTES, head=True)
     if head is None or b"\n" not in head:
         return None
     try:

@@ -218,6 +218,30 @@ def test_remembered_sees_packs_written_after_the_index_was_read(
     assert reader.remembered(key) is not None
 
 
+@pytest.mark.parametrize(("guess", "limit", "found"), [(16, 1 << 20, True), (16, 40, False)])
+def test_a_pack_header_is_read_only_as_far_as_its_first_line(
+    case: EvidenceCase,
+    tmp_path: Path,
+    authority_trust: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    guess: int,
+    limit: int,
+    found: bool,
+) -> None:
+    """A header longer than the first read is read again up to `MAX_HEADER_BYTES`; one that
+    does not end within it is no header (its entries are misses)."""
+    import generator.verify.cache as cache_module
+
+    verdict = verdicts(case, authority_trust)["verified"]
+    pointer, location = case.pointer(signer=SIGNER)
+    writer = VerdictCache(tmp_path)
+    key = writer.key(pointer, location, authority_trust[1])
+    writer.put(key, verdict, "2026-09-19T03:00:00Z")
+    monkeypatch.setattr(cache_module, "_HEADER_GUESS", guess)
+    monkeypatch.setattr(cache_module, "MAX_HEADER_BYTES", limit)
+    assert (VerdictCache(tmp_path).get(key) is not None) is found
+
+
 def _tamper(pack: Path, old: bytes, new: bytes) -> None:
     data = pack.read_bytes()
     assert old in data
