@@ -327,12 +327,13 @@ def read_cache_file(path: Path | str, limit: int, *, head: bool = False) -> byte
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or (info.st_size > limit and not head):
             return None
+        wanted = min(info.st_size, limit)  # as much as fstat says: no buffer of `limit` bytes
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
+            data = fh.read(wanted + 1)
     except OSError:
         return None
     finally:
         os.close(fd)
     if head:
         return data[:limit]
-    return data if len(data) <= limit else None
+    return data if len(data) == wanted else None  # grown while read: entries are renamed in
