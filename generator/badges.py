@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from generator.quickwrite import write_file
+
 __all__ = [
     "BOARD",
     "COLOURS",
@@ -192,6 +194,6 @@ def write_badges(
         board_badge(index, build_info, preview=preview),
     ]
     for badge in badges:
-        (folder / f"{badge.name}.svg").write_text(render_svg(badge), encoding="utf-8")
-        (folder / f"{badge.name}.json").write_text(endpoint_json(badge), encoding="utf-8")
+        write_file(folder / f"{badge.name}.svg", render_svg(badge).encode("utf-8"))
+        write_file(folder / f"{badge.name}.json", endpoint_json(badge).encode("utf-8"))
     return len(badges)

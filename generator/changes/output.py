@@ -21,6 +21,7 @@ from generator.changes.atom import ID_PREFIX, FeedEntry, render_feed
 from generator.changes.model import Change, ChangeKind, Snapshot, diff, snapshot_of
 from generator.changes.previous import PreviousSite
 from generator.data.gojson import go_json_bytes
+from generator.quickwrite import write_file
 
 __all__ = [
     "BOARD_MARKER",
@@ -254,7 +255,8 @@ def write_changes(
         folder.mkdir(parents=True, exist_ok=True)
         own = by_recipe.get(recipe, [])
         here = f"{base}recipes/{recipe}/" if base else "./"
-        (folder / "feed.xml").write_bytes(
+        write_file(
+            folder / "feed.xml",
             render_feed(
                 own,
                 feed_id=f"{here}feed.xml" if base else f"{ID_PREFIX}feed/recipe/{recipe}",
@@ -264,7 +266,7 @@ def write_changes(
                 site_href=here,
                 site_url=site_url,
                 recipe_feed=True,
-            )
+            ),
         )
         _fill(folder / "index.html", RECIPE_MARKER, own[:RECIPE_PAGE_LIMIT], None)
     return changes

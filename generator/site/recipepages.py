@@ -25,6 +25,7 @@ from typing import Any
 
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.limits import LIMITS
+from generator.quickwrite import write_file
 from generator.site.mkdocs_adapter import PageShell
 from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
@@ -217,7 +218,7 @@ class _Placer:
         """Write a finished page into the site."""
         target = self.site / "recipes" / recipe
         target.mkdir(parents=True, exist_ok=True)
-        (target / "index.html").write_bytes(data)
+        write_file(target / "index.html", data)
 
     def place(self, recipe: str, key: str, data: bytes) -> None:
         """Write a newly rendered page into the site and the page cache."""
