@@ -316,17 +316,19 @@ def pointers_document(
 ) -> dict[str, Any]:
     """`data/pointers.json`: every pointer file, sorted by path.
 
-    `made` holds entries already made by `pointer_document` (by path), where the verdicts
-    were (a build's verification workers); the other records are made here. With a `board`,
-    pointers whose run a count limit left out of its recipe say so (`omitted`), and the
-    recipes that left something out are counted (`omitted`, ours)."""
+    `made` holds entries already made (by path): by `pointer_document` where the verdicts
+    were (a build's verification workers), or taken from a stored recipe product (which has
+    no record); the other records are made here. With a `board`, pointers whose run a count
+    limit left out of its recipe say so (`omitted`), and the recipes that left something out
+    are counted (`omitted`, ours)."""
     known = made or {}
     left = board.omitted_origins if board is not None else {}
+    by_path = {r.path: r for r in records}
     pointers = []
-    for r in sorted(records, key=lambda r: r.path):
-        doc = known.get(r.path) or pointer_document(r)
-        if r.path in left:
-            doc = {**doc, "omitted": left[r.path]}
+    for path in sorted({*by_path, *known}):
+        doc = known.get(path) or pointer_document(by_path[path])
+        if path in left:
+            doc = {**doc, "omitted": left[path]}
         pointers.append(doc)
     out: dict[str, Any] = {"pointers": pointers}
     recipes = {

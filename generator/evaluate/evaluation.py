@@ -26,7 +26,7 @@ from generator.evaluate.engine import CacheLookup, Engines, cache_root
 from generator.evaluate.perrecipe import Made, RecipePlan
 from generator.evaluate.pointermemo import MEMO_NAME, PointerDocs
 from generator.evaluate.pool import bulk_allocation, choose_verifier
-from generator.evaluate.products import PointerProduct
+from generator.evaluate.products import PointerProduct, ReusedPointer
 from generator.evaluate.refs import verify_refs
 from generator.evaluate.verification import Progress, split_cached
 from generator.freshness import ContentMemo
@@ -40,7 +40,6 @@ from generator.model import (
     Step,
     StepStatus,
     Verdict,
-    Verified,
 )
 from generator.options import EvaluationOptions
 from generator.tree import (
@@ -52,7 +51,6 @@ from generator.tree import (
     scan_tree,
 )
 from generator.verify.cache import verdict_policy
-from generator.verify.times import flagged_skew
 from generator.verify.trust import Trust
 from generator.verifyhint import verify_with
 
@@ -63,8 +61,10 @@ __all__ = ["Evaluation", "Verification", "evaluate", "schema_rejection", "verify
 class Evaluation:
     """Everything one evaluation of a tree produced, before anything is written.
 
-    `records` has one entry per pointer file (sorted by path); `board` is the corroboration
-    board; `documents` are the data documents the site is built from.
+    `records` has one entry per pointer file evaluated (sorted by path), `reused` one per
+    pointer file of a recipe reused from its product (an incremental evaluation; every pointer
+    file is in one or the other); `board` is the corroboration board; `documents` are the data
+    documents the site is built from.
     """
 
     records: tuple[PointerRecord, ...]
@@ -77,9 +77,12 @@ class Evaluation:
     """Recipes (groups of pointer files, `generator.evaluate.perrecipe`) evaluated this time."""
     recipes_reused: int = 0
     """Recipes whose stored product was reused (an incremental evaluation)."""
+    reused: tuple[ReusedPointer, ...] = ()
 
     def count(self, exit_code: int) -> int:
-        return sum(1 for r in self.records if _record_exit(r) == exit_code)
+        """Pointer files whose verdict has this exit code (3: none)."""
+        made = sum(1 for r in self.records if _record_exit(r) == exit_code)
+        return made + sum(1 for r in self.reused if int(r.outcome.exit) == exit_code)
 
 
 @dataclass(frozen=True)
@@ -221,7 +224,7 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
     if refs:
         _verify_refs(options, refs, scan, engines, done, duplicate_of)
     kept: dict[str, Made] = {}
-    records, entries, documents = _records(
+    records, reused, entries, documents = _records(
         (*scan.files, *done.ref_files),
         done,
         duplicate_of,
@@ -253,6 +256,7 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
         allowlist=allowlist,
         recipes_evaluated=plan.recipes_evaluated,
         recipes_reused=plan.recipes_reused,
+        reused=tuple(reused),
     )
 
 
@@ -309,16 +313,18 @@ def _records(
     *,
     reused: RecipePlan | None = None,
     kept: dict[str, Made] | None = None,
-) -> tuple[list[PointerRecord], list[BoardEntry], dict[str, dict[str, Any]]]:
-    """One record per pointer file (assessed here unless a worker did, or from the stored
-    product of its recipe: `reused`), the board entries (each bundle counted once) and the
-    pointers.json entries (made by the workers or here). What was made of each pointer
-    evaluated this time goes into `kept` (to store its recipe's product).
+) -> tuple[list[PointerRecord], list[ReusedPointer], list[BoardEntry], dict[str, dict[str, Any]]]:
+    """One record per pointer file evaluated (assessed here unless a worker did), one
+    `ReusedPointer` per pointer file of a recipe whose stored product is reused (`reused`), the
+    board entries (each bundle counted once) and the pointers.json entries (made by the workers
+    or here, or the products'). What was made of each pointer evaluated this time goes into
+    `kept` (to store its recipe's product).
 
     Each verdict is taken out of `done` and kept settled (`settled`): once its entries are
     made nothing reads its documents, and letting them go pointer by pointer keeps a
     10,000-attestation build's peak memory near one copy of the verdicts."""
     records: list[PointerRecord] = []
+    from_products: list[ReusedPointer] = []
     candidates: list[tuple[bool, int, BoardEntry]] = []
     documents: dict[str, dict[str, Any]] = {}
     for item in files:
@@ -329,54 +335,53 @@ def _records(
         duplicate = duplicate_of.get(path)
         product = None if reused is None else reused.reused.get(path)
         if reused is not None and product is not None:
-            record, entry = _reused_record(item, product, duplicate, reused)
-            documents[path] = product.document_as(duplicate, record.label)
-            records.append(record)
-            if entry is not None:
-                candidates.append((duplicate is not None, len(candidates), entry))
-            continue
-        # its own verdict, duplicate or not; taken out, so only its settled form stays alive
-        verdict = done.verdicts.pop(path, None)
-        when = done.verified_at.get(path)
-        made = done.assessed.get(path)
-        if made is None:
-            record, entry = assess_isolated(
-                assessor, item, verdict, verified_at=when, duplicate_of=duplicate
-            )
-            documents[path] = pointer_document(record)
+            documents[path] = _reused_document(product, duplicate, reused)
+            from_products.append(ReusedPointer(path, product.outcome))
+            entry = product.entry
         else:
-            record, entry = made.record(item, verdict, when, trust_root, duplicate), made.entry
-            documents[path] = made.document_for(duplicate)
-        record = dataclasses.replace(record, verdict=settled(record.verdict))
-        records.append(record)
-        if kept is not None:
-            kept[path] = (record, documents[path], entry)
+            record, entry = _evaluated(item, done, duplicate, assessor, trust_root, documents)
+            records.append(record)
+            if kept is not None:
+                kept[path] = (record, documents[path], entry)
         if entry is not None:
             candidates.append((duplicate is not None, len(candidates), entry))
-    return records, count_each_bundle_once(candidates), documents
+    return records, from_products, count_each_bundle_once(candidates), documents
 
 
-def _reused_record(
-    item: ParsedPointer, product: PointerProduct, duplicate: str | None, plan: RecipePlan
+def _evaluated(
+    item: ParsedPointer,
+    done: Verification,
+    duplicate: str | None,
+    assessor: Assessor,
+    trust_root: str,
+    documents: dict[str, dict[str, Any]],
 ) -> tuple[PointerRecord, BoardEntry | None]:
-    """The record and board entry of a pointer whose recipe's product was reused: what
-    `Assessor.assess` made of its (settled) verdict, under the current allowlist."""
-    verdict = product.verdict
-    classification = label = None
-    signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
-    if signer is not None:
-        classification = plan.classify(signer)
-        label = display_label(signer, classification)
-    record = PointerRecord(
-        pointer=item,
-        verdict=verdict,
-        classification=classification,
-        label=label,
-        duplicate_of=duplicate,
-        freshness=product.freshness,
-        attested_at_skew=flagged_skew(verdict),
-    )
-    return record, product.entry
+    """The record (its verdict settled) and board entry of a pointer evaluated this time; its
+    pointers.json entry goes into `documents`."""
+    path = item.location.path
+    # its own verdict, duplicate or not; taken out, so only its settled form stays alive
+    verdict = done.verdicts.pop(path, None)
+    when = done.verified_at.get(path)
+    made = done.assessed.get(path)
+    if made is None:
+        record, entry = assess_isolated(
+            assessor, item, verdict, verified_at=when, duplicate_of=duplicate
+        )
+        documents[path] = pointer_document(record)
+    else:
+        record, entry = made.record(item, verdict, when, trust_root, duplicate), made.entry
+        documents[path] = made.document_for(duplicate)
+    return dataclasses.replace(record, verdict=settled(record.verdict)), entry
+
+
+def _reused_document(
+    product: PointerProduct, duplicate: str | None, plan: RecipePlan
+) -> dict[str, Any]:
+    """The pointers.json entry of a pointer whose recipe's product was reused: the product's,
+    as the duplicate it is now, its signer named by the current allowlist."""
+    signer = product.outcome.signer
+    label = None if signer is None else display_label(signer, plan.classify(signer))
+    return product.document_as(duplicate, label)
 
 
 def _build_info(options: EvaluationOptions, build_time: str, trust: Trust) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from generator.errors import EvidenceDashError
 from generator.evaluate.assess import aicr_program
 from generator.evaluate.engine import cache_root
 from generator.evaluate.evaluation import Evaluation
+from generator.evaluate.products import StoredKind
 from generator.folderdigest import streamed_digest, tree_digest
 from generator.manifest import MANIFEST_PATH, Written, parse_manifest
 from generator.model import NoVerdict, Pending, Verified
@@ -80,12 +81,14 @@ class Published:
 
 def counts_of(evaluation: Evaluation) -> Counts:
     """The summary counts of an evaluation."""
-    records = evaluation.records
+    records, reused = evaluation.records, evaluation.reused
     return Counts(
-        pointers=len(records),
-        verified=sum(1 for r in records if isinstance(r.verdict, Verified)),
+        pointers=len(records) + len(reused),
+        verified=sum(1 for r in records if isinstance(r.verdict, Verified))
+        + sum(1 for r in reused if r.outcome.kind is StoredKind.VERIFIED),
         rejected=evaluation.count(2),
-        pending=sum(1 for r in records if isinstance(r.verdict, Pending)),
+        pending=sum(1 for r in records if isinstance(r.verdict, Pending))
+        + sum(1 for r in reused if r.outcome.kind is StoredKind.PENDING),
         no_verdict=evaluation.count(3),
         build_time=evaluation.build_time,
     )

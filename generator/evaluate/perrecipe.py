@@ -45,6 +45,7 @@ from generator.evaluate.products import (
     PointerProduct,
     ProductStore,
     RecipeProduct,
+    StoredOutcome,
     classification_mark,
 )
 from generator.model import (
@@ -254,7 +255,8 @@ class RecipePlan:
                 signers[verdict.signer] = classification_mark(self.classify(verdict.signer))
             if document.get("duplicateOf") is not None:
                 document = {**document, "duplicateOf": None}
-            pointers.append(PointerProduct(record.path, verdict, record.freshness, document, entry))
+            outcome = StoredOutcome.of(verdict)
+            pointers.append(PointerProduct(record.path, outcome, document, entry))
         ordered = tuple(sorted(signers.items(), key=lambda s: (s[0].issuer, s[0].identity)))
         return RecipeProduct(key, ordered, tuple(pointers))
 

@@ -1,12 +1,14 @@
 """The per-recipe products: what evaluating one recipe's pointers made, kept between builds.
 
 A product holds, for each usable pointer file of one recipe (`generator.evaluate.perrecipe`
-says which and under which key): its settled verdict, its freshness, its data/pointers.json
-entry as a pointer that duplicates none (its signer's label is the current allowlist's when
-reused), and its board entry (without the signer's classification, which is asked of the
-current allowlist when the product is read), plus the classification of every signer its
-verdicts name but for the label, so a product is only reused while the allowlist still
-classifies those signers the same way.
+says which and under which key): the outcome of its verdict (`StoredOutcome`: how it counts and
+who signed it), its data/pointers.json entry as a pointer that duplicates none (its signer's
+label is the current allowlist's when reused), and its board entry (without the signer's
+classification, which is asked of the current allowlist when the product is read), plus the
+classification of every signer its verdicts name but for the label, so a product is only reused
+while the allowlist still classifies those signers the same way. The verdict itself is not
+kept: everything a build makes of it is in those entries, and reading 10,000 verdicts back
+cost a build on the maintainer's loop about a second.
 
 Products are stored one file per key under `<cache>/recipes/`, sealed with an HMAC tag
 (`generator.cacheauth`, purpose `recipe`) bound to the key, so an authentic product cannot stand
@@ -20,11 +22,11 @@ executable is ever loaded: the products are JSON.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +34,9 @@ import orjson
 
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.corroborate import BoardEntry
-from generator.data import FreshnessExplanation, FreshnessInfo, freshness_document
 from generator.facts import Criteria
 from generator.model import (
     Classification,
-    Freshness,
     OciDigest,
     Pending,
     Phase,
@@ -48,8 +48,8 @@ from generator.model import (
     TestResult,
     Verdict,
     Verified,
+    VerifyExit,
 )
-from generator.verify.serialize import VerdictFormatError, verdict_from_json, verdict_to_json
 
 __all__ = [
     "MAX_PRODUCT_BYTES",
@@ -58,10 +58,13 @@ __all__ = [
     "ProductFormatError",
     "ProductStore",
     "RecipeProduct",
+    "ReusedPointer",
+    "StoredKind",
+    "StoredOutcome",
     "classification_mark",
 ]
 
-PRODUCT_VERSION = "recipe-product/v1"
+PRODUCT_VERSION = "recipe-product/v2"
 MAX_PRODUCT_BYTES = 64 << 20
 """A product file larger than this is not read (a recipe's product is a few MB at most)."""
 
@@ -70,14 +73,57 @@ class ProductFormatError(ValueError):
     """A stored product does not have the expected shape."""
 
 
+class StoredKind(StrEnum):
+    """The kind of a definite verdict (the only kinds a product holds)."""
+
+    VERIFIED = "Verified"
+    PENDING = "Pending"
+    REJECTED = "Rejected"
+
+
+_KINDS = {Verified: StoredKind.VERIFIED, Pending: StoredKind.PENDING, Rejected: StoredKind.REJECTED}
+_EXITS = {
+    StoredKind.VERIFIED: {0: VerifyExit.VALID, 1: VerifyExit.VALID_WITH_FAILURES},
+    StoredKind.PENDING: {0: VerifyExit.VALID},
+    StoredKind.REJECTED: {2: VerifyExit.INVALID},
+}
+"""The exit codes each kind of verdict has."""
+
+
+@dataclass(frozen=True)
+class StoredOutcome:
+    """What a reused pointer's verdict still answers: how the build summary counts it (its
+    kind and exit code) and who signed it (classified and named by the current allowlist)."""
+
+    kind: StoredKind
+    exit: VerifyExit
+    signer: SignerIdentity | None
+
+    @classmethod
+    def of(cls, verdict: Verdict) -> StoredOutcome:
+        """The outcome of a definite verdict; ValueError for another."""
+        kind = _KINDS.get(type(verdict))
+        if kind is None:
+            raise ValueError(f"a product holds only definite verdicts, not {type(verdict)}")
+        signer = verdict.signer if isinstance(verdict, Verified | Rejected) else None
+        return cls(kind, verdict.exit, signer)
+
+
+@dataclass(frozen=True)
+class ReusedPointer:
+    """A pointer file whose recipe's product was reused: its path and its verdict's outcome
+    (its data and board entries came from the product)."""
+
+    path: str
+    outcome: StoredOutcome
+
+
 @dataclass(frozen=True)
 class PointerProduct:
     """What one usable pointer file of a recipe evaluated to."""
 
     path: str
-    verdict: Verdict
-    """Its verdict, settled (`Evidence.settle`)."""
-    freshness: FreshnessInfo
+    outcome: StoredOutcome
     document: Mapping[str, Any]
     """Its data/pointers.json entry as a pointer that duplicates no other."""
     entry: BoardEntry | None
@@ -141,16 +187,14 @@ def product_to_json(product: RecipeProduct) -> dict[str, Any]:
 
 
 def _pointer_json(p: PointerProduct) -> dict[str, Any]:
-    verdict = p.verdict
-    if isinstance(verdict, Verified | Pending) and verdict.evidence.settled:
-        # a settled evidence has let its documents go; what is left is written as it is
-        verdict = dataclasses.replace(
-            verdict, evidence=dataclasses.replace(verdict.evidence, settled=False)
-        )
+    signer = p.outcome.signer
     return {
         "path": p.path,
-        "verdict": verdict_to_json(verdict),
-        "freshness": freshness_document(p.freshness),
+        "outcome": {
+            "kind": str(p.outcome.kind),
+            "exit": int(p.outcome.exit),
+            "signer": None if signer is None else [signer.issuer, signer.identity],
+        },
         "document": p.document,
         "entry": None if p.entry is None else _entry_json(p.entry),
     }
@@ -195,15 +239,10 @@ def _optional(value: Any) -> str | None:
 
 
 def product_from_json(
-    doc: Any,
-    key: str,
-    classify: Callable[[SignerIdentity], Classification],
-    *,
-    plain: bool = False,
+    doc: Any, key: str, classify: Callable[[SignerIdentity], Classification]
 ) -> RecipeProduct:
     """The product `product_to_json` wrote, its board entries' classifications asked of
-    `classify`. Raises `ProductFormatError` for anything else. `plain` says the product holds
-    no tagged value (`verdict_from_json`), so its documents are taken as parsed."""
+    `classify`. Raises `ProductFormatError` for anything else."""
     try:
         if not isinstance(doc, dict) or doc.get("version") != PRODUCT_VERSION:
             raise ProductFormatError("not a recipe product of this version")
@@ -213,7 +252,7 @@ def product_from_json(
             (SignerIdentity(_text(issuer), _text(identity)), _text(mark))
             for issuer, identity, mark in doc["signers"]
         )
-        pointers = tuple(_pointer_from(p, classify, plain) for p in doc["pointers"])
+        pointers = tuple(_pointer_from(p, classify) for p in doc["pointers"])
     except ProductFormatError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -222,45 +261,33 @@ def product_from_json(
 
 
 def _pointer_from(
-    doc: Mapping[str, Any], classify: Callable[[SignerIdentity], Classification], plain: bool
+    doc: Mapping[str, Any], classify: Callable[[SignerIdentity], Classification]
 ) -> PointerProduct:
-    try:
-        verdict = verdict_from_json(doc["verdict"], plain=plain)
-    except VerdictFormatError as exc:
-        raise ProductFormatError(str(exc)) from exc
-    if not isinstance(verdict, Verified | Pending | Rejected):
-        raise ProductFormatError("a product holds only definite verdicts")
-    if isinstance(verdict, Verified | Pending):
-        verdict = dataclasses.replace(verdict, evidence=verdict.evidence.settle())
     document = doc["document"]
     if not isinstance(document, dict):
         raise ProductFormatError("a pointer document is not an object")
     entry = doc["entry"]
     return PointerProduct(
         path=_text(doc["path"]),
-        verdict=verdict,
-        freshness=_freshness_from(doc["freshness"]),
+        outcome=_outcome_from(doc["outcome"]),
         document=document,
         entry=None if entry is None else _entry_from(entry, classify),
     )
 
 
-def _freshness_from(doc: Mapping[str, Any]) -> FreshnessInfo:
-    why = doc["explanation"]
-    explanation = None
-    if why is not None:
-        commits = why["commits"]
-        explanation = FreshnessExplanation(
-            diff=tuple(_text(line) for line in why["diff"]),
-            commits=None if commits is None else tuple(_text(c) for c in commits),
-            truncated=bool(why["truncated"]),
-        )
-    return FreshnessInfo(
-        state=Freshness(doc["state"]),
-        signed=_optional(doc["signed"]),
-        current=_optional(doc["current"]),
-        provider=_optional(doc["provider"]),
-        explanation=explanation,
+def _outcome_from(doc: Mapping[str, Any]) -> StoredOutcome:
+    kind = StoredKind(doc["kind"])
+    code = doc["exit"]
+    signer = doc["signer"]
+    exits = _EXITS[kind]
+    if type(code) is not int or code not in exits:
+        raise ProductFormatError(f"not the exit code of a {kind} verdict: {code!r}")
+    if signer is not None and (type(signer) is not list or len(signer) != 2):
+        raise ProductFormatError(f"not a signer: {signer!r}")
+    return StoredOutcome(
+        kind,
+        exits[code],
+        None if signer is None else SignerIdentity(_text(signer[0]), _text(signer[1])),
     )
 
 
@@ -343,11 +370,8 @@ class ProductStore:
         body = self.auth.open(Purpose.RECIPE, stored, key.encode(), f"recipe product {key}")
         if body is None:
             return None
-        # Every tagged value is an object with a `$` key, so text without `"$` holds none (a
-        # string holding `"$` is written `\"$`, which only costs the slower decoding).
-        plain = b'"$' not in body
         try:
-            return product_from_json(_loads(body), key, classify, plain=plain)
+            return product_from_json(_loads(body), key, classify)
         except (ProductFormatError, ValueError):
             return None
 

@@ -31,6 +31,7 @@ import generator.build as build_module
 import generator.evaluate.evaluation as evaluation_module
 from generator.build import BuildOptions, run_build
 from generator.evaluate import Evaluation, evaluate
+from generator.evaluate.memoize import counts_of
 from generator.testing.authority import TestAuthority
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,6 +84,7 @@ class Tree:
         self.seen.clear()
         run_build(self.options(out, cache, reevaluate=True))
         assert self.seen[0].recipes_evaluated == ALL and self.seen[0].recipes_reused == 0
+        self.cold_counts = counts_of(self.seen[0])
         return out
 
     def forget_memo(self) -> None:
@@ -186,6 +188,10 @@ def change_and_compare(
     assert tree.verified[1] == (tree.verified[0] if verified is None else verified)
     assert files(out) != files(first)
     assert_same_as_cold(tree, out)
+    # the build summary counts the reused pointers as the cold build counts them
+    assert counts_of(evaluation) == tree.cold_counts
+    assert (len(evaluation.reused) > 0) is (evaluated < ALL)
+    assert evaluated == ALL or tree.cold_counts.verified > 0  # reused verified pointers counted
 
 
 # --------------------------------------------------------------------------- each kind of change

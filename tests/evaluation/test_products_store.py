@@ -1,5 +1,6 @@
-"""generator.evaluate.products: a stored recipe product reads back as the product it was,
-whether or not its documents hold values JSON cannot say directly (the `$` tags)."""
+"""generator.evaluate.products: a stored recipe product reads back as the product it was;
+authentic bytes of another shape are not a product; a verdict's stored outcome is what the
+build summary counts of it."""
 
 from __future__ import annotations
 
@@ -11,31 +12,30 @@ from typing import Any
 import pytest
 
 from generator.cacheauth import CacheAuth, Purpose
-from generator.data import FreshnessInfo
 from generator.evaluate.products import (
     PointerProduct,
     ProductStore,
     RecipeProduct,
+    StoredKind,
+    StoredOutcome,
     product_to_json,
 )
-from generator.model import Freshness
+from generator.model import FailureCause, FailureClass, NoVerdict, Pending, Rejected, VerifyExit
 from tests._evidence_fakes import identity, make_evidence, make_verified
 
 AUTH = CacheAuth(b"p" * 40)
 KEY = "a" * 64
+SIGNER = identity("acme")
 
 
-def _product(predicate: dict[str, Any]) -> RecipeProduct:
-    verdict = make_verified(make_evidence(predicate=predicate), identity("acme"))
-    settled = type(verdict)(**{**verdict.__dict__, "evidence": verdict.evidence.settle()})
+def _product(document: dict[str, Any]) -> RecipeProduct:
     pointer = PointerProduct(
         path="evidence/r/s/sha256-x.yaml",
-        verdict=settled,
-        freshness=FreshnessInfo(Freshness.UNKNOWN, None, None, None),
-        document={"path": "evidence/r/s/sha256-x.yaml", "note": 'a "$ in a string'},
+        outcome=StoredOutcome(StoredKind.VERIFIED, VerifyExit.VALID, SIGNER),
+        document={"path": "evidence/r/s/sha256-x.yaml", **document},
         entry=None,
     )
-    return RecipeProduct(KEY, (), (pointer,))
+    return RecipeProduct(KEY, ((SIGNER, "mark"),), (pointer,))
 
 
 @pytest.mark.parametrize(
@@ -54,26 +54,76 @@ def test_a_stored_product_reads_back_equal(tmp_path: Path, extra: dict[str, Any]
     store.store(product)
     loaded = store.load(KEY, lambda signer: pytest.fail("no board entry to classify"))
     assert loaded == product
-    assert loaded is not None and loaded.pointers[0].verdict.evidence.predicate == {
-        **make_evidence().predicate,
-        **extra,
-    }
 
 
-@pytest.mark.parametrize("status", ["bogus", ["passed"], None])
-def test_a_sealed_product_with_an_unknown_step_status_is_a_miss(
-    tmp_path: Path, status: Any
+def _sealed(store: ProductStore, doc: dict[str, Any]) -> None:
+    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, json.dumps(doc).encode(), KEY.encode())
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("kind", "NoVerdict"),
+        ("kind", None),
+        ("exit", 7),
+        ("exit", 3),  # no verdict
+        ("exit", 2),  # a rejection's, for a verified verdict
+        ("exit", "0"),
+        ("exit", True),
+        ("signer", "ab"),
+        ("signer", ["only-one"]),
+        ("signer", [1, 2]),
+    ],
+)
+def test_a_sealed_product_with_a_malformed_outcome_is_a_miss(
+    tmp_path: Path, field: str, value: Any
 ) -> None:
     """Authentic bytes of the wrong shape (a future or foreign writer) are not a product."""
     doc = product_to_json(_product({}))
-    step = {"step": 1, "name": "signature", "status": status, "detail": "", "subRows": []}
-    doc["pointers"][0]["verdict"]["steps"] = [step]
     store = ProductStore(tmp_path, AUTH)
-    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, json.dumps(doc).encode(), KEY.encode())
-    assert store.load(KEY, lambda signer: pytest.fail("no board entry to classify")) is None
-    step["status"] = "passed"
-    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, json.dumps(doc).encode(), KEY.encode())
-    assert store.load(KEY, lambda signer: pytest.fail("no board entry to classify")) is not None
+    _sealed(store, doc)
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is not None
+    doc["pointers"][0]["outcome"][field] = value
+    _sealed(store, doc)
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
+
+
+_CAUSE = FailureCause(FailureClass.SIGNATURE, "bad", "fix it")
+
+
+@pytest.mark.parametrize(
+    ("verdict", "expected"),
+    [
+        (
+            make_verified(make_evidence(), SIGNER),
+            StoredOutcome(StoredKind.VERIFIED, VerifyExit.VALID, SIGNER),
+        ),
+        (
+            dataclasses.replace(make_verified(make_evidence(), SIGNER), phase_failures=True),
+            StoredOutcome(StoredKind.VERIFIED, VerifyExit.VALID_WITH_FAILURES, SIGNER),
+        ),
+        (
+            Pending(steps=(), evidence=make_evidence()),
+            StoredOutcome(StoredKind.PENDING, VerifyExit.VALID, None),
+        ),
+        (
+            Rejected(steps=(), cause=_CAUSE, signer=SIGNER),
+            StoredOutcome(StoredKind.REJECTED, VerifyExit.INVALID, SIGNER),
+        ),
+        (
+            Rejected(steps=(), cause=_CAUSE),
+            StoredOutcome(StoredKind.REJECTED, VerifyExit.INVALID, None),
+        ),
+    ],
+    ids=["verified", "verified-with-failures", "pending", "rejected-signed", "rejected"],
+)
+def test_the_outcome_of_a_definite_verdict(verdict: Any, expected: StoredOutcome) -> None:
+    assert StoredOutcome.of(verdict) == expected
+
+
+def test_no_verdict_has_no_stored_outcome() -> None:
+    with pytest.raises(ValueError, match="definite"):
+        StoredOutcome.of(NoVerdict(steps=(), cause=_CAUSE))
 
 
 @pytest.mark.parametrize(
