@@ -78,6 +78,7 @@ class Evaluation:
     recipes_reused: int = 0
     """Recipes whose stored product was reused (an incremental evaluation)."""
     reused: tuple[ReusedPointer, ...] = ()
+    """The pointer files of the reused recipes (sorted by path), with their verdicts' outcome."""
 
     def count(self, exit_code: int) -> int:
         """Pointer files whose verdict has this exit code (3: none)."""
