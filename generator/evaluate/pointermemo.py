@@ -46,6 +46,8 @@ class PointerDocs:
         self.auth = auth
         self._code = code_digest()
         self._stored: dict[str, Any] = {}
+        self._plain = False
+        """The stored documents hold no tagged value (`encode_data`): taken as parsed."""
         self._kept: dict[str, Any] = {}
         self._new = 0
         self.hits = 0
@@ -70,6 +72,9 @@ class PointerDocs:
             doc = orjson.loads(body)
         except orjson.JSONDecodeError:
             return {}
+        # Every tagged value is an object with a `$` key, so text without `"$` holds none (a
+        # string holding `"$` is written `\"$`, which only costs the slower decoding).
+        self._plain = b'"$' not in body
         if not isinstance(doc, dict) or doc.get("version") != _VERSION:
             return {}
         entries = doc.get("entries")
@@ -91,11 +96,12 @@ class PointerDocs:
         return validate_pointer(doc, file=file)
 
     def _remembered(self, digest: str) -> dict[str, Any] | None:
-        encoded = self._kept.get(digest, self._stored.get(digest))
+        kept = self._kept.get(digest)
+        encoded = kept if kept is not None else self._stored.get(digest)
         if encoded is None:
             return None
         try:
-            doc = decode_data(encoded)
+            doc = encoded if kept is None and self._plain else decode_data(encoded)
         except (ValueError, TypeError, KeyError, RecursionError):
             return None
         if not isinstance(doc, dict):

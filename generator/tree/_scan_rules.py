@@ -8,9 +8,9 @@ whose `rule` is in `scan.LAYOUT_RULES` or `pointer.RULES`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from generator.errors import PointerError
 from generator.model import (
@@ -40,7 +40,8 @@ def safe_name(name: str) -> str:
 class _Candidate:
     """A file the walk found, before it is read."""
 
-    path: Path
+    path: str
+    """Where it is on disk (the walk's own string: no `Path` per file of a large tree)."""
     location: PointerLocation
     kind: str
     """'flat', 'nested', 'symlink', 'other' or 'unexpected'."""
@@ -150,7 +151,7 @@ def _parse(cand: _Candidate, parse: ParsePointer) -> Pointer | RejectedPointer:
     # display only: the recipe a broken file seems to be for (its folder, or a flat file's name)
     guess = loc.folder_recipe
     if guess is None and cand.kind == "flat":
-        guess = cand.path.name[: -len(".yaml")]
+        guess = os.path.basename(cand.path)[: -len(".yaml")]
     data = _read(cand, guess)
     if isinstance(data, RejectedPointer):
         return data

@@ -59,7 +59,7 @@ def _kind(mode: int) -> str:
     return "a non-regular file"
 
 
-def read_bounded(path: Path, limit: int, *, display: str) -> bytes:
+def read_bounded(path: Path | str, limit: int, *, display: str) -> bytes:
     """Read at most `limit` bytes of the regular file `path`, refusing symlinks and specials.
 
     `display` is the path shown in errors (relative to the recipes root), never the machine path.

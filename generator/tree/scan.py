@@ -119,7 +119,7 @@ class TreeScan:
         return tuple(f for f in self.files if isinstance(f, RejectedPointer))
 
 
-def _entries(directory: Path, display: str) -> list[os.DirEntry[str]]:
+def _entries(directory: Path | str, display: str) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(directory) as it:
             return sorted(it, key=lambda e: e.name)
@@ -174,22 +174,22 @@ def _walk(recipes_root: Path) -> list[_Candidate]:
         root_loc = PointerLocation(path=rel, folder_recipe=None, folder_source=None)
         if kind == "file":
             flat = top.name.endswith(".yaml")
-            out.append(_Candidate(Path(top.path), root_loc, "flat" if flat else "unexpected"))
+            out.append(_Candidate(top.path, root_loc, "flat" if flat else "unexpected"))
             continue
         if kind != "dir":
-            out.append(_Candidate(Path(top.path), root_loc, kind))
+            out.append(_Candidate(top.path, root_loc, kind))
             continue
-        for sub in _entries(Path(top.path), rel):
+        for sub in _entries(top.path, rel):
             sub_rel = f"{rel}/{safe_name(sub.name)}"
             sub_kind = _kind(sub)
             sub_loc = PointerLocation(path=sub_rel, folder_recipe=top.name, folder_source=None)
             if sub_kind == "file":
-                out.append(_Candidate(Path(sub.path), sub_loc, "unexpected"))
+                out.append(_Candidate(sub.path, sub_loc, "unexpected"))
                 continue
             if sub_kind != "dir":
-                out.append(_Candidate(Path(sub.path), sub_loc, sub_kind))
+                out.append(_Candidate(sub.path, sub_loc, sub_kind))
                 continue
-            for leaf in _entries(Path(sub.path), sub_rel):
+            for leaf in _entries(sub.path, sub_rel):
                 if not leaf.name.endswith(".yaml") or _kind(leaf) == "dir":
                     continue  # aicr ignores non-.yaml files and subfolders inside <source>/
                 leaf_loc = PointerLocation(
@@ -197,7 +197,7 @@ def _walk(recipes_root: Path) -> list[_Candidate]:
                     folder_recipe=top.name,
                     folder_source=sub.name,
                 )
-                out.append(_Candidate(Path(leaf.path), leaf_loc, "nested"))
+                out.append(_Candidate(leaf.path, leaf_loc, "nested"))
     return out
 
 

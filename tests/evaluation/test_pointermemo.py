@@ -164,3 +164,41 @@ def test_digests_are_of_the_bytes_parsed(tmp_path: Path) -> None:
     docs = PointerDocs.load(tmp_path / "memo.json", AUTH)
     parse_all(docs, pointers)
     assert docs.digests == {p: hashlib.sha256(d).hexdigest() for p, d in pointers.items()}
+
+
+def _outcome(parse: object) -> object:
+    try:
+        return parse()  # type: ignore[operator]
+    except PointerError as exc:
+        return ("error", exc.message)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        b"",
+        b"$comment: tagged key\n",
+        b"1: a key that is not a string\n",
+        b'note: "$ in a string"\n',
+    ],
+    ids=["plain", "dollar-key", "int-key", "dollar-in-string"],
+)
+def test_a_memo_with_or_without_tagged_values_reads_back_as_parsed(
+    tmp_path: Path, extra: bytes
+) -> None:
+    """Documents are taken as parsed only when the memo holds no tagged value (no `"$`):
+    a `$` key or a key that is not a string is tagged and decoded, whichever others share it."""
+    path, data = next(iter(demo_pointers().items()))
+    odd = data + extra
+    pointers = {path: odd, path.replace("sha256-", "sha256-0"): data}
+    expected = {p: _outcome(lambda d=d, p=p: parse_pointer(d, file=p)) for p, d in pointers.items()}
+    first = PointerDocs.load(tmp_path / "memo.json", AUTH)
+    assert {
+        p: _outcome(lambda d=d, p=p: first.parse(d, p)) for p, d in pointers.items()
+    } == expected
+    first.save()
+    second = PointerDocs.load(tmp_path / "memo.json", AUTH)
+    assert {
+        p: _outcome(lambda d=d, p=p: second.parse(d, p)) for p, d in pointers.items()
+    } == expected
+    assert second.hits == len(pointers) and not failures()
