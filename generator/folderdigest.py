@@ -14,14 +14,18 @@ from pathlib import Path
 __all__ = ["listing", "streamed_digest", "tree_digest", "walk"]
 
 
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
 def walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
     """Every entry under `root` (sorted, not following links), skipping OCI layouts' blobs."""
-    stack = [root]
+    stack = [str(root)]
     while stack:
         folder = stack.pop()
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_name)
         except OSError:
             continue
         if any(e.name == "oci-layout" for e in entries):
@@ -32,7 +36,7 @@ def walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
             except OSError:
                 continue
             if stat.S_ISDIR(info.st_mode):
-                stack.append(Path(entry.path))
+                stack.append(entry.path)
             yield entry.path, info
 
 
@@ -69,11 +73,17 @@ _CHUNK = 1 << 20
 under the evidence tree), which must never be read into memory whole."""
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def _file_sha256(path: str) -> bytes:
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
+    fd = os.open(path, _READ_FLAGS)  # a link put in place since the walk is not followed
+    try:
+        while chunk := os.read(fd, _CHUNK):
             digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.digest()
 
 
