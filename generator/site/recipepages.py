@@ -33,10 +33,10 @@ from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 
 RENDER_VERSION = "3"
+"""Bump when page output changes in a way the hashed inputs and sources below cannot see."""
 MAX_PAGE_ENTRY_BYTES = 512 << 20
 """A page cache entry larger than this is a miss (a page is hundreds of KB, the Markdown pages
 of a 10,000-attestation site 13 MB): a planted file, link or FIFO never takes a build down."""
-"""Bump when page output changes in a way the hashed inputs and sources below cannot see."""
 SITE_CODE = Path(__file__).resolve().parent
 """The page code: every module of this package is hashed into the page keys (computed, not
 listed: a module added for the cards changes the key by being there)."""
