@@ -6,10 +6,12 @@ honest one."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import pytest
 
@@ -98,3 +100,52 @@ def test_a_cache_file_is_read_only_up_to_its_limit(tmp_path: Path, patience: Non
     assert read_cache_file(link, 100) is None
     assert read_cache_file(tmp_path, 100) is None  # a folder
     assert read_cache_file(tmp_path / "absent", 100) is None
+
+
+BOUNDS = [
+    ("generator.buildmemo", "MAX_META_BYTES", "evaluation"),
+    ("generator.freshness.memo", "MAX_MEMO_BYTES", "freshness"),
+    ("generator.site.recipepages", "MAX_PAGE_ENTRY_BYTES", "pages"),
+    ("generator.evaluate.products", "MAX_PRODUCT_BYTES", "recipes"),
+    ("generator.site.bytecode", "MAX_BYTECODE_BYTES", "templates"),
+    ("generator.evaluate.pointermemo", "MAX_MEMO_BYTES", "tree"),
+    ("generator.verify.cache", "MAX_PACK_BYTES", "verify"),
+]
+"""Each kind of cache entry, the bound its reader applies and the folder it lives in."""
+
+
+@pytest.mark.parametrize(("module", "bound", "folder"), BOUNDS, ids=[b[2] for b in BOUNDS])
+def test_an_entry_over_its_bound_is_never_read(
+    tree: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    module: str,
+    bound: str,
+    folder: str,
+) -> None:
+    """Every entry of one kind is made larger than its reader's bound (here: lowered to one
+    byte, as a planted file of any size is larger than the real one): each read of it is a
+    miss, and the site is still the honest one."""
+    import importlib
+
+    cache = tmp_path / "cache"
+    run_build(options(tree, tmp_path / "honest", cache))
+    reader = importlib.import_module(module)
+    monkeypatch.setattr(reader, bound, 1)
+    reads: list[bytes | None] = []
+    real = reader.read_cache_file
+
+    def recorded(path: Any, limit: int, **kwargs: Any) -> bytes | None:
+        data = real(path, limit, **kwargs)
+        if (cache / folder) in Path(path).parents and not kwargs.get("head"):
+            reads.append(data)  # a pack's header has a bound of its own (test_serialize_cache)
+        return data
+
+    monkeypatch.setattr(reader, "read_cache_file", recorded)
+    if folder in ("recipes", "tree"):  # read by an incremental evaluation, not the memo's
+        shutil.rmtree(cache / "evaluation")
+    incremental = folder in ("evaluation", "recipes", "tree")
+    run_build(options(tree, tmp_path / "again", cache, reevaluate=not incremental))
+    assert reads, f"nothing under {folder}/ was read: the reader changed"
+    assert all(data is None for data in reads)
+    assert site_files(tmp_path / "again") == site_files(tmp_path / "honest")
