@@ -2,7 +2,8 @@
 
 `finish_site` runs once the staging folder is otherwise complete. It writes the site marker
 first (so the manifest lists it; `publish_atomically` writes the same bytes again), then the
-badges, then `data/manifest.json` over every file. With `--sign-with-test-authority SCENARIO`
+badges and the change feed (`plan_site_changes`, worked out before the site was built), then
+`data/manifest.json` over every file. With `--sign-with-test-authority SCENARIO`
 it also signs the manifest with that demo scenario's test authority, at the build time, so the
 whole signed path can be checked offline; the publishing workflow signs with Sigstore instead.
 """
@@ -20,6 +21,7 @@ from generator.manifest import ManifestOptions, Written, write_manifest
 
 if TYPE_CHECKING:
     from generator.build import BuildOptions
+    from generator.changes import ChangeSet
 
 __all__ = [
     "TEST_SIGNER_IDENTITY",
@@ -27,6 +29,7 @@ __all__ = [
     "finish_site",
     "manifest_options",
     "demo_authority",
+    "plan_site_changes",
 ]
 
 TEST_SIGNER_IDENTITY = "https://evidence-dashboard.test/publisher"
@@ -84,10 +87,14 @@ def finish_site(
     documents: Mapping[str, Any],
     staging: Path,
     written: Mapping[str, Written] | None = None,
+    changes: ChangeSet | None = None,
 ) -> None:
-    """Write the marker, badges and manifest into `staging` (and sign it when asked).
-    `written`: files of the site the build hashed as it wrote them (not read again)."""
+    """Write the marker, badges, change feed and manifest into `staging` (and sign it when
+    asked). `written`: files of the site the build hashed as it wrote them (not read again);
+    `changes`: the build's `plan_site_changes`, whose recipe lists its pages already hold
+    (worked out here when not given)."""
     from generator.badges import write_badges
+    from generator.changes import write_changes
     from generator.outdir import write_marker
 
     build_info = documents.get("build_info") or {}
@@ -96,7 +103,7 @@ def finish_site(
         write_badges(
             staging, documents.get("index") or {}, build_info, preview=options.stamp.preview
         )
-    _write_changes(options, documents, staging)
+    write_changes(staging, changes or plan_site_changes(options, documents))
     commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
     write_manifest(
         staging,
@@ -118,9 +125,10 @@ def finish_site(
         )
 
 
-def _write_changes(options: BuildOptions, documents: Mapping[str, Any], staging: Path) -> None:
-    """data/changes.json and the feeds against `--previous` (generator.changes)."""
-    from generator.changes import load_previous, write_changes
+def plan_site_changes(options: BuildOptions, documents: Mapping[str, Any]) -> ChangeSet:
+    """This build's changes against `--previous` (generator.changes), before the site is
+    built: the recipe pages take their history lists from it as they are placed."""
+    from generator.changes import load_previous, plan_changes
 
     output = options.output
     previous = output.previous_site or load_previous(
@@ -128,6 +136,4 @@ def _write_changes(options: BuildOptions, documents: Mapping[str, Any], staging:
         ca_bundle=output.site_ca_bundle,
         allow_private=output.allow_private_sites,
     )
-    write_changes(
-        staging, documents, previous, site_url=output.site_url, data_only=output.data_only
-    )
+    return plan_changes(documents, previous, site_url=output.site_url, data_only=output.data_only)

@@ -1,11 +1,13 @@
 """Write the change feed of a build: `data/changes.json`, `feed.xml`, one feed per recipe, and
 the history into the Changes page and each recipe page.
 
-Runs on the staging site before the manifest is written (so the manifest lists every file).
+`plan_changes` works the changes and history out before the site is built; `write_changes`
+runs on the staging site before the manifest is written (so the manifest lists every file).
 The pages carry a marker where the history goes (`BOARD_MARKER` on the Changes page,
-`RECIPE_MARKER` in the recipe template's changes partial); the markers are filled here, after
-the pages were rendered or taken from the page cache, so cached pages never hold a stale
-history. Everything is a function of this build's documents and the previous site: the same
+`RECIPE_MARKER` in the recipe template's changes partial). The Changes page is filled here;
+each recipe page gets its list (`ChangeSet.recipe_lists`) as it is placed into the site,
+rendered or taken from the page cache, whose pages never hold a history (so never a stale
+one). Everything is a function of this build's documents and the previous site: the same
 inputs give the same bytes.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +34,12 @@ __all__ = [
     "HISTORY_LIMIT",
     "RECIPE_MARKER",
     "RECIPE_PAGE_LIMIT",
+    "ChangeSet",
     "changes_document",
     "entries_for",
+    "fill_marked",
     "merge_history",
+    "plan_changes",
     "previous_warnings",
     "write_changes",
 ]
@@ -49,6 +55,7 @@ RECIPE_MARKER = "<!--evidence-dashboard-changes:recipe-->"
 END_MARKER = "<!--/evidence-dashboard-changes-->"
 """The templates put the empty-history text between a start marker and this one; a page with
 history gets its list there instead (a page without keeps its bytes: no rewrite)."""
+_END_BYTES = END_MARKER.encode("ascii")
 _WORDS = {
     "CONFIRMED": "confirmed",
     "SINGLE": "single signer",
@@ -198,28 +205,67 @@ def _list_html(entries: Sequence[FeedEntry], link_prefix: str | None) -> str:
     return '<ol class="ed-changes">\n' + "\n".join(items) + "\n</ol>"
 
 
+def fill_marked(page: bytes, marker: str, listing: bytes) -> bytes:
+    """`page` with `listing` between `marker` and the next `END_MARKER` (as it is without them)."""
+    opening = marker.encode("ascii")
+    start = page.find(opening)
+    if start < 0:
+        return page
+    end = page.find(_END_BYTES, start)
+    if end < 0:
+        return page
+    return page[: start + len(opening)] + listing + page[end:]
+
+
 def _fill(page: Path, marker: str, entries: Sequence[FeedEntry], link_prefix: str | None) -> None:
-    """Put the list of `entries` between `marker` and `END_MARKER` (nothing to do without)."""
+    """Put the list of `entries` into a written page (nothing to do without)."""
     if not entries or not page.is_file():
         return
-    text = page.read_text(encoding="utf-8")
-    start = text.find(marker)
-    end = text.find(END_MARKER, start)
-    if start < 0 or end < 0:
-        return
-    filled = text[: start + len(marker)] + _list_html(entries, link_prefix) + text[end:]
-    page.write_text(filled, encoding="utf-8", newline="")
+    text = page.read_bytes()
+    filled = fill_marked(text, marker, _list_html(entries, link_prefix).encode("utf-8"))
+    if filled is not text:
+        page.write_bytes(filled)
 
 
-def write_changes(
-    staging: Path,
+@dataclass(frozen=True)
+class ChangeSet:
+    """A build's changes against the previous site and the history its feeds and pages show,
+    worked out before the site is built: each recipe page gets its list as it is placed
+    (`recipe_lists`), never by reading a thousand written pages back."""
+
+    changes: list[Change]
+    document: dict[str, Any]
+    history: list[FeedEntry]
+    current: Snapshot
+    site_url: str | None
+    data_only: bool
+
+    def by_recipe(self) -> dict[str, list[FeedEntry]]:
+        """The history of each recipe that has one, newest first."""
+        own: dict[str, list[FeedEntry]] = {}
+        for e in self.history:
+            own.setdefault(e.recipe, []).append(e)
+        return own
+
+    def recipe_lists(self) -> dict[str, bytes]:
+        """Per recipe with a history, the list its page shows between `RECIPE_MARKER` and
+        `END_MARKER` (UTF-8); a recipe without one keeps its page's empty-history text."""
+        if self.data_only:
+            return {}
+        return {
+            recipe: _list_html(own[:RECIPE_PAGE_LIMIT], None).encode("utf-8")
+            for recipe, own in self.by_recipe().items()
+        }
+
+
+def plan_changes(
     documents: Mapping[str, Any],
     previous: PreviousSite,
     *,
     site_url: str | None,
     data_only: bool,
-) -> list[Change]:
-    """Write the change feed of this build into `staging`; the changes found."""
+) -> ChangeSet:
+    """This build's changes against `previous` and the history to show (nothing written)."""
     current = snapshot_of(
         documents.get("index") or {},
         documents.get("pointers") or {},
@@ -228,13 +274,25 @@ def write_changes(
     board = previous.board
     changes = diff(board, current) if board is not None else []
     new = entries_for(changes, board, current) if board is not None else []
-    doc = changes_document(changes, new, current, previous)
+    return ChangeSet(
+        changes=changes,
+        document=changes_document(changes, new, current, previous),
+        history=merge_history(new, previous.entries),
+        current=current,
+        site_url=site_url,
+        data_only=data_only,
+    )
+
+
+def write_changes(staging: Path, plan: ChangeSet) -> list[Change]:
+    """Write the change feed of `plan` into `staging`; the changes found. The recipe pages'
+    lists are not written here: the pages get them as they are placed (`recipe_lists`)."""
     target = staging / CHANGES_PATH
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(go_json_bytes(doc))  # as every data file: Go's MarshalIndent bytes
-    if data_only:
-        return changes
-    history = merge_history(new, previous.entries)
+    target.write_bytes(go_json_bytes(plan.document))  # as every data file: Go's bytes
+    if plan.data_only:
+        return plan.changes
+    history, current, site_url = plan.history, plan.current, plan.site_url
     base = site_url.rstrip("/") + "/" if site_url else None
     feed = render_feed(
         history,
@@ -247,18 +305,15 @@ def write_changes(
     )
     (staging / "feed.xml").write_bytes(feed)
     _fill(staging / "changes" / "index.html", BOARD_MARKER, history, "../recipes/")
-    by_recipe: dict[str, list[FeedEntry]] = {}
-    for e in history:
-        by_recipe.setdefault(e.recipe, []).append(e)
+    by_recipe = plan.by_recipe()
     for recipe in sorted(current.recipes):
         folder = staging / "recipes" / recipe
         folder.mkdir(parents=True, exist_ok=True)
-        own = by_recipe.get(recipe, [])
         here = f"{base}recipes/{recipe}/" if base else "./"
         write_file(
             folder / "feed.xml",
             render_feed(
-                own,
+                by_recipe.get(recipe, []),
                 feed_id=f"{here}feed.xml" if base else f"{ID_PREFIX}feed/recipe/{recipe}",
                 title=f"Recipe evidence: {recipe}",
                 updated=current.build_time,
@@ -268,5 +323,4 @@ def write_changes(
                 recipe_feed=True,
             ),
         )
-        _fill(folder / "index.html", RECIPE_MARKER, own[:RECIPE_PAGE_LIMIT], None)
-    return changes
+    return plan.changes

@@ -20,7 +20,7 @@ from generator.errors import BuildError, EvidenceDashError
 from generator.manifest import Written, refresh_entries
 from generator.options import BuildOptions
 from generator.outputsize import measure, record
-from generator.publish import finish_site
+from generator.publish import finish_site, plan_site_changes
 from generator.site.build import SiteInputs, build_site
 from generator.site.recipepages import InputDigests
 from generator.site.swap import publish_atomically
@@ -196,6 +196,7 @@ def _publish_site(
         report_cache_failures(data_dir)
         written.pop("data/build-info.json", None)  # rewritten: hashed again
 
+    changes = plan_site_changes(options, documents)
     used = build_site(
         inputs,
         out=out,
@@ -206,9 +207,10 @@ def _publish_site(
         page_cache=(options.engine.cache or default_cache_dir()) / "pages",
         digests=InputDigests.from_dict(page_digests) if page_digests else None,
         data_ready=data_ready,
-        before_publish=lambda staging: finish_site(options, documents, staging, written),
+        before_publish=lambda staging: finish_site(options, documents, staging, written, changes),
         retire=retire,
         helpers=options.engine.jobs - 1,  # --jobs processes render pages, this one included
+        recipe_lists=changes.recipe_lists(),
     )
     return None if used is None else used.as_dict()
 

@@ -251,13 +251,15 @@ def _recipe_pages(
     cache: PageCache | None,
     markdown_key: str | None,
     helpers: int,
+    lists: Mapping[str, bytes] | None,
 ) -> None:
-    """Every recipe page, in the shell MkDocs rendered into `staging`, entered into its search
-    index, sitemap and tags; the page cache keeps only what this site uses."""
+    """Every recipe page (with its history list from `lists`), in the shell MkDocs rendered
+    into `staging`, entered into its search index, sitemap and tags; the page cache keeps only
+    what this site uses."""
     shell_file = staging / "recipes" / SHELL_NAME / "index.html"
     shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
     metas = write_recipe_pages(
-        model, templates, shell, staging, keys=keys, cache=cache, helpers=helpers
+        model, templates, shell, staging, keys=keys, cache=cache, helpers=helpers, lists=lists
     )
     expand(staging, meta_pages(metas), [m.recipe for m in metas])
     if cache is not None:
@@ -278,6 +280,7 @@ def build_site(
     before_publish: Callable[[Path], None] | None = None,
     retire: Callable[[Path], None] | None = None,
     helpers: int = 0,
+    recipe_lists: Mapping[str, bytes] | None = None,
 ) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
@@ -290,6 +293,7 @@ def build_site(
     `before_publish` is handed the complete staging folder last (badges, the manifest).
     `retire` takes the replaced output away (`publish_atomically`). `helpers` processes
     render recipe pages beside this one when many are not cached (`write_recipe_pages`).
+    `recipe_lists` are the recipe pages' history lists (`generator.changes.ChangeSet`).
     """
     res = locate()
     config = config if config is not None else res.default_config
@@ -307,7 +311,7 @@ def build_site(
     try:
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
         _run_theme(cfg, work_dir, written.fragments, page_cache)
-        _recipe_pages(model, res.pages, staging, keys, cache, markdown_key, helpers)
+        _recipe_pages(model, res.pages, staging, keys, cache, markdown_key, helpers, recipe_lists)
         if data_ready is not None:
             data_ready()
         if data_dir is not None and data_dir.is_dir():

@@ -18,14 +18,15 @@ import json
 import os
 import pickle
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
+from generator.changes.output import RECIPE_MARKER, fill_marked
 from generator.limits import LIMITS
 from generator.quickwrite import write_file
 from generator.site.mkdocs_adapter import PageShell
@@ -227,15 +228,21 @@ class PageMeta:
 @dataclass(frozen=True)
 class _Placer:
     """Writes newly rendered pages into the site and (with a cache) the page cache (picklable:
-    a page helper process writes its pages with a copy)."""
+    a page helper process writes its pages with a copy). `lists`: each recipe's history list
+    (`ChangeSet.recipe_lists`), put into its page as it is written; the page cache keeps the
+    page without it."""
 
     site: Path
     cache: PageCache | None
+    lists: Mapping[str, bytes] = field(default_factory=dict, compare=False)
 
     def write(self, recipe: str, data: bytes) -> None:
-        """Write a finished page into the site."""
+        """Write a finished page into the site (with its history list, if it has one)."""
         target = self.site / "recipes" / recipe
         target.mkdir(parents=True, exist_ok=True)
+        listing = self.lists.get(recipe)
+        if listing is not None:
+            data = fill_marked(data, RECIPE_MARKER, listing)
         write_file(target / "index.html", data)
 
     def place(self, recipe: str, key: str, data: bytes) -> None:
@@ -291,19 +298,21 @@ def write_recipe_pages(
     keys: Sequence[str] = (),
     cache: PageCache | None = None,
     helpers: int = 0,
+    lists: Mapping[str, bytes] | None = None,
 ) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
 
     `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached
     pages are copied, the others rendered: here, and with `helpers` > 0 and enough of them, in
     that many helper processes too (`generator.site.pagehelper`, which sends each only the
-    documents its recipes' pages read). The build's own documents are never shared with a
+    documents its recipes' pages read). `lists` are the recipes' history lists
+    (`generator.changes.ChangeSet.recipe_lists`). The build's own documents are never shared with a
     forked worker: CPython writes a reference count on every read, so each would copy the pages
     it reads, which at 10,000 attestations costs more memory than the whole build may use.
     """
     renderer = RecipePages(model, templates)
     full = shell_keys(keys, shell) if cache is not None else [""] * len(model.tabs)
-    job = _Job(renderer, shell, _Placer(site, cache))
+    job = _Job(renderer, shell, _Placer(site, cache, lists or {}))
     key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
     todo = [tab for tab in model.tabs if not _copy_cached(job, tab, key_of[tab.recipe])]
     render_shared(

@@ -218,3 +218,18 @@ def test_rebuild_of_a_site_with_a_feed_is_identical(sites: Sites, tmp_path: Path
             catch_exceptions=False,
         )
         assert result.exit_code == 0, result.output
+
+
+def test_a_page_from_the_page_cache_gets_its_history_which_the_cache_never_holds(
+    sites: Sites,
+) -> None:
+    """`after_again` takes every recipe page `after` rendered from the page cache: each carries
+    its build's history all the same, and no cached page may hold one (it would go stale)."""
+    history = "single signer → confirmed".encode()
+    rendered = (sites.after / "recipes" / RECIPE / "index.html").read_bytes()
+    cached = (sites.after_again / "recipes" / RECIPE / "index.html").read_bytes()
+    assert history in rendered and cached == rendered
+    entries = list((sites.cache / "pages").glob("*.html"))
+    assert entries
+    assert not [p.name for p in entries if history in p.read_bytes()]
+    assert any(RECIPE_MARKER.encode() in p.read_bytes() for p in entries)
