@@ -26,6 +26,7 @@ from generator.corroborate.board import (
 )
 from generator.corroborate.bounds import Omitted, drop_unlisted
 from generator.corroborate.grid import (
+    GridMemo,
     OrganisationOf,
     combined_grid,
     signer_source_id,
@@ -251,8 +252,9 @@ def _tab(
     left_out = [r for r in bucket.runs if r.run_id in dropped] if dropped else []
     version_count = len({r.aicr_version for r in runs})
     bounded = version_count > limits.versions_per_recipe
+    known: GridMemo = {}  # the combined grid is often the newest version's
     versions = version_grids(
-        runs, organisation_of, limit=limits.versions_per_recipe, left_out=left_out
+        runs, organisation_of, limit=limits.versions_per_recipe, left_out=left_out, known=known
     )
     series = build_series(
         bucket.recipe,
@@ -268,7 +270,7 @@ def _tab(
         coord=_display(bucket.criteria),
         profile=bucket.profile,
         profile_selection=next(iter(bucket.selections)),
-        combined=combined_grid(runs, organisation_of, left_out=left_out),
+        combined=combined_grid(runs, organisation_of, left_out=left_out, known=known),
         versions=versions,
         series=series,
         runs=tuple(sorted(runs, key=run_order, reverse=True)),

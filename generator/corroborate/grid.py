@@ -9,7 +9,7 @@ attest the same recipe digest, and how many organisations stand behind its passe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import chain
 
@@ -221,15 +221,47 @@ def grid_over(
     )
 
 
+GridMemo = dict[tuple[frozenset[int], frozenset[int]], Grid]
+"""Grids already made for one tab, by the identities of their selected and left-out runs: a
+version whose newest runs are each signer's newest overall (every signer on the newest
+version, or one version only) has the combined grid's rows, rollups and tally."""
+
+
+def _memo_grid(
+    selected: Iterable[Run],
+    organisation_of: OrganisationOf,
+    left_out: Iterable[Run],
+    aicr_version: str,
+    known: GridMemo | None,
+) -> Grid:
+    """`grid_over`, answered from `known` when the same runs were already made into a grid."""
+    chosen, left = list(selected), list(left_out)
+    if known is None:
+        return grid_over(chosen, organisation_of, aicr_version=aicr_version, left_out=left)
+    key = (frozenset(map(id, chosen)), frozenset(map(id, left)))
+    grid = known.get(key)
+    if grid is None:
+        grid = known[key] = grid_over(
+            chosen, organisation_of, aicr_version=aicr_version, left_out=left
+        )
+    return grid if grid.aicr_version == aicr_version else replace(grid, aicr_version=aicr_version)
+
+
 def combined_grid(
-    runs: Iterable[Run], organisation_of: OrganisationOf, *, left_out: Iterable[Run] = ()
+    runs: Iterable[Run],
+    organisation_of: OrganisationOf,
+    *,
+    left_out: Iterable[Run] = (),
+    known: GridMemo | None = None,
 ) -> Grid:
     """The all-versions grid: each signer's single newest run, whatever its version
-    (`left_out`: runs a count limit leaves out, see `grid_over`)."""
-    return grid_over(
+    (`left_out`: runs a count limit leaves out, see `grid_over`; `known`: see `GridMemo`)."""
+    return _memo_grid(
         latest_per_signer(runs).values(),
         organisation_of,
-        left_out=latest_per_signer(left_out).values(),
+        latest_per_signer(left_out).values(),
+        "",
+        known,
     )
 
 
@@ -239,10 +271,11 @@ def version_grids(
     *,
     limit: int | None = None,
     left_out: Iterable[Run] = (),
+    known: GridMemo | None = None,
 ) -> tuple[Grid, ...]:
     """Strict per-version grids, newest version first (aicr `orderVersionsNewestFirst`); only
     the first `limit` versions get a grid when a limit is given (`left_out`: runs a count
-    limit leaves out, see `grid_over`)."""
+    limit leaves out, see `grid_over`; `known`: see `GridMemo`)."""
     by_version: dict[str, list[Run]] = {}
     for run in runs:
         by_version.setdefault(run.aicr_version, []).append(run)
@@ -255,11 +288,12 @@ def version_grids(
     newest_at = {v: " ".join(run_order(newest_first(rs)[0])[:2]) for v, rs in by_version.items()}
     ordered = order_versions_newest_first(list(by_version), newest_at)
     return tuple(
-        grid_over(
+        _memo_grid(
             latest_per_signer(by_version[v]).values(),
             organisation_of,
-            aicr_version=v,
-            left_out=latest_per_signer(left_by_version.get(v, ())).values(),
+            latest_per_signer(left_by_version.get(v, ())).values(),
+            v,
+            known,
         )
         for v in (ordered if limit is None else ordered[: max(limit, 0)])
     )

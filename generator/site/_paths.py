@@ -26,8 +26,35 @@ def rel(from_page: str, to_page: str) -> str:
     Remembered: every recipe page links the same few pages, and `relpath` is slow."""
     base = page_url(from_page) or "."
     target = page_url(to_page) or "."
-    out = posixpath.relpath(target, base.rstrip("/") or ".")
+    out = relative(target, base.rstrip("/") or ".")
     return "./" if out == "." else out + "/"
+
+
+def relative(target: str, base: str) -> str:
+    """`posixpath.relpath(target, base)` for two paths relative to the same root, without its
+    two `getcwd` calls (thousands of links per build); a path it does not take as plain
+    (empty, `.` or `..` parts, absolute) goes to `relpath` itself."""
+    to_parts = target.rstrip("/").split("/") if target not in ("", ".") else []
+    from_parts = base.rstrip("/").split("/") if base not in ("", ".") else []
+    if (
+        not target
+        or target.startswith("/")
+        or base.startswith("/")
+        or not _plain(to_parts)
+        or not _plain(from_parts)
+    ):
+        return posixpath.relpath(target, base)
+    common = 0
+    for mine, theirs in zip(to_parts, from_parts, strict=False):
+        if mine != theirs:
+            break
+        common += 1
+    parts = [".."] * (len(from_parts) - common) + to_parts[common:]
+    return "/".join(parts) or "."
+
+
+def _plain(parts: list[str]) -> bool:
+    return all(part not in ("", ".", "..") for part in parts)
 
 
 def mdrel(from_page: str, to_page: str) -> str:

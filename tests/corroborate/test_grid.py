@@ -212,3 +212,57 @@ def test_flake_pct(f: type, history: list[str], pct: int) -> None:
         assert all(s == "skipped" for s in history)
         return
     assert series.health[a.source_id].flake_pct == pct
+
+
+OTHER = (DEP, "other-check")
+
+
+def _runs(f: type, case: str) -> tuple[list, list]:  # type: ignore[type-arg]
+    a, b, u = f.identity("a"), f.identity("b"), f.identity("u")
+    if case == "one-version":
+        return [
+            f.make_run(a, {ROW: "passed"}, version="v0.14.0", when="2026-09-01T00:00:00Z"),
+            f.make_run(b, {ROW: "failed"}, version="v0.14.0", when="2026-09-02T00:00:00Z"),
+        ], []
+    newest_old = [
+        f.make_run(a, {ROW: "passed"}, version="v0.14.0", when="2026-09-01T00:00:00Z"),
+        f.make_run(a, {ROW: "failed"}, version="v0.13.0", when="2026-09-03T00:00:00Z"),
+        f.make_run(b, {ROW: "passed"}, version="v0.14.0", when="2026-09-02T00:00:00Z"),
+    ]
+    if case == "a-signer-newest-on-an-old-version":
+        return newest_old, []
+    all_newest = [
+        f.make_run(a, {ROW: "failed"}, version="v0.13.0", when="2026-09-01T00:00:00Z"),
+        f.make_run(a, {ROW: "passed"}, version="v0.14.0", when="2026-09-03T00:00:00Z"),
+        f.make_run(b, {ROW: "passed"}, version="v0.14.0", when="2026-09-02T00:00:00Z"),
+    ]
+    if case == "every-signer-on-the-newest":
+        return all_newest, []
+    left = [f.make_run(u, {OTHER: "passed"}, version="v0.13.0", when="2026-09-04T00:00:00Z")]
+    return all_newest, left  # same selected runs as v0.14.0, not the same left-out ones
+
+
+@pytest.mark.parametrize(
+    ("case", "made"),
+    [
+        ("one-version", 1),
+        ("a-signer-newest-on-an-old-version", 3),
+        ("every-signer-on-the-newest", 2),
+        ("left-out-runs-differ", 3),
+    ],
+)
+def test_grids_made_once_per_selection_are_the_grids_made_each_alone(
+    f: type, case: str, made: int
+) -> None:
+    runs, left = _runs(f, case)
+    known: dict = {}  # type: ignore[type-arg]
+    shared = (
+        version_grids(runs, f.org_of, left_out=left, known=known),
+        combined_grid(runs, f.org_of, left_out=left, known=known),
+    )
+    alone = (
+        version_grids(runs, f.org_of, left_out=left),
+        combined_grid(runs, f.org_of, left_out=left),
+    )
+    assert shared == alone
+    assert len(known) == made  # the selections that had to be made into a grid
