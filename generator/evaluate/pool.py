@@ -26,7 +26,14 @@ from generator.cacheauth import adopt_failures, failures
 from generator.data import pointer_document
 from generator.evaluate.assess import Assessed, Assessor, settled
 from generator.evaluate.engine import Engine
-from generator.evaluate.verification import InProcess, Miss, Outcome, Verifier, verify_miss
+from generator.evaluate.verification import (
+    InProcess,
+    Miss,
+    Outcome,
+    Verifier,
+    load_verifier,
+    verify_miss,
+)
 from generator.isolation import assess_isolated, internal_verdict
 from generator.model import Verdict
 from generator.options import EvaluationOptions
@@ -57,6 +64,7 @@ def choose_verifier(
     options: EvaluationOptions, engine: Engine, assessor: Assessor | None, misses: int
 ) -> Verifier:
     """`InProcess` for `--jobs 1` or a handful of misses, else a `Pool` of workers."""
+    load_verifier()  # here, before any worker forks: each would import sigstore again
     jobs = max(1, min(options.engine.jobs, misses // _MIN_PER_WORKER))
     if jobs == 1:
         return InProcess(engine, options.clock.source_date_epoch)

@@ -10,7 +10,6 @@ from generator.model import NoVerdict, Pending, PointerLocation, Rejected
 from generator.options import ClockOptions, EngineOptions
 from generator.tree import read_bounded
 from generator.tree.pointer import parse_pointer
-from generator.verify.pipeline import verify_pointer
 from generator.verify.serialize import aicr_result_json
 from generator.verify.times import judge_time
 
@@ -24,6 +23,8 @@ def verify_one(
 ) -> tuple[dict[str, Any], str]:
     """Verify one pointer file: aicr's VerifyResult JSON and a one-line text verdict (only the
     engine and the clock are needed: nothing is written)."""
+    from generator.verify.pipeline import verify_pointer  # sigstore, only when verifying
+
     data = read_bounded(pointer_path, 1 << 20, display=str(pointer_path))
     pointer = parse_pointer(data, file=str(pointer_path))
     parts = pointer_path.resolve().parts

@@ -18,11 +18,11 @@ from generator.evaluate.clock import build_time_for, verdict_logged
 from generator.evaluate.engine import CacheLookup, Engine
 from generator.isolation import internal_verdict, isolated
 from generator.model import NoVerdict, ParsedPointer, Verdict
-from generator.verify.pipeline import verify_pointer
 from generator.verify.times import judge_time
 
 __all__ = [
     "InProcess",
+    "load_verifier",
     "Miss",
     "Outcome",
     "Progress",
@@ -108,6 +108,8 @@ def verify_miss(item: ParsedPointer, key: str, engine: Engine, epoch: int | None
     trust root, verifier and policy), with the time it was recorded; return it
     judged on time. Inside the isolation boundary: an exception is this pointer's `internal`
     verdict (never cached)."""
+    from generator.verify.pipeline import verify_pointer  # sigstore: see `load_verifier`
+
     path = item.location.path
     trust, cache = engine.trust, engine.verdicts
 
@@ -129,6 +131,12 @@ def verify_miss(item: ParsedPointer, key: str, engine: Engine, epoch: int | None
         return Outcome(path, judge_time(verdict, epoch), None)
 
     return isolated(work, lambda exc: Outcome(path, internal_verdict(exc), None))
+
+
+def load_verifier() -> None:
+    """Import the verification pipeline (and sigstore with it, a third of a second): only a
+    build that verifies pays for it, and a pool loads it before it forks its workers."""
+    import generator.verify.pipeline  # noqa: F401 - imported for its side effect
 
 
 @dataclass(frozen=True)

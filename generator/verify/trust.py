@@ -19,12 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-
-from sigstore.models import ClientTrustConfig, TrustedRoot
-from sigstore_models.trustroot import v1 as trustroot_v1
+from typing import TYPE_CHECKING
 
 from generator.errors import InputError, Location, UsageError
 from generator.verify.refresh import refresh_fallback
+
+if TYPE_CHECKING:  # sigstore is imported where a root is parsed: a build whose output is
+    # already published (the memo) never loads it
+    from sigstore.models import TrustedRoot
 
 PRODUCTION_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
 STAGING_TUF_URL = "https://tuf-repo-cdn.sigstage.dev"
@@ -158,6 +160,8 @@ def _from_file(path: Path) -> Trust:
         ) from exc
     media = doc.get("mediaType") if isinstance(doc, dict) else None
     if isinstance(media, str) and media.startswith(CLIENT_TRUST_CONFIG_PREFIX):
+        from sigstore.models import ClientTrustConfig
+
         try:
             root = ClientTrustConfig.from_json(data.decode("utf-8")).trusted_root
         except Exception as exc:  # noqa: BLE001 - sigstore raises pydantic and own errors
@@ -175,6 +179,9 @@ def _from_file(path: Path) -> Trust:
 
 
 def _parse_root(data: bytes, *, file: str) -> TrustedRoot:
+    from sigstore.models import TrustedRoot
+    from sigstore_models.trustroot import v1 as trustroot_v1
+
     try:
         return TrustedRoot(trustroot_v1.TrustedRoot.from_json(data))
     except Exception as exc:  # noqa: BLE001 - pydantic ValidationError or sigstore Error

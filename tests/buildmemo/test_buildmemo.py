@@ -460,3 +460,39 @@ def test_the_tree_digest_never_holds_a_big_file_in_memory(tmp_path: Path) -> Non
     assert peak < 8 << 20, f"{peak} bytes held at once"
     big.write_bytes(b"\0" * (size - 1) + b"\1")  # the last byte is read too
     assert tree_digest(tmp_path) != digest
+
+
+_WARM_PROBE = """
+import sys
+from pathlib import Path
+from generator.build import BuildOptions, run_build
+tree, out, cache = (Path(a) for a in sys.argv[1:4])
+summary = run_build(BuildOptions.flat(
+    recipes=tree, out=out, cache=cache, offline=True, quiet=True,
+    oci_layouts=(tree / "bundles",), trust_root=tree / "trust" / "trusted_root.json",
+    source_date_epoch=1_790_000_000,
+))
+print(summary.wrote, summary.from_memo, "sigstore.models" in sys.modules)
+"""
+
+
+def test_a_build_the_memo_answers_never_loads_sigstore(tree: Path, tmp_path: Path) -> None:
+    """sigstore is a third of a second of imports: a build whose output is already published
+    neither verifies nor parses a trust root, so it must not load it; one that verifies does."""
+    import subprocess
+    import sys
+
+    args = [str(tree), str(tmp_path / "out"), str(tmp_path / "cache")]
+
+    def probe() -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", _WARM_PROBE, *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+        )
+        return done.stdout.split()
+
+    assert probe() == ["True", "False", "True"]  # evaluated and verified: sigstore loaded
+    assert probe() == ["False", "True", "False"]  # answered by the memo: never loaded
