@@ -217,29 +217,47 @@ def test_flake_pct(f: type, history: list[str], pct: int) -> None:
 OTHER = (DEP, "other-check")
 
 
+_CASES = {  # case -> (selected runs, left-out runs), each run (signer, result, version, day)
+    "one-version": ([("a", "passed", "v0.14.0", 1), ("b", "failed", "v0.14.0", 2)], []),
+    "a-signer-newest-on-an-old-version": (
+        [
+            ("a", "passed", "v0.14.0", 1),
+            ("a", "failed", "v0.13.0", 3),
+            ("b", "passed", "v0.14.0", 2),
+        ],
+        [],
+    ),
+    "every-signer-on-the-newest": (
+        [
+            ("a", "failed", "v0.13.0", 1),
+            ("a", "passed", "v0.14.0", 3),
+            ("b", "passed", "v0.14.0", 2),
+        ],
+        [],
+    ),
+    # the same selected runs as v0.14.0, not the same left-out ones
+    "left-out-runs-differ": (
+        [
+            ("a", "failed", "v0.13.0", 1),
+            ("a", "passed", "v0.14.0", 3),
+            ("b", "passed", "v0.14.0", 2),
+        ],
+        [("u", "passed", "v0.13.0", 4)],
+    ),
+}
+
+
 def _runs(f: type, case: str) -> tuple[list, list]:  # type: ignore[type-arg]
-    a, b, u = f.identity("a"), f.identity("b"), f.identity("u")
-    if case == "one-version":
+    def made(rows: list[tuple[str, str, str, int]], check: tuple[Phase, str]) -> list:  # type: ignore[type-arg]
         return [
-            f.make_run(a, {ROW: "passed"}, version="v0.14.0", when="2026-09-01T00:00:00Z"),
-            f.make_run(b, {ROW: "failed"}, version="v0.14.0", when="2026-09-02T00:00:00Z"),
-        ], []
-    newest_old = [
-        f.make_run(a, {ROW: "passed"}, version="v0.14.0", when="2026-09-01T00:00:00Z"),
-        f.make_run(a, {ROW: "failed"}, version="v0.13.0", when="2026-09-03T00:00:00Z"),
-        f.make_run(b, {ROW: "passed"}, version="v0.14.0", when="2026-09-02T00:00:00Z"),
-    ]
-    if case == "a-signer-newest-on-an-old-version":
-        return newest_old, []
-    all_newest = [
-        f.make_run(a, {ROW: "failed"}, version="v0.13.0", when="2026-09-01T00:00:00Z"),
-        f.make_run(a, {ROW: "passed"}, version="v0.14.0", when="2026-09-03T00:00:00Z"),
-        f.make_run(b, {ROW: "passed"}, version="v0.14.0", when="2026-09-02T00:00:00Z"),
-    ]
-    if case == "every-signer-on-the-newest":
-        return all_newest, []
-    left = [f.make_run(u, {OTHER: "passed"}, version="v0.13.0", when="2026-09-04T00:00:00Z")]
-    return all_newest, left  # same selected runs as v0.14.0, not the same left-out ones
+            f.make_run(
+                f.identity(who), {check: result}, version=v, when=f"2026-09-0{day}T00:00:00Z"
+            )
+            for who, result, v, day in rows
+        ]
+
+    selected, left = _CASES[case]
+    return made(selected, ROW), made(left, OTHER)
 
 
 @pytest.mark.parametrize(
