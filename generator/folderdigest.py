@@ -68,23 +68,22 @@ def tree_digest(root: Path, known: Mapping[str, tuple[int, bytes]] | None = None
     return h.hexdigest()
 
 
-_CHUNK = 1 << 20
-"""Files are hashed a chunk at a time: a tree may hold a file of any size (a contributor's,
-under the evidence tree), which must never be read into memory whole."""
-
-
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO put in place since the walk must not block
+)
 
 
 def _file_sha256(path: str) -> bytes:
-    digest = hashlib.sha256()
-    fd = os.open(path, _READ_FLAGS)  # a link put in place since the walk is not followed
-    try:
-        while chunk := os.read(fd, _CHUNK):
-            digest.update(chunk)
-    finally:
-        os.close(fd)
-    return digest.digest()
+    """The sha256 of a file read a buffer at a time (`hashlib.file_digest`): a tree may hold a
+    file of any size (a contributor's, under the evidence tree), never read whole. What was
+    put in place since the walk (a link, a FIFO) is not followed or read: OSError."""
+    with os.fdopen(os.open(path, _READ_FLAGS), "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise OSError(f"{path} is no longer a regular file")
+        return hashlib.file_digest(fh, "sha256").digest()
 
 
 def listing(root: Path) -> list[str]:

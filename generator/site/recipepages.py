@@ -306,9 +306,10 @@ def write_recipe_pages(
     pages are copied, the others rendered: here, and with `helpers` > 0 and enough of them, in
     that many helper processes too (`generator.site.pagehelper`, which sends each only the
     documents its recipes' pages read). `lists` are the recipes' history lists
-    (`generator.changes.ChangeSet.recipe_lists`). The build's own documents are never shared with a
-    forked worker: CPython writes a reference count on every read, so each would copy the pages
-    it reads, which at 10,000 attestations costs more memory than the whole build may use.
+    (`generator.changes.ChangeSet.recipe_lists`). The build's own documents are never shared
+    with a forked worker: CPython writes a reference count on every read, so each would copy
+    the pages it reads, which at 10,000 attestations costs more memory than the whole build
+    may use.
     """
     renderer = RecipePages(model, templates)
     full = shell_keys(keys, shell) if cache is not None else [""] * len(model.tabs)

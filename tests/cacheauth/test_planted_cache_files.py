@@ -149,3 +149,25 @@ def test_an_entry_over_its_bound_is_never_read(
     assert reads, f"nothing under {folder}/ was read: the reader changed"
     assert all(data is None for data in reads)
     assert site_files(tmp_path / "again") == site_files(tmp_path / "honest")
+
+
+def test_a_fifo_put_in_place_of_a_walked_file_never_blocks_the_tree_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patience: None
+) -> None:
+    """Between the walk's `stat` and the read, a regular file is swapped for a FIFO (or a
+    link): the digest does not block or follow it, and it is not the digest of the file."""
+    import generator.folderdigest as folderdigest
+
+    (tmp_path / "evidence").mkdir()
+    pointer = tmp_path / "evidence" / "p.yaml"
+    pointer.write_bytes(b"kind: pointer\n")
+    honest = folderdigest.tree_digest(tmp_path)
+    walked = list(folderdigest.walk(tmp_path))
+    pointer.unlink()
+    os.mkfifo(pointer)
+    monkeypatch.setattr(folderdigest, "walk", lambda root: iter(walked))
+    assert folderdigest.tree_digest(tmp_path) != honest
+    pointer.unlink()
+    pointer.symlink_to(tmp_path / "elsewhere.yaml")
+    (tmp_path / "elsewhere.yaml").write_bytes(b"kind: pointer\n")
+    assert folderdigest.tree_digest(tmp_path) != honest
