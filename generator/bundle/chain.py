@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from generator.model import BundleRef
 
@@ -17,8 +18,10 @@ from .cache import BundleCache
 from .layout import OciLayoutSource
 from .oci import materialize
 from .refs import check_policy, parse_reference
-from .registry import RegistryClient
 from .types import Limits, Materialized, offline_error
+
+if TYPE_CHECKING:
+    from .registry import RegistryClient
 
 log = logging.getLogger(__name__)
 

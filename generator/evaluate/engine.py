@@ -11,16 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from generator.bundle.cache import BundleCache, default_cache_dir
 from generator.bundle.chain import ChainSource
 from generator.bundle.layout import IndexPrefetch, OciLayoutSource
-from generator.bundle.registry import RegistryClient
 from generator.bundle.types import Limits
 from generator.cacheauth import CacheAuth
 from generator.options import EngineOptions
 from generator.verify.cache import VerdictCache
 from generator.verify.trust import Trust, load_trust
+
+if TYPE_CHECKING:
+    from generator.bundle.registry import RegistryClient
 
 __all__ = ["CacheLookup", "Engine", "Engines", "build_engine", "cache_root"]
 
@@ -75,18 +78,7 @@ def _with_source(
         OciLayoutSource(path, limits, None if indexes is None else indexes.get(path))
         for path in options.oci_layouts
     ]
-    registry = (
-        None
-        if options.offline
-        else RegistryClient(
-            mirrors=dict(options.registry_mirrors),
-            trusted_prefixes=options.trusted_registries,
-            auth_file=options.registry_auth,
-            limits=limits,
-            deadline=options.fetch_timeout,
-            allow_private=options.allow_private_registries,
-        )
-    )
+    registry = None if options.offline else _registry(options, limits)
     source = ChainSource(
         layouts,
         bundle_cache,
@@ -136,3 +128,18 @@ class Engines:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _registry(options: EngineOptions, limits: Limits) -> RegistryClient:
+    """The registry client of an online build (imported here: HTTP libraries cost an offline
+    build, which never asks a registry, a tenth of a second)."""
+    from generator.bundle.registry import RegistryClient
+
+    return RegistryClient(
+        mirrors=dict(options.registry_mirrors),
+        trusted_prefixes=options.trusted_registries,
+        auth_file=options.registry_auth,
+        limits=limits,
+        deadline=options.fetch_timeout,
+        allow_private=options.allow_private_registries,
+    )
