@@ -3,7 +3,8 @@
 A maintainer adding a pointer, a PR preview and `serve`'s live reload all rebuild a tree that
 barely changed. After the cold, warm and rewarm builds of a size, the benchmark copies the
 tree's `evidence/` and `overlays/` (the bundles and trust root stay where they are), builds the
-copy once on the same cache (the base), then measures one build after each change, in order:
+copy once on the same cache (the base), then measures one build after each change, in order
+(and the whole order again, `--loop-rounds` times in all):
 
 - "pointer removed": one pointer file is moved out of the tree;
 - "pointer added": the same file is put back;

@@ -9,7 +9,9 @@ child processes, one at a time:
 - rewarm: warm again with `--reevaluate`, every stage on its per-item caches (the cost of a
   rebuild after a change);
 - the floor: sigstore-python `verify_dsse` alone over the same bundles, in one process and
-  over `--jobs` processes.
+  over `--jobs` processes;
+- the maintainer's loop (`bench.loop`): builds after one small change each, every change
+  measured `--loop-rounds` times (its median round counts).
 
 It prints per size the wall times, each build as a ratio to the floor, verdict-cache hits and
 misses, pages per second, the phases and the peak memory of the whole process tree (the sum of
@@ -254,8 +256,9 @@ def read_through(folder: Path) -> int:
     return total
 
 
-def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
-    """Generate (or reuse) the tree of `size` attestations and measure it."""
+def run_size(size: int, work: Path, jobs: int, rounds: int = 3) -> dict[str, Any]:
+    """Generate (or reuse) the tree of `size` attestations and measure it (the loop's changes
+    `rounds` times)."""
     shape = shape_for(size)
     folder = work / f"tree-{size}-{shape.key()}"
     start = time.perf_counter()
@@ -299,32 +302,40 @@ def run_size(size: int, work: Path, jobs: int) -> dict[str, Any]:
             f"({m.result['verified']}/{m.result['bundles']} bundles verified)",
             flush=True,
         )
-    figures["loop"] = run_loop(info, runs, cache, out, jobs)
+    figures["loop"], figures["loop_walls"] = run_loop(info, runs, cache, out, jobs, rounds)
     shutil.rmtree(out, ignore_errors=True)
     return figures
 
 
-def run_loop(info: TreeInfo, runs: Path, cache: Path, out: Path, jobs: int) -> dict[str, Measured]:
+def run_loop(
+    info: TreeInfo, runs: Path, cache: Path, out: Path, jobs: int, rounds: int
+) -> tuple[dict[str, Measured], dict[str, list[float]]]:
     """The maintainer's loop (`bench.loop`): a base build of a copy of the tree on the warm
-    cache, then one measured build after each small change."""
+    cache, then `rounds` times one measured build after each small change (every change makes
+    a tree no build has seen: the pointer goes and comes back while the overlay and the label
+    keep changing). Per change: the median build (the middle one of its rounds) and every
+    round's wall time, since one build on a busy disk can take a second more or less."""
     tree = copy_tree(info.root, runs / "loop")
-    measured: dict[str, Measured] = {}
-    for name, change in [("base", None), *((c.name, c) for c in CHANGES)]:
+    measured: dict[str, list[Measured]] = {}
+    steps = [("base", None), *((c.name, c) for _ in range(rounds) for c in CHANGES)]
+    for name, change in steps:
         what = change.apply(tree) if change is not None else "the copied tree"
         os.sync()
         read_through(tree.root)
-        result = runs / f"loop-{name.replace(' ', '-')}.json"
+        done = measured.setdefault(name, [])
+        result = runs / f"loop-{name.replace(' ', '-')}-{len(done) + 1}.json"
         argv = build_argv(info, out, cache, jobs, result)
         argv[argv.index("--recipes") + 1] = str(tree.root)
         m = measure(argv, result)
-        measured[name] = m
+        done.append(m)
         print(
             f"  loop, {name} ({what}): {m.wall:.1f} s, {m.result['hits']} hits / "
             f"{m.result['misses']} misses, evaluation {m.result.get('evaluation', '?')}, "
             f"recipes evaluated / pages rendered {_redone(m.result)}",
             flush=True,
         )
-    return measured
+    medians = {name: median_build(ms) for name, ms in measured.items()}
+    return medians, {name: [m.wall for m in ms] for name, ms in measured.items()}
 
 
 def _phase_text(result: dict[str, Any]) -> str:
@@ -373,7 +384,10 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
     loops = [row for row in rows if row.get("loop")]
     if loops:
         lines.append("")
-        lines.append("the maintainer's loop (warm cache, one change, then a build), wall s:")
+        lines.append(
+            "the maintainer's loop (warm cache, one change, then a build), wall s "
+            "(of several rounds, the median):"
+        )
         names = list(loops[0]["loop"])
         lines.append(f"  {'size':>6} " + " ".join(f"{n:>17}" for n in names))
         lines.extend(
@@ -381,6 +395,16 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
             + " ".join(f"{row['loop'][n].wall:>17.1f}" for n in names if n in row["loop"])
             for row in loops
         )
+        spread = [
+            row for row in loops if any(len(w) > 1 for w in row.get("loop_walls", {}).values())
+        ]
+        if spread:
+            lines.append("  every round of each change, fastest to slowest:")
+            lines.extend(
+                f"  {row['size']:>6} "
+                + " ".join(f"{_walls(row['loop_walls'].get(n, [])):>17}" for n in names)
+                for row in spread
+            )
         lines.append("  recipes evaluated / recipe pages rendered by each of those builds:")
         lines.extend(
             f"  {row['size']:>6} "
@@ -429,6 +453,17 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
         )
         lines.append(_loop_targets(big))
     return "\n".join(lines)
+
+
+def median_build(builds: Sequence[Measured]) -> Measured:
+    """The middle build by wall time (of an even number, the faster of the two middle ones):
+    a build that ran, with its own phases and counts, not an average of several."""
+    return sorted(builds, key=lambda m: m.wall)[(len(builds) - 1) // 2]
+
+
+def _walls(walls: Sequence[float]) -> str:
+    """One change's wall times, fastest first: `11.9/12.6/14.4`."""
+    return "/".join(f"{w:.1f}" for w in sorted(walls))
 
 
 def _redone(result: dict[str, Any]) -> str:
@@ -480,6 +515,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Path("build") / "bench",
         help="where trees, caches and results go (trees are reused)",
     )
+    parser.add_argument(
+        "--loop-rounds",
+        type=int,
+        default=3,
+        help="how many times each change of the maintainer's loop is measured (the median counts)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
     try:
@@ -491,7 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     for size in sizes:
         print(f"size {size}:", flush=True)
-        rows.append(run_size(size, args.work.absolute(), args.jobs))
+        rows.append(run_size(size, args.work.absolute(), args.jobs, args.loop_rounds))
     print()
     print(report(rows))
     if args.json is not None:

@@ -55,3 +55,26 @@ def test_the_report_shows_the_loop_per_size() -> None:
     assert "pointer removed" in section and "pointer added" in section
     row_line = next(line for line in section.splitlines() if line.strip().startswith("1000"))
     assert row_line.split()[1:] == ["4.0", "3.2", "3.5"]
+
+
+def test_each_change_counts_by_its_median_round_and_the_report_shows_every_round() -> None:
+    """Three rounds of a change: the middle build is the one judged (not the fastest, not an
+    average), and every round's wall time is printed beside it."""
+    from bench.run import median_build
+
+    rounds = [
+        Measured(w, 100, {"hits": 1, "misses": 0, "round": n})
+        for n, w in enumerate((14.4, 11.9, 12.6))
+    ]
+    assert median_build(rounds).result["round"] == 2
+    assert median_build(rounds[:2]).wall == 11.9  # of two, the faster middle one
+    assert median_build(rounds[:1]).wall == 14.4
+    row = _row(10_000, 45.0, 4.0, 900)
+    row["loop"] = {"base": Measured(5.0, 100, {}), "pointer removed": median_build(rounds)}
+    row["loop_walls"] = {"base": [5.0], "pointer removed": [14.4, 11.9, 12.6]}
+    text = report([row])
+    section = text.split("the maintainer's loop", 1)[1].split("time per attestation")[0]
+    lines = [line.split() for line in section.splitlines() if line.strip().startswith("10000")]
+    assert lines[0][1:] == ["5.0", "12.6"]
+    assert lines[1][1:] == ["5.0", "11.9/12.6/14.4"]
+    assert "one change <= 3 s (slowest 12.6 s): MISSED" in text
