@@ -72,6 +72,7 @@ class Purpose(StrEnum):
     FRESHNESS = "freshness"
     RECIPE = "recipe"
     POINTER = "pointer"
+    TRUST = "trust"
 
 
 @dataclass(frozen=True)

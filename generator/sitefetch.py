@@ -40,6 +40,7 @@ from generator.bundle.transport import (
     transfer_scope,
 )
 from generator.errors import EvidenceDashError, Location, UsageError
+from generator.siteurl import is_site_url
 
 __all__ = [
     "FetchLimits",
@@ -53,11 +54,6 @@ MiB = 1024 * 1024
 CHUNK = 64 * 1024
 MAX_REDIRECTS = 5
 _REDIRECTS = (301, 302, 303, 307, 308)
-
-
-def is_site_url(value: object) -> bool:
-    """Whether a SITE argument names a web address rather than a folder."""
-    return str(value).startswith(("https://", "http://"))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from generator.changes.atom import FeedEntry, FeedLimits, parse_feed
 from generator.changes.model import Snapshot, snapshot_from_doc, snapshot_of
 from generator.errors import EvidenceDashError
 from generator.limits import LISTING_LIMITS
+from generator.siteurl import is_site_url
 
 __all__ = ["PreviousSite", "load_previous", "replay_previous"]
 
@@ -127,8 +128,6 @@ def load_previous(
     feed_limits: FeedLimits | None = None,
 ) -> PreviousSite:
     """Read the previous site `site` (folder or URL); None: there is none (no warning)."""
-    from generator.sitefetch import SiteFetcher, is_site_url
-
     limits = feed_limits or FeedLimits()
     if site is None:
         return PreviousSite(None)
@@ -145,6 +144,8 @@ def load_previous(
             )
         found = _read_site(_folder_reader(root), label, limits)
     else:
+        from generator.sitefetch import SiteFetcher  # the HTTP libraries: only for a URL
+
         try:
             with SiteFetcher(site, ca_bundle=ca_bundle, allow_private=allow_private) as fetcher:
 

@@ -80,7 +80,7 @@ def verify_site_cmd(
     """Check a built site against its signed manifest (exit 0 verified, 1 mismatch, 2 usage,
     3 no verdict). SITE is a folder or the https:// address the site is served at."""
     # imported when the command runs: --help and completion stay fast
-    from generator.sitefetch import is_site_url
+    from generator.siteurl import is_site_url
     from generator.verifysite import run_verify_site
 
     try:

@@ -21,6 +21,7 @@ from generator.cacheauth import CacheAuth
 from generator.options import EngineOptions
 from generator.verify.cache import VerdictCache
 from generator.verify.trust import Trust, load_trust
+from generator.verify.trustmemo import TrustRecords
 
 if TYPE_CHECKING:
     from generator.bundle.registry import RegistryClient
@@ -56,15 +57,25 @@ def cache_root(options: EngineOptions) -> Path:
 
 def build_engine(options: EngineOptions, indexes: IndexPrefetch | None = None) -> Engine:
     """Trust, bundle source and verdict cache for these options (`indexes`: an
-    `IndexPrefetch` of the layouts, when one was started)."""
-    return _with_source(options, _lookup(options), indexes)
+    `IndexPrefetch` of the layouts, when one was started), the root parsed: this engine
+    verifies."""
+    engine = _with_source(options, _lookup(options), indexes)
+    engine.trust.parse_now()
+    return engine
 
 
 def _lookup(options: EngineOptions) -> CacheLookup:
-    trust = load_trust(
-        mode=options.trust_mode, root_file=options.trust_root, offline=options.offline
-    )
+    """The trust root (parsed now unless this cache has seen these bytes parse, see
+    `generator.verify.trustmemo`) and the verdict cache."""
     auth = CacheAuth.from_environment()
+    records = TrustRecords(cache_root(options) / "trust", auth)
+    trust = load_trust(
+        mode=options.trust_mode,
+        root_file=options.trust_root,
+        offline=options.offline,
+        vouched=records.vouches,
+    )
+    records.remember(trust.digest)  # parsed by now, or vouched for already
     return CacheLookup(trust, VerdictCache(cache_root(options) / "verify", auth))
 
 

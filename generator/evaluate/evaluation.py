@@ -195,11 +195,13 @@ def _verify_refs(
     """`--bundle-refs`: each entry's bundle verified against the pointers it names (into
     `done`; a ref repeating a bundle is noted in `duplicate_of`)."""
     todo = [f for f in scan.files if isinstance(f, ParsedPointer)]
+    engine = engines.engine()
+    engine.trust.parse_now()  # before anything is verified: a bad root is exit 2
     done.verdicts.update(
         verify_refs(
             refs,
             todo,
-            engines.engine(),
+            engine,
             done.ref_files,
             duplicate_of,
             options.clock.source_date_epoch,

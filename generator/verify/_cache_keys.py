@@ -15,6 +15,7 @@ import sigstore
 
 import generator
 from generator.model import Pointer, PointerLocation
+from generator.verify._rules import RULES_VERSION
 
 
 def _claims(pointer: Pointer, location: PointerLocation) -> dict[str, Any]:
@@ -48,8 +49,6 @@ def _hash(doc: dict[str, Any]) -> str:
 def verifier_version() -> str:
     """The versions, the signature rules and the verifier code whose change invalidates every
     cached verdict."""
-    from generator.verify.signature import RULES_VERSION
-
     return (
         f"evidence-dashboard {generator.__version__}; sigstore {sigstore.__version__}; "
         f"{RULES_VERSION}; code {verifier_code_digest()}"

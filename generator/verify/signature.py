@@ -34,11 +34,6 @@ from generator.verify.policy import ExactIdentity, certificate_identity
 from generator.verify.trust import Trust
 from generator.verify.windows import window_problem, windows_for
 
-RULES_VERSION = "signature-rules/2"
-"""What a signature must satisfy here, beyond sigstore (2: one signer per certificate, trust-root
-windows at signing time). Part of the verdict-cache key, so a verdict made under older rules is
-verified again instead of being reused."""
-
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 MAX_SIGSTORE_BUNDLE_BYTES = 10 * 1024 * 1024
 

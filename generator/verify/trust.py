@@ -9,6 +9,11 @@ Three sources (sigstore-offline.md 3):
 
 `Trust.digest` (sha256 of the root JSON bytes) feeds the verdict cache key, so a new root never
 reuses verdicts made under an old one.
+
+A root is parsed when it is loaded, so one that cannot be used is refused before anything is
+verified, unless the caller vouches for its exact bytes (`vouched`: the build's cache records
+the roots it has seen parse, `generator.verify.trustmemo`); such a root is parsed on first use
+of `Trust.trusted_root`, which a build that verifies does before its first verification.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,13 +56,26 @@ class Trust:
     """One trust root and where it came from."""
 
     name: str
-    trusted_root: TrustedRoot
     production: bool
     refreshed: bool
     digest: str
     public_log_base: str | None
     fallback: str | None = None
     """Why a refresh fell back to the wheel's root (a network fault), for the site's banner."""
+    parsed: Callable[[], TrustedRoot] = field(
+        default=lambda: _unparsed(), repr=False, compare=False
+    )
+    """The parsed root (parsed already, or on the first call)."""
+
+    @cached_property
+    def trusted_root(self) -> TrustedRoot:
+        """The parsed root; `InputError` (exit 2) when it cannot be used."""
+        return self.parsed()
+
+    def parse_now(self) -> None:
+        """Parse the root if it was not (`InputError`, exit 2, when it cannot be used): called
+        before anything is verified, so a bad root stops a build and never becomes a verdict."""
+        _ = self.trusted_root
 
     def log_url(self, log_index: int | None, *, rekor_v2: bool = False) -> str | None:
         """A public transparency-log link for a v1 entry of the public-good log, else None."""
@@ -85,8 +104,10 @@ def load_trust(
     root_file: Path | None = None,
     offline: bool = False,
     refresh: Refresher | None = None,
+    vouched: Callable[[str], bool] | None = None,
 ) -> Trust:
-    """Load the trust root to verify with.
+    """Load the trust root to verify with (parsed now, unless `vouched` says these bytes,
+    named by their sha256, have parsed before: see the module).
 
     `root_file` wins over `mode`. Otherwise the public-good root of `mode` is refreshed through
     TUF (`refresh`, default `tuf_refresh`) unless `offline`. When offline, or when the refresh
@@ -96,7 +117,7 @@ def load_trust(
     `InputError` (exit 2): falling back then would defeat TUF's rollback and freeze protection.
     """
     if root_file is not None:
-        return _from_file(root_file)
+        return _from_file(root_file, vouched)
     url, production = _mode(mode)
     data: bytes | None = None
     fallback: str | None = None
@@ -109,18 +130,35 @@ def load_trust(
     refreshed = data is not None
     if data is None:
         data = embedded_root_bytes(mode)
-    root = _parse_root(data, file=f"{mode} trusted root")
+    root_bytes = data
+    digest = hashlib.sha256(data).hexdigest()
     return Trust(
         name=mode,
-        trusted_root=root,
         production=production,
         refreshed=refreshed,
-        digest=hashlib.sha256(data).hexdigest(),
+        digest=digest,
         public_log_base=PUBLIC_LOG_SEARCH if production else None,
         fallback=f"{fallback}; verified with the root bundled in sigstore instead"
         if fallback
         else None,
+        parsed=_parser(
+            lambda: _parse_root(root_bytes, file=f"{mode} trusted root"), digest, vouched
+        ),
     )
+
+
+def _parser(
+    parse: Callable[[], TrustedRoot], digest: str, vouched: Callable[[str], bool] | None
+) -> Callable[[], TrustedRoot]:
+    """`parse`, run now (its error raised now) unless `vouched` vouches for `digest`."""
+    if vouched is not None and vouched(digest):
+        return parse
+    root = parse()
+    return lambda: root
+
+
+def _unparsed() -> TrustedRoot:
+    raise ValueError("a Trust made without a root")
 
 
 def _mode(mode: str) -> tuple[str, bool]:
@@ -135,7 +173,7 @@ def _mode(mode: str) -> tuple[str, bool]:
         ) from None
 
 
-def _from_file(path: Path) -> Trust:
+def _from_file(path: Path, vouched: Callable[[str], bool] | None = None) -> Trust:
     """A bare trusted root or a ClientTrustConfig, told apart by `mediaType`."""
     file = path.name
     try:
@@ -159,23 +197,30 @@ def _from_file(path: Path) -> Trust:
             hint="pass the trusted_root.json of your Sigstore instance",
         ) from exc
     media = doc.get("mediaType") if isinstance(doc, dict) else None
-    if isinstance(media, str) and media.startswith(CLIENT_TRUST_CONFIG_PREFIX):
-        from sigstore.models import ClientTrustConfig
+    digest = hashlib.sha256(data).hexdigest()
 
-        try:
-            root = ClientTrustConfig.from_json(data.decode("utf-8")).trusted_root
-        except Exception as exc:  # noqa: BLE001 - sigstore raises pydantic and own errors
-            raise _bad_root(file, media, exc) from exc
-    else:
-        root = _parse_root(data, file=file)
+    def parse() -> TrustedRoot:
+        if isinstance(media, str) and media.startswith(CLIENT_TRUST_CONFIG_PREFIX):
+            return _parse_config(data, file, media)
+        return _parse_root(data, file=file)
+
     return Trust(
         name=file,
-        trusted_root=root,
         production=False,
         refreshed=False,
-        digest=hashlib.sha256(data).hexdigest(),
+        digest=digest,
         public_log_base=None,
+        parsed=_parser(parse, digest, vouched),
     )
+
+
+def _parse_config(data: bytes, file: str, media: str) -> TrustedRoot:
+    from sigstore.models import ClientTrustConfig
+
+    try:
+        return ClientTrustConfig.from_json(data.decode("utf-8")).trusted_root
+    except Exception as exc:  # noqa: BLE001 - sigstore raises pydantic and own errors
+        raise _bad_root(file, media, exc) from exc
 
 
 def _parse_root(data: bytes, *, file: str) -> TrustedRoot:

@@ -481,7 +481,8 @@ def test_a_build_the_memo_answers_never_loads_sigstore(tree: Path, tmp_path: Pat
     """sigstore is a third of a second of imports: a build whose output is already published
     neither verifies nor parses a trust root, so it must not load it; one that verifies does.
     Nor does an offline build that asks no registry load the HTTP libraries (a tenth of a
-    second)."""
+    second), and a build that verifies nothing parses no trust root its cache has seen parse
+    (`generator.verify.trustmemo`)."""
     import subprocess
     import sys
 
@@ -499,3 +500,6 @@ def test_a_build_the_memo_answers_never_loads_sigstore(tree: Path, tmp_path: Pat
 
     assert probe()[:3] == ["True", "False", "True"]  # evaluated and verified: sigstore loaded
     assert probe() == ["False", "True", "False", "False"]  # answered by the memo: neither
+    sorted((tree / "evidence").glob("*/*/sha256-*.yaml"))[0].unlink()
+    # evaluated again, every verdict from the cache, the trust root known to parse: neither
+    assert probe() == ["True", "False", "False", "False"]

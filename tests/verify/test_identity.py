@@ -206,8 +206,8 @@ def test_the_default_signer_is_unchanged(authority_trust: Any, case: EvidenceCas
 
 def test_cached_verdicts_of_older_rules_are_not_reused() -> None:
     """A verdict cached before these rules (say, a multi-SAN bundle Verified) is keyed apart."""
+    from generator.verify._rules import RULES_VERSION
     from generator.verify.cache import verifier_version
-    from generator.verify.signature import RULES_VERSION
 
     assert RULES_VERSION == "signature-rules/2"
     assert f"; {RULES_VERSION}; " in verifier_version()
