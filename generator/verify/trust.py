@@ -130,7 +130,6 @@ def load_trust(
     refreshed = data is not None
     if data is None:
         data = embedded_root_bytes(mode)
-    root_bytes = data
     digest = hashlib.sha256(data).hexdigest()
     return Trust(
         name=mode,
@@ -141,9 +140,7 @@ def load_trust(
         fallback=f"{fallback}; verified with the root bundled in sigstore instead"
         if fallback
         else None,
-        parsed=_parser(
-            lambda: _parse_root(root_bytes, file=f"{mode} trusted root"), digest, vouched
-        ),
+        parsed=_parser(lambda: _parse_root(data, file=f"{mode} trusted root"), digest, vouched),
     )
 
 
