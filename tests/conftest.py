@@ -9,9 +9,12 @@
   failure carrying the skip reason, so a missing install can never pass as a skip. (A test also
   marked `online` is exempt: CI has no network.) Likewise a module that skips itself while it is
   imported fails collection when its source asks for one of those markers or fixtures.
-- Cache key isolation: every test runs with `EVIDENCE_DASHBOARD_CACHE_KEY` set to a test key
-  and `XDG_CONFIG_HOME` pointing at a folder of its own, so no test reads or writes the real
-  cache key file in the user's config folder (tests of the key file unset the variable).
+- Cache key isolation: every test runs with `EVIDENCE_DASHBOARD_CACHE_KEY` set to a test key,
+  `XDG_CONFIG_HOME` pointing at a folder of its own, so no test reads or writes the real
+  cache key file in the user's config folder (tests of the key file unset the variable), and
+  `XDG_CACHE_HOME` at another, so a build a test runs without `--cache` never leaves entries
+  sealed with the test key in the user's cache (where the user's next build would count each
+  one it reads as an authentication failure).
 - `shared_fixtures`: the repo root's sibling `shared/fixtures` folder, or a skip. Test modules
   that want the path without the fixture call `tests._support.fixtures_dir()`.
 
@@ -183,9 +186,11 @@ TEST_CACHE_KEY = "test-suite-cache-key-" + "0" * 43
 def cache_key_isolation(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A test key in the environment and a private config folder: never the user's key file."""
+    """A test key in the environment and private config and cache folders: never the user's
+    key file, never the user's cache."""
     monkeypatch.setenv("EVIDENCE_DASHBOARD_CACHE_KEY", TEST_CACHE_KEY)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache-home")))
 
 
 @pytest.fixture(autouse=True)

@@ -107,3 +107,14 @@ def test_builds_creating_the_key_at_once_agree_on_it(config: Path) -> None:
         keys = set(pool.map(lambda _: load_key(), range(16)))
     assert len(keys) == 1
     assert [p.name for p in (config / "evidence-dashboard").iterdir()] == ["cache.key"]
+
+
+def test_no_test_uses_the_users_cache() -> None:
+    """A build a test runs without `--cache` writes under a folder of that test's, never in the
+    user's cache, where entries sealed with the test key would each be an authentication
+    failure for the user's next build."""
+    from generator.bundle.cache import default_cache_dir
+
+    user_cache = Path.home() / ".cache" / "evidence-dashboard"
+    assert default_cache_dir() != user_cache
+    assert "cache-home" in default_cache_dir().parent.name
