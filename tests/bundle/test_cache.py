@@ -138,5 +138,10 @@ def test_processes_sharing_a_cache_lose_nothing(tmp_path: Path) -> None:
     ],
     ids=["xdg", "relative-xdg-ignored", "home"],
 )
-def test_default_cache_dir(environ: dict[str, str], expected: Path) -> None:
+def test_default_cache_dir(
+    environ: dict[str, str], expected: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(
+        "XDG_CACHE_HOME"
+    )  # the suite's own (tests/conftest.py): platformdirs reads it
     assert default_cache_dir(environ) == expected
