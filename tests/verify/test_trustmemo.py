@@ -143,3 +143,32 @@ def test_a_build_parses_a_vouched_root_before_it_verifies_and_a_bad_one_stops_it
         run_build(options(recipes, out, cache))
     assert caught.value.message == "trust root cannot be used"
     assert (out / "data" / "index.json").read_bytes() == published
+
+
+def test_bundle_refs_are_verified_only_after_a_vouched_root_parsed(tmp_path: Path) -> None:
+    """A tree without pointers verifies nothing but its `--bundle-refs`: a vouched root that
+    does not parse must stop that build too. (The ref's bundle is not in any layout, so without
+    the parse before it the ref would quietly get a no-verdict record and the build pass.)"""
+    recipes = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes", recipes)
+    for entry in (recipes / "evidence").iterdir():  # every pointer goes, the allowlist stays
+        if entry.is_dir():
+            shutil.rmtree(entry)
+        elif entry.name != "allowlist.yaml":
+            entry.unlink()
+    root = recipes / "trust" / "trusted_root.json"
+    root.write_bytes(b'{"mediaType": "application/vnd.dev.sigstore.trustedroot.v0.2+json"}')
+    cache = tmp_path / "cache"
+    TrustRecords(cache / "trust", CacheAuth.from_environment()).remember(
+        hashlib.sha256(root.read_bytes()).hexdigest()
+    )
+    refs = tmp_path / "refs.json"
+    refs.write_text(
+        '[{"ref": "ghcr.io/example/evidence@sha256:' + "ab" * 32 + '", '
+        '"issuer": "https://token.actions.githubusercontent.com", '
+        '"identityPattern": "^https://github.com/example/.*$"}]',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as caught:
+        run_build(options(recipes, tmp_path / "site", cache, bundle_refs=refs, data_only=True))
+    assert caught.value.message == "trust root cannot be used"
