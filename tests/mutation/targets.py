@@ -80,6 +80,10 @@ TARGETS: tuple[Target, ...] = (
         ),
     ),
     Target(
+        "generator/verify/trustmemo.py",
+        ("tests/verify/test_trustmemo.py",),
+    ),
+    Target(
         "generator/verify/signature.py",
         (
             "tests/verify/test_signature_boundaries.py",

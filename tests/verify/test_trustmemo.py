@@ -172,3 +172,24 @@ def test_bundle_refs_are_verified_only_after_a_vouched_root_parsed(tmp_path: Pat
     with pytest.raises(InputError) as caught:
         run_build(options(recipes, tmp_path / "site", cache, bundle_refs=refs, data_only=True))
     assert caught.value.message == "trust root cannot be used"
+
+
+def test_a_record_larger_than_the_bound_is_never_read(tmp_path: Path) -> None:
+    """A record of 4 KiB (`MAX_RECORD_BYTES`) is read (and, padded, fails its tag: counted);
+    one byte more is not read at all (not counted): the bound is on what is read, at the byte."""
+    records = _records(tmp_path)
+    records.remember(DIGEST)
+    path = records.root / f"{DIGEST}.parsed"
+    honest = path.read_bytes()
+    for size, read in ((4096, True), (4097, False)):
+        path.write_bytes(honest + b" " * (size - len(honest)))
+        reset_failures()
+        assert not _records(tmp_path).vouches(DIGEST)
+        assert bool(failures()) is read, size
+
+
+def test_remember_writes_nothing_for_a_digest_that_is_not_one(tmp_path: Path) -> None:
+    records = _records(tmp_path)
+    records.remember("../" + DIGEST[3:])
+    records.remember(DIGEST.upper())
+    assert not records.root.exists()
