@@ -67,8 +67,8 @@ def build_engine(options: EngineOptions, indexes: IndexPrefetch | None = None) -
 def _lookup(options: EngineOptions) -> CacheLookup:
     """The trust root (parsed now unless this cache has seen these bytes parse, see
     `generator.verify.trustmemo`) and the verdict cache."""
-    auth = CacheAuth.from_environment()
-    records = TrustRecords(cache_root(options) / "trust", auth)
+    auth, cache = CacheAuth.from_environment(), cache_root(options)
+    records = TrustRecords(cache / "trust", auth)
     trust = load_trust(
         mode=options.trust_mode,
         root_file=options.trust_root,
@@ -76,7 +76,7 @@ def _lookup(options: EngineOptions) -> CacheLookup:
         vouched=records.vouches,
     )
     records.remember(trust.digest)  # parsed by now, or vouched for already
-    return CacheLookup(trust, VerdictCache(cache_root(options) / "verify", auth))
+    return CacheLookup(trust, VerdictCache(cache / "verify", auth))
 
 
 def _with_source(

@@ -50,6 +50,8 @@ class TrustRecords:
         self.root = root
         self.auth = auth
         self._expected: bytes | None = None
+        self._answers: dict[str, bool] = {}
+        """What `vouches` found, by digest: `remember` after `load_trust` reads no record twice."""
 
     def _file(self, digest: str) -> Path | None:
         return self.root / f"{digest}.parsed" if _DIGEST.fullmatch(digest) else None
@@ -60,7 +62,14 @@ class TrustRecords:
         return self._expected
 
     def vouches(self, digest: str) -> bool:
-        """Whether an authentic record says the root of `digest` parsed under these libraries."""
+        """Whether an authentic record says the root of `digest` parsed under these libraries
+        (read once per digest by this instance)."""
+        answer = self._answers.get(digest)
+        if answer is None:
+            answer = self._answers[digest] = self._read(digest)
+        return answer
+
+    def _read(self, digest: str) -> bool:
         path = self._file(digest)
         stored = None if path is None else read_cache_file(path, MAX_RECORD_BYTES)
         if stored is None:
@@ -77,4 +86,5 @@ class TrustRecords:
         try:
             self.auth.write_sealed(path, Purpose.TRUST, self._wanted(), digest.encode())
         except OSError:
-            pass
+            return
+        self._answers[digest] = True

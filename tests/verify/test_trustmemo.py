@@ -188,6 +188,21 @@ def test_a_record_larger_than_the_bound_is_never_read(tmp_path: Path) -> None:
         assert bool(failures()) is read, size
 
 
+def test_a_record_is_read_once_and_its_writer_vouches_for_it(tmp_path: Path) -> None:
+    """`load_trust` asks, then the build remembers: the record is not read a second time, and
+    the instance that wrote one vouches for it at once."""
+    records = _records(tmp_path)
+    assert not records.vouches(DIGEST)
+    records.remember(DIGEST)
+    assert records.vouches(DIGEST)
+    path = records.root / f"{DIGEST}.parsed"
+    path.write_bytes(b"not read again")
+    assert records.vouches(DIGEST)  # answered from what this instance found
+    records.remember(DIGEST)
+    assert path.read_bytes() == b"not read again"  # nothing rewritten either
+    assert not _records(tmp_path).vouches(DIGEST)  # a new build reads it, and refuses it
+
+
 def test_remember_writes_nothing_for_a_digest_that_is_not_one(tmp_path: Path) -> None:
     records = _records(tmp_path)
     records.remember("../" + DIGEST[3:])
