@@ -60,12 +60,10 @@ class Trust:
     refreshed: bool
     digest: str
     public_log_base: str | None
+    parsed: Callable[[], TrustedRoot] = field(repr=False, compare=False)
+    """The parsed root (parsed already, or on the first call)."""
     fallback: str | None = None
     """Why a refresh fell back to the wheel's root (a network fault), for the site's banner."""
-    parsed: Callable[[], TrustedRoot] = field(
-        default=lambda: _unparsed(), repr=False, compare=False
-    )
-    """The parsed root (parsed already, or on the first call)."""
 
     @cached_property
     def trusted_root(self) -> TrustedRoot:
@@ -152,10 +150,6 @@ def _parser(
         return parse
     root = parse()
     return lambda: root
-
-
-def _unparsed() -> TrustedRoot:
-    raise ValueError("a Trust made without a root")
 
 
 def _mode(mode: str) -> tuple[str, bool]:

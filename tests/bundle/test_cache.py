@@ -141,7 +141,6 @@ def test_processes_sharing_a_cache_lose_nothing(tmp_path: Path) -> None:
 def test_default_cache_dir(
     environ: dict[str, str], expected: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(
-        "XDG_CACHE_HOME"
-    )  # the suite's own (tests/conftest.py): platformdirs reads it
+    # the suite sets its own (tests/conftest.py), which platformdirs would read
+    monkeypatch.delenv("XDG_CACHE_HOME")
     assert default_cache_dir(environ) == expected
