@@ -49,12 +49,16 @@ def read_capped(path: Path, cap: int, cap_name: str, what: str) -> bytes | None:
             raise cap_error(what, cap_name, cap, where=str(path), found=f"{info.st_size} bytes")
         chunks: list[bytes] = []
         remaining = cap + 1
+        # The whole file in one read of its size (a 1 MiB read buffer costs more than small
+        # blobs do), its end in a small one; a file that grew meanwhile in 1 MiB reads.
+        size = info.st_size + 1
         while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1024 * 1024))
+            chunk = os.read(fd, min(remaining, size))
             if not chunk:
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
+            size = 4096 if len(chunks) == 1 else 1024 * 1024
         data = b"".join(chunks)
     except OSError as exc:
         raise transient_error(f"cannot read {what}", url=str(path), found=str(exc)) from exc

@@ -99,6 +99,7 @@ def environment(templates: Path) -> jinja2.Environment:
         counts_text=counts_text,
     )
     env.globals["state_of"] = lambda m, name, suffix="": badges_for(env, m).state(name, suffix)
+    env.globals["headline_of"] = lambda m, recipe: badges_for(env, m).headline(m, recipe)
     env.globals["result_badge"] = badges_for(env, None).result
     env.globals["row_cells"] = badges_for(env, None).cells
     env.globals["history_cells"] = badges_for(env, None).history_cells
@@ -131,6 +132,8 @@ class Badges:
         self._result: dict[tuple[str, str | None], Markup] = {}
         self._cells: dict[tuple[tuple[Cell, ...], tuple[bool, ...]], Markup] = {}
         self._history: dict[tuple[Any, ...], Markup] = {}
+        self._headline: dict[str, Markup] = {}
+        self._ui: Any = None
 
     def _macros(self) -> Any:
         """The macros of `_badges.j2`, made on first use (after every global is set: a
@@ -149,6 +152,17 @@ class Badges:
                 self._macros().state(name, cls, self._states.get(name, {}), suffix)
             )
         return badge
+
+    def headline(self, model: SiteModel, recipe: str) -> Markup:
+        """A recipe's headline state with its short caveats (`_macros.j2` `headline`): the
+        overview and every source page covering the recipe show the same one (at 10,000
+        attestations, 16 times a recipe), rendered once per model (badges of a model only)."""
+        found = self._headline.get(recipe)
+        if found is None:
+            if self._ui is None:
+                self._ui = self._env.get_template("_macros.j2").module
+            found = self._headline[recipe] = Markup(self._ui.headline(model, recipe))
+        return found
 
     def result(self, result: str, reason: str | None = None) -> Markup:
         """A test result as an icon and a word, with the skip reason if any."""

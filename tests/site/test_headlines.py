@@ -157,3 +157,21 @@ def test_about_page_shows_the_time_placeholder_as_text(documents: dict[str, Any]
     about = rendered(documents)["about.md"]
     assert 'say "verified at &lt;time&gt;"' in about
     assert "<time>" not in about
+
+
+def test_a_headline_is_rendered_once_per_model_and_never_shown_for_another(
+    documents: dict[str, Any],
+) -> None:
+    """The overview and every source page show a recipe's headline, rendered once per model
+    (`Badges.headline`): a second model of other documents, in the same process and page
+    environment, shows its own, and every page of one model shows the same one."""
+    caveated = rendered(_caveated(documents))
+    clean = rendered(documents)
+    assert "with caveats" in _row(caveated["index.md"], KUBE)
+    assert "with caveats" not in _row(clean["index.md"], KUBE)
+    assert rendered(_caveated(documents)) == caveated
+    for pages in (caveated, clean):
+        shown = _row(pages["index.md"], KUBE).split('<td class="overall">', 1)[1]
+        shown = shown.split("</td>", 1)[0]
+        sources = [p for name, p in pages.items() if name.startswith("sources/") and KUBE in p]
+        assert sources and all(f">{KUBE}</a>: {shown}</li>" in page for page in sources)
