@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from generator.bundle import _files
 from generator.bundle._files import read_capped
 from generator.bundle.types import BundleFetchError
+from tests._support import GrowingFile
 
 
 def _read(path: Path, cap: int) -> bytes | None:
@@ -39,60 +39,29 @@ def test_an_absent_blob_is_none(tmp_path: Path) -> None:
     assert _read(tmp_path / "missing", 10) is None
 
 
-class _Growing:
-    """The real `os`, except that the file grows by `extra` bytes right after it is stat'ed
-    and every read returns at most `piece` bytes (short reads are legal for any file)."""
-
-    def __init__(self, path: Path, extra: int, piece: int) -> None:
-        self._path, self._extra, self._piece = path, extra, piece
-        self.reads: list[tuple[int, int]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
-
-    def fstat(self, fd: int) -> os.stat_result:
-        info = os.fstat(fd)
-        with self._path.open("ab") as out:
-            out.write(b"g" * self._extra)
-        return info
-
-    def read(self, fd: int, n: int) -> bytes:
-        data = os.read(fd, min(n, self._piece))
-        self.reads.append((n, len(data)))  # asked for, given
-        return data
-
-
 @pytest.mark.parametrize("piece", [1, 7, 1 << 20])
-@pytest.mark.parametrize("extra", [1, 5000, (1 << 20) + 3])
-def test_a_blob_that_grows_past_the_cap_while_read_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int, extra: int
+@pytest.mark.parametrize("extra", [1, 4097, (1 << 20) + 3])
+@pytest.mark.parametrize("over", [True, False])
+def test_a_blob_that_grows_while_read_is_refused_past_the_cap_and_read_whole_up_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int, extra: int, over: bool
 ) -> None:
     path = tmp_path / "blob"
     path.write_bytes(b"x" * 10)
-    fake = _Growing(path, extra=extra, piece=piece)
+    fake = GrowingFile(path, extra=extra, piece=piece)
     monkeypatch.setattr(_files, "os", fake)
-    with pytest.raises(BundleFetchError) as info:
-        _read(path, 10 + extra - 1)
-    assert "grew while read" in (info.value.found or "")
-    assert all(n <= 10 + extra for n, _ in fake.reads)  # never more than cap + 1 asked for
-
-
-@pytest.mark.parametrize("piece", [1, 3, 1 << 20])
-@pytest.mark.parametrize("extra", [2, 4097, (1 << 20) + 3])
-def test_a_blob_that_grows_up_to_the_cap_while_read_is_read_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int, extra: int
-) -> None:
-    path = tmp_path / "blob"
-    path.write_bytes(b"x" * 8)
-    fake = _Growing(path, extra=extra, piece=piece)
-    monkeypatch.setattr(_files, "os", fake)
-    assert _read(path, 8 + extra) == b"x" * 8 + b"g" * extra
+    cap = 10 + extra - over
+    if over:
+        with pytest.raises(BundleFetchError) as info:
+            _read(path, cap)
+        assert "grew while read" in (info.value.found or "")
+    else:
+        assert _read(path, cap) == b"x" * 10 + b"g" * extra
     given = 0
     for n, got in fake.reads:
-        assert n <= 8 + extra + 1 - given  # what is left of cap + 1, never more
+        assert n <= cap + 1 - given  # what is left of cap + 1, never more
         given += got
-    if piece >= 9:
-        assert fake.reads[0][0] == 9  # the size it was stat'ed at, and one byte for the end
+    if piece > 10:
+        assert fake.reads[0][0] == 11  # the size it was stat'ed at, and one byte for the end
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux /proc")

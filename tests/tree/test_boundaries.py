@@ -7,12 +7,12 @@ import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
 from generator.tree import safeio
 from generator.tree.safeio import FileRefusedError, read_bounded
+from tests._support import GrowingFile
 
 
 @pytest.mark.parametrize("size", [0, 1, 4096, 65536])
@@ -34,36 +34,13 @@ def test_one_byte_over_the_limit_is_refused(tmp_path: Path, size: int) -> None:
     assert info.value.found == f"{size + 1} bytes"
 
 
-class _Growing:
-    """The real `os`, except that the file grows by `extra` bytes right after it is stat'ed
-    (a writer appending between the size check and the read), and every read returns at most
-    `piece` bytes (short reads are legal for any file)."""
-
-    def __init__(self, path: Path, extra: int, piece: int) -> None:
-        self._path, self._extra, self._piece = path, extra, piece
-        self.reads: list[int] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
-
-    def fstat(self, fd: int) -> os.stat_result:
-        info = os.fstat(fd)
-        with self._path.open("ab") as out:
-            out.write(b"g" * self._extra)
-        return info
-
-    def read(self, fd: int, n: int) -> bytes:
-        self.reads.append(n)
-        return os.read(fd, min(n, self._piece))
-
-
 @pytest.mark.parametrize("piece", [1, 7, 1 << 20])
 def test_a_file_that_grows_past_the_limit_while_read_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int
 ) -> None:
     path = tmp_path / "p.yaml"
     path.write_bytes(b"x" * 10)
-    monkeypatch.setattr(safeio, "os", _Growing(path, extra=1, piece=piece))
+    monkeypatch.setattr(safeio, "os", GrowingFile(path, extra=1, piece=piece))
     with pytest.raises(FileRefusedError) as info:
         read_bounded(path, 10, display="evidence/p.yaml")
     assert info.value.reason == "oversize"
@@ -76,14 +53,14 @@ def test_a_file_that_grows_up_to_the_limit_while_read_is_read_whole(
 ) -> None:
     path = tmp_path / "p.yaml"
     path.write_bytes(b"x" * 8)
-    fake = _Growing(path, extra=2, piece=piece)
+    fake = GrowingFile(path, extra=2, piece=piece)
     monkeypatch.setattr(safeio, "os", fake)
     assert read_bounded(path, 10, display="p.yaml") == b"x" * 8 + b"gg"
     # each read asks for what is left of limit + 1 bytes, never more
     got = 0
-    for n in fake.reads:
+    for n, given in fake.reads:
         assert n == 11 - got
-        got += min(n, piece, 10 - got)
+        got += given
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux /proc")
