@@ -10,6 +10,7 @@ the templates under `site_templates/pages/` decide how they look.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,7 @@ def environment(templates: Path) -> jinja2.Environment:
         counts_text=counts_text,
     )
     env.globals["state_of"] = lambda m, name, suffix="": badges_for(env, m).state(name, suffix)
-    env.globals["headline_of"] = lambda m, recipe: badges_for(env, m).headline(m, recipe)
+    env.globals["headline_of"] = lambda m, recipe: badges_for(env, m).headline(recipe)
     env.globals["result_badge"] = badges_for(env, None).result
     env.globals["row_cells"] = badges_for(env, None).cells
     env.globals["history_cells"] = badges_for(env, None).history_cells
@@ -112,7 +113,7 @@ def badges_for(env: jinja2.Environment, model: SiteModel | None) -> Badges:
     memo: dict[int, Any] = model.memo if model is not None else _SHARED
     badges = memo.get(id(env))
     if badges is None:
-        badges = memo[id(env)] = Badges(env, model.states if model is not None else {})
+        badges = memo[id(env)] = Badges(env, model)
     return badges
 
 
@@ -124,10 +125,12 @@ class Badges:
     """State and result badges (`_badges.j2`), each rendered once per distinct value: a site
     shows the same few hundreds of thousands of times."""
 
-    def __init__(self, env: jinja2.Environment, states: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(self, env: jinja2.Environment, model: SiteModel | None) -> None:
         self._env = env
         self._module: Any = None
-        self._states = states
+        # Held weakly: the model keeps its badges (`model.memo`), which must not keep it.
+        self._model = None if model is None else weakref.ref(model)
+        self._states: Mapping[str, Mapping[str, Any]] = model.states if model is not None else {}
         self._state: dict[tuple[str, str], Markup] = {}
         self._result: dict[tuple[str, str | None], Markup] = {}
         self._cells: dict[tuple[tuple[Cell, ...], tuple[bool, ...]], Markup] = {}
@@ -153,10 +156,14 @@ class Badges:
             )
         return badge
 
-    def headline(self, model: SiteModel, recipe: str) -> Markup:
+    def headline(self, recipe: str) -> Markup:
         """A recipe's headline state with its short caveats (`_macros.j2` `headline`): the
         overview and every source page covering the recipe show the same one (at 10,000
-        attestations, 16 times a recipe), rendered once per model (badges of a model only)."""
+        attestations, 16 times a recipe), rendered once per model. Only the badges of a
+        model have headlines (a shared set would show one model's on another's pages)."""
+        model = None if self._model is None else self._model()
+        if model is None:
+            raise TypeError("headlines are drawn by the badges of a model")
         found = self._headline.get(recipe)
         if found is None:
             if self._ui is None:

@@ -175,3 +175,27 @@ def test_a_headline_is_rendered_once_per_model_and_never_shown_for_another(
         shown = shown.split("</td>", 1)[0]
         sources = [p for name, p in pages.items() if name.startswith("sources/") and KUBE in p]
         assert sources and all(f">{KUBE}</a>: {shown}</li>" in page for page in sources)
+
+
+def test_shared_badges_draw_no_headline_and_a_models_badges_do_not_keep_it(
+    documents: dict[str, Any],
+) -> None:
+    """Headlines come only from a model's own badges; those hold their model weakly, so a
+    model whose pages are rendered is freed as soon as the build lets it go (no cycle)."""
+    import weakref
+
+    import pytest
+
+    from generator.site.environment import badges_for, environment
+    from generator.site.resources import locate
+
+    env = environment(locate().pages)
+    with pytest.raises(TypeError):
+        badges_for(env, None).headline(KUBE)
+    model = SiteModel(
+        documents["index"], documents["series"], documents["pointers"], documents["build_info"]
+    )
+    assert "headline" in badges_for(env, model).headline(KUBE)
+    gone = weakref.ref(model)
+    del model
+    assert gone() is None
