@@ -405,6 +405,12 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
                 + " ".join(f"{_walls(row['loop_walls'].get(n, [])):>17}" for n in names)
                 for row in spread
             )
+        lines.append("  CPU s of those builds, user + system (the disk's share shows in system):")
+        lines.extend(
+            f"  {row['size']:>6} "
+            + " ".join(f"{_cpu_text(row['loop'][n].result):>17}" for n in names if n in row["loop"])
+            for row in loops
+        )
         lines.append("  recipes evaluated / recipe pages rendered by each of those builds:")
         lines.extend(
             f"  {row['size']:>6} "
@@ -464,6 +470,14 @@ def median_build(builds: Sequence[Measured]) -> Measured:
 def _walls(walls: Sequence[float]) -> str:
     """One change's wall times, fastest first: `11.9/12.6/14.4`."""
     return "/".join(f"{w:.1f}" for w in sorted(walls))
+
+
+def _cpu_text(result: dict[str, Any]) -> str:
+    """`<user>+<system>` CPU seconds of one build ("?" where not measured)."""
+    cpu = result.get("cpu")
+    if not isinstance(cpu, dict):
+        return "?"
+    return f"{cpu.get('user', 0.0):.1f}+{cpu.get('sys', 0.0):.1f}"
 
 
 def _redone(result: dict[str, Any]) -> str:

@@ -41,6 +41,9 @@ def test_a_cold_and_a_warm_build_report_every_phase(
         assert result["phases"].get(phase, 0.0) > 0.0, phase
     assert result["misses"] > 0 and result["hits"] == 0
     assert result["phases"]["mkdocs"] < result["phases"]["site"]
+    cpu = result["cpu"]  # the build's own CPU, not the child interpreter's start
+    assert 0.0 < cpu["user"] and 0.0 <= cpu["sys"]
+    assert cpu["user"] < result["total"] * 2 + 1  # at most the build's two processes' worth
     recipes = result["recipes evaluated"]
     assert recipes > 0 and result["pages rendered"] == recipes  # a cold build renders them all
     _run(build_argv(info, out, cache, 1, warm))  # type: ignore[arg-type]

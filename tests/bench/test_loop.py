@@ -55,6 +55,18 @@ def test_the_report_shows_the_loop_per_size() -> None:
     assert "pointer removed" in section and "pointer added" in section
     row_line = next(line for line in section.splitlines() if line.strip().startswith("1000"))
     assert row_line.split()[1:] == ["4.0", "3.2", "3.5"]
+    cpu = section.split("CPU s of those builds", 1)[1].splitlines()[1]
+    assert cpu.split()[1:] == ["?", "?", "?"]  # not measured: said so, never a zero
+
+
+def test_the_loop_shows_each_builds_user_and_system_cpu() -> None:
+    row = _row(1000, 10.0, 2.0, 300)
+    row["loop"] = {
+        "base": Measured(4.0, 100, {"hits": 1, "misses": 0, "cpu": {"user": 3.14, "sys": 0.96}}),
+        "pointer added": Measured(3.5, 100, {"cpu": {"user": 2.0, "sys": 1.25}}),
+    }
+    section = report([row]).split("CPU s of those builds", 1)[1]
+    assert section.splitlines()[1].split()[1:] == ["3.1+1.0", "2.0+1.2"]
 
 
 def test_each_change_counts_by_its_median_round_and_the_report_shows_every_round() -> None:
