@@ -125,6 +125,15 @@ class Engines:
             self._engine = _with_source(self._options, self.lookup(), self._indexes)
         return self._engine
 
+    def verifying(self) -> Engine:
+        """The engine, its trust root parsed: what every path that verifies asks for, so a
+        root that cannot be used stops the build (exit 2) before anything is verified and
+        never becomes a verdict (`engine` alone parses nothing: a build whose verdicts all
+        come from the cache never needs the root parsed)."""
+        engine = self.engine()
+        engine.trust.parse_now()
+        return engine
+
     def close(self) -> None:
         if self._indexes is not None:
             self._indexes.close()

@@ -195,13 +195,11 @@ def _verify_refs(
     """`--bundle-refs`: each entry's bundle verified against the pointers it names (into
     `done`; a ref repeating a bundle is noted in `duplicate_of`)."""
     todo = [f for f in scan.files if isinstance(f, ParsedPointer)]
-    engine = engines.engine()
-    engine.trust.parse_now()  # before anything is verified: a bad root is exit 2
     done.verdicts.update(
         verify_refs(
             refs,
             todo,
-            engine,
+            engines.verifying(),
             done.ref_files,
             duplicate_of,
             options.clock.source_date_epoch,
@@ -283,7 +281,7 @@ def verify_pointers(
     try:
         # the bundle source (it waits for the layouts' index) only when a bundle is needed
         outcomes = (
-            choose_verifier(options, engines.engine(), assessor, len(misses)).verify_all(misses)
+            choose_verifier(options, engines.verifying(), assessor, len(misses)).verify_all(misses)
             if misses
             else iter(())
         )

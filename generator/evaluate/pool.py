@@ -63,10 +63,9 @@ _STATE: list[_Worker] = []
 def choose_verifier(
     options: EvaluationOptions, engine: Engine, assessor: Assessor | None, misses: int
 ) -> Verifier:
-    """`InProcess` for `--jobs 1` or a handful of misses, else a `Pool` of workers. The
-    trust root is parsed here, before anything is verified (exit 2 when it cannot be used)."""
+    """`InProcess` for `--jobs 1` or a handful of misses, else a `Pool` of workers (`engine`
+    with its trust root parsed, `Engines.verifying`: once, before any worker forks)."""
     load_verifier()  # here, before any worker forks: each would import sigstore again
-    engine.trust.parse_now()  # once, before any worker forks
     jobs = max(1, min(options.engine.jobs, misses // _MIN_PER_WORKER))
     if jobs == 1:
         return InProcess(engine, options.clock.source_date_epoch)

@@ -5,7 +5,7 @@ verdicts all come from the verdict cache (the maintainer's loop) would spend on 
 uses. A root that cannot be used must still be refused before anything is verified, so a build
 parses its root unless this cache holds a record that these exact bytes parsed, under the same
 versions of the libraries that parse them; a build that verifies parses the root before its
-first verification anyway (`generator.evaluate.pool.choose_verifier`).
+first verification anyway (`generator.evaluate.engine.Engines.verifying`, `build_engine`).
 
 A record is `<cache>/trust/<sha256 of the root>.parsed`, sealed (`generator.cacheauth`,
 purpose `trust`) and bound to that digest, holding the library versions. Every byte read back
