@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import copy
 import re
+import weakref
 from typing import Any
 
+import pytest
+
 from generator.site.caveats import CaveatKind, CountedSigner, headline
+from generator.site.environment import badges_for, environment
 from generator.site.pages import SiteModel, search_summary
+from generator.site.resources import locate
 from tests.site.test_golden import rendered
 
 KUBE = "h100-eks-ubuntu-training-kubeflow"  # CONFIRMED and clean in the sample data
@@ -182,13 +187,6 @@ def test_shared_badges_draw_no_headline_and_a_models_badges_do_not_keep_it(
 ) -> None:
     """Headlines come only from a model's own badges; those hold their model weakly, so a
     model whose pages are rendered is freed as soon as the build lets it go (no cycle)."""
-    import weakref
-
-    import pytest
-
-    from generator.site.environment import badges_for, environment
-    from generator.site.resources import locate
-
     env = environment(locate().pages)
     with pytest.raises(TypeError):
         badges_for(env, None).headline(KUBE)
