@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from generator.quickwrite import write_file
+from generator.quickwrite import write_or_link
 
 __all__ = [
     "BOARD",
@@ -184,16 +184,29 @@ def endpoint_json(badge: Badge) -> str:
 
 
 def write_badges(
-    site: Path, index: Mapping[str, Any], build_info: Mapping[str, Any], *, preview: bool = False
+    site: Path,
+    index: Mapping[str, Any],
+    build_info: Mapping[str, Any],
+    *,
+    preview: bool = False,
+    previous: Path | None = None,
 ) -> int:
-    """Write `badges/<recipe>.{svg,json}` and `badges/board.{svg,json}`; returns the count."""
+    """Write `badges/<recipe>.{svg,json}` and `badges/board.{svg,json}`; returns the count.
+    `previous`: the output this site replaces, whose unchanged badges are linked
+    (`write_or_link`)."""
     folder = site / "badges"
+    before = None if previous is None else previous / "badges"
     folder.mkdir(parents=True, exist_ok=True)
     badges = [
         *recipe_badges(index, build_info, preview=preview),
         board_badge(index, build_info, preview=preview),
     ]
     for badge in badges:
-        write_file(folder / f"{badge.name}.svg", render_svg(badge).encode("utf-8"))
-        write_file(folder / f"{badge.name}.json", endpoint_json(badge).encode("utf-8"))
+        for name, text in (
+            (f"{badge.name}.svg", render_svg(badge)),
+            (f"{badge.name}.json", endpoint_json(badge)),
+        ):
+            write_or_link(
+                folder / name, text.encode("utf-8"), None if before is None else before / name
+            )
     return len(badges)

@@ -42,6 +42,7 @@ from generator.errors import EvidenceDashError
 from generator.folderdigest import listing, streamed_digest, tree_digest
 from generator.manifest import Written, recorded_sha256
 from generator.options import EvaluationOptions, MemoRole, memo_role
+from generator.quickwrite import write_or_link
 
 MEMO_VERSION = "3"
 MAX_META_BYTES = 256 << 20
@@ -49,6 +50,9 @@ MAX_META_BYTES = 256 << 20
 attestations); no memo file is read through a link or from a FIFO."""
 MAX_DATA_FILE_BYTES = 4 << 30
 """A memo data file larger than this is a miss (pointers.json is 160 MB at 10,000)."""
+_LINKED_BYTES = 1 << 20
+"""Data files up to this size are linked from the memo replaced when unchanged (the series);
+the few larger ones change with almost any change of the tree, and are copied."""
 _LIBRARIES = ("sigstore", "cryptography", "pyyaml", "rfc8785", "google-re2")
 
 
@@ -288,6 +292,14 @@ class EvaluationMemo:
             return None
         return Memo(documents, counts, data, meta.get("pageDigests"))
 
+    def _replaced_data(self) -> Path | None:
+        """The data/ of the memo a new one replaces (its files may be linked), if any."""
+        try:
+            kept = sorted(p for p in self.root.iterdir() if not p.name.startswith("."))
+        except OSError:
+            return None
+        return kept[0] / "data" if kept else None
+
     def add_page_digests(self, key: str, digests: Mapping[str, Any]) -> None:
         """Keep the site's document digests with the memo of `key` (rewritten atomically)."""
         folder = self.root / key
@@ -316,7 +328,10 @@ class EvaluationMemo:
             series = [[recipe, series_file_name(recipe)] for recipe in sorted(documents["series"])]
             self.root.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".memo-", dir=self.root))
-            shutil.copytree(data_dir, staging / "data")
+            replaced = self._replaced_data()
+            shutil.copytree(
+                data_dir, staging / "data", copy_function=_linking_copy(data_dir, replaced)
+            )
             files = {
                 name: _copied_digest(data_dir, staging / "data", name, written or {})
                 for name in listing(staging / "data")
@@ -332,6 +347,20 @@ class EvaluationMemo:
             os.rename(staging, self.root / key)
         except (OSError, EvidenceDashError):
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _linking_copy(source: Path, replaced: Path | None) -> Any:
+    """`copytree`'s copy function: a small file the memo being replaced (`replaced`, its
+    data/) holds byte for byte is linked from it (`write_or_link`), any other copied. Both
+    are the cache's: no file of the cache is ever linked into a site."""
+
+    def copy(src: str, dst: str) -> str:
+        if replaced is None or os.lstat(src).st_size > _LINKED_BYTES:
+            return str(shutil.copy2(src, dst))
+        write_or_link(dst, Path(src).read_bytes(), replaced / Path(src).relative_to(source))
+        return dst
+
+    return copy
 
 
 def _copied_digest(source: Path, copy: Path, name: str, written: Mapping[str, Written]) -> str:

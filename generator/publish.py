@@ -98,12 +98,17 @@ def finish_site(
     from generator.outdir import write_marker
 
     build_info = documents.get("build_info") or {}
+    previous = options.output.out.absolute()  # what this site replaces: its same files linked
     write_marker(staging)
     if not options.output.data_only:  # --data-only writes data/ alone (and the marker)
         write_badges(
-            staging, documents.get("index") or {}, build_info, preview=options.stamp.preview
+            staging,
+            documents.get("index") or {},
+            build_info,
+            preview=options.stamp.preview,
+            previous=previous,
         )
-    write_changes(staging, changes or plan_site_changes(options, documents))
+    write_changes(staging, changes or plan_site_changes(options, documents), previous=previous)
     commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
     write_manifest(
         staging,

@@ -24,7 +24,7 @@ from generator.changes.atom import ID_PREFIX, FeedEntry, render_feed
 from generator.changes.model import Change, ChangeKind, Snapshot, diff, snapshot_of
 from generator.changes.previous import PreviousSite
 from generator.data.gojson import go_json_bytes
-from generator.quickwrite import write_file
+from generator.quickwrite import write_or_link
 
 __all__ = [
     "BOARD_MARKER",
@@ -284,9 +284,11 @@ def plan_changes(
     )
 
 
-def write_changes(staging: Path, plan: ChangeSet) -> list[Change]:
+def write_changes(staging: Path, plan: ChangeSet, *, previous: Path | None = None) -> list[Change]:
     """Write the change feed of `plan` into `staging`; the changes found. The recipe pages'
-    lists are not written here: the pages get them as they are placed (`recipe_lists`)."""
+    lists are not written here: the pages get them as they are placed (`recipe_lists`).
+    `previous`: the output this site replaces, whose unchanged recipe feeds are linked
+    (`write_or_link`)."""
     target = staging / CHANGES_PATH
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(go_json_bytes(plan.document))  # as every data file: Go's bytes
@@ -310,7 +312,7 @@ def write_changes(staging: Path, plan: ChangeSet) -> list[Change]:
         folder = staging / "recipes" / recipe
         folder.mkdir(parents=True, exist_ok=True)
         here = f"{base}recipes/{recipe}/" if base else "./"
-        write_file(
+        write_or_link(
             folder / "feed.xml",
             render_feed(
                 by_recipe.get(recipe, []),
@@ -322,5 +324,6 @@ def write_changes(staging: Path, plan: ChangeSet) -> list[Change]:
                 site_url=site_url,
                 recipe_feed=True,
             ),
+            None if previous is None else previous / "recipes" / recipe / "feed.xml",
         )
     return plan.changes

@@ -23,10 +23,11 @@ from generator.data._board_docs import (
     series_documents,
 )
 from generator.data._pointer_docs import evidence_document, pointer_document, pointers_document
-from generator.data.gojson import go_json_parts, write_go_json
+from generator.data.gojson import go_json_bytes, go_json_parts, write_go_json
 from generator.data.records import PointerRecord
 from generator.data.schemaid import SCHEMA_FILES, schema_text, with_schema_id
 from generator.errors import BuildError, Location
+from generator.quickwrite import write_or_link
 
 __all__ = [
     "LINKS",
@@ -152,6 +153,7 @@ def write_documents(
     documents: Mapping[str, Any],
     site_url: str | None = None,
     hashed: Callable[[Path, str], None] | None = None,
+    previous: Path | None = None,
 ) -> list[Path]:
     """Write `<out_dir>/data/...` from `data_documents` output, plus the schemas (whose `$id`
     names `site_url`, see `generator.data.schemaid`).
@@ -159,29 +161,33 @@ def write_documents(
     Returns the written files in write order. Same documents give byte-identical files.
     `hashed` is told each JSON document's sha256 (hex) once it is written and closed: the
     bytes were at hand, so whoever lists the files (the site manifest) need not read them.
+    `previous` is the output this data replaces: a series file it holds byte for byte is
+    linked (`write_or_link`), not written again.
     """
     data = out_dir / "data"
-    plan: list[tuple[Path, Any]] = [
-        (data / "index.json", documents["index"]),
-        (data / "pointers.json", documents["pointers"]),
-        (data / "build-info.json", documents["build_info"]),
+    plan: list[tuple[Path, Any, bool]] = [  # path, document, one recipe's (small, linkable)
+        (data / "index.json", documents["index"], False),
+        (data / "pointers.json", documents["pointers"], False),
+        (data / "build-info.json", documents["build_info"], False),
     ]
     # File names are checked before anything is written, as when all texts were made first.
     plan.extend(
-        (data / "series" / series_file_name(recipe), doc)
+        (data / "series" / series_file_name(recipe), doc, True)
         for recipe, doc in sorted(documents["series"].items())
     )
     written: list[Path] = []
     folders: set[Path] = set()
-    for path, doc in plan:
+    for path, doc, recipes in plan:
         if path.parent not in folders:
             path.parent.mkdir(parents=True, exist_ok=True)
             folders.add(path.parent)
-        digest = hashlib.sha256()
-        with path.open("wb") as fh:
-            for part in go_json_parts(doc):  # streamed: the big documents are never one string
-                digest.update(part)
-                fh.write(part)
+        if recipes:  # mostly unchanged from the output this replaces
+            text = go_json_bytes(doc)
+            digest = hashlib.sha256(text)
+            before = None if previous is None else previous / path.relative_to(out_dir)
+            write_or_link(path, text, before)
+        else:
+            digest = _streamed(path, doc)
         if hashed is not None:
             hashed(path, digest.hexdigest())
         written.append(path)
@@ -190,6 +196,17 @@ def write_documents(
         _write_text(path, with_schema_id(schema_text(name), name, site_url), folders)
         written.append(path)
     return written
+
+
+def _streamed(path: Path, doc: Any) -> Any:
+    """Write `doc` as Go writes it into `path`, a subtree at a time (the big documents are
+    never one string); the sha256 of what was written."""
+    digest = hashlib.sha256()
+    with path.open("wb") as fh:
+        for part in go_json_parts(doc):
+            digest.update(part)
+            fh.write(part)
+    return digest
 
 
 def _write_text(path: Path, text: str, folders: set[Path]) -> None:

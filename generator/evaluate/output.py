@@ -132,7 +132,9 @@ def write_output(
             def hashed(path: Path, sha256: str) -> None:
                 written["data/" + path.relative_to(data_dir).as_posix()] = Written.of(path, sha256)
 
-            write_documents(work, documents, site_url=options.output.site_url, hashed=hashed)
+            write_documents(
+                work, documents, site_url=options.output.site_url, hashed=hashed, previous=out
+            )
             if keep_data is not None:
                 keeper = Background(lambda: keep_data(data_dir, written))
         if options.output.data_only:

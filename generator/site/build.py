@@ -252,14 +252,23 @@ def _recipe_pages(
     markdown_key: str | None,
     helpers: int,
     lists: Mapping[str, bytes] | None,
+    previous: Path | None = None,
 ) -> None:
     """Every recipe page (with its history list from `lists`), in the shell MkDocs rendered
     into `staging`, entered into its search index, sitemap and tags; the page cache keeps only
-    what this site uses."""
+    what this site uses. `previous`: the output this site replaces (its same pages linked)."""
     shell_file = staging / "recipes" / SHELL_NAME / "index.html"
     shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
     metas = write_recipe_pages(
-        model, templates, shell, staging, keys=keys, cache=cache, helpers=helpers, lists=lists
+        model,
+        templates,
+        shell,
+        staging,
+        keys=keys,
+        cache=cache,
+        helpers=helpers,
+        lists=lists,
+        previous=previous,
     )
     expand(staging, meta_pages(metas), [m.recipe for m in metas])
     if cache is not None:
@@ -311,7 +320,9 @@ def build_site(
     try:
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
         _run_theme(cfg, work_dir, written.fragments, page_cache)
-        _recipe_pages(model, res.pages, staging, keys, cache, markdown_key, helpers, recipe_lists)
+        _recipe_pages(
+            model, res.pages, staging, keys, cache, markdown_key, helpers, recipe_lists, out
+        )
         if data_ready is not None:
             data_ready()
         if data_dir is not None and data_dir.is_dir():

@@ -28,7 +28,7 @@ import orjson
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.changes.output import RECIPE_MARKER, fill_marked
 from generator.limits import LIMITS
-from generator.quickwrite import write_file
+from generator.quickwrite import write_or_link
 from generator.site.mkdocs_adapter import PageShell
 from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
@@ -235,6 +235,8 @@ class _Placer:
     site: Path
     cache: PageCache | None
     lists: Mapping[str, bytes] = field(default_factory=dict, compare=False)
+    previous: Path | None = None
+    """The output this site replaces: a page it holds byte for byte is linked."""
 
     def write(self, recipe: str, data: bytes) -> None:
         """Write a finished page into the site (with its history list, if it has one)."""
@@ -243,7 +245,10 @@ class _Placer:
         listing = self.lists.get(recipe)
         if listing is not None:
             data = fill_marked(data, RECIPE_MARKER, listing)
-        write_file(target / "index.html", data)
+        page = Path("recipes", recipe, "index.html")
+        write_or_link(
+            self.site / page, data, None if self.previous is None else self.previous / page
+        )
 
     def place(self, recipe: str, key: str, data: bytes) -> None:
         """Write a newly rendered page into the site and the page cache."""
@@ -299,8 +304,11 @@ def write_recipe_pages(
     cache: PageCache | None = None,
     helpers: int = 0,
     lists: Mapping[str, bytes] | None = None,
+    previous: Path | None = None,
 ) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
+    `previous`: the output this site replaces, whose pages written again byte for byte are
+    linked (`write_or_link`).
 
     `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached
     pages are copied, the others rendered: here, and with `helpers` > 0 and enough of them, in
@@ -313,7 +321,7 @@ def write_recipe_pages(
     """
     renderer = RecipePages(model, templates)
     full = shell_keys(keys, shell) if cache is not None else [""] * len(model.tabs)
-    job = _Job(renderer, shell, _Placer(site, cache, lists or {}))
+    job = _Job(renderer, shell, _Placer(site, cache, lists or {}, previous))
     key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
     todo = [tab for tab in model.tabs if not _copy_cached(job, tab, key_of[tab.recipe])]
     render_shared(

@@ -1,0 +1,126 @@
+"""A build over its previous output links every file it would write byte for byte the same
+(`generator.quickwrite.write_or_link`), never writes into the output it replaces, and
+publishes exactly what a build writing every file afresh publishes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import generator.evaluate.output as output_module
+from generator.build import BuildOptions, run_build
+from generator.buildmemo import EvaluationMemo
+
+REPO = Path(__file__).resolve().parents[2]
+CHANGED = "gb200-gke-cos-training-slurm-gpustack-bundle-installer"
+UNCHANGED = "h200-k0s-ubuntu-training"
+
+
+def _options(tree: Path, out: Path, cache: Path, **extra: object) -> BuildOptions:
+    return BuildOptions.flat(
+        recipes=tree,
+        out=out,
+        cache=cache,
+        offline=True,
+        quiet=True,
+        oci_layouts=(tree / "bundles",),
+        trust_root=tree / "trust" / "trusted_root.json",
+        **extra,
+    )  # type: ignore[arg-type]
+
+
+def _files(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under `root`: its bytes and its inode."""
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_ino)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def _bytes(files: dict[str, tuple[bytes, int]]) -> dict[str, bytes]:
+    return {name: data for name, (data, _) in files.items()}
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "recipes"
+    shutil.copytree(REPO / "recipes", root)
+    return root
+
+
+def test_a_rebuild_links_what_it_would_write_again_and_leaves_the_old_output_untouched(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    run_build(_options(tree, out, cache))
+    # The same first output, every file of it also named elsewhere: a build over it may link
+    # nothing (a file of two names is never linked), so it writes every file afresh.
+    fresh = tmp_path / "fresh"
+    shutil.copytree(out, fresh, symlinks=True)
+    pins = tmp_path / "pins"
+    for n, path in enumerate(p for p in fresh.rglob("*") if p.is_file() and not p.is_symlink()):
+        pins.mkdir(exist_ok=True)
+        os.link(path, pins / str(n))
+    before = _files(out)
+    pinned = _files(fresh)
+
+    # one change: a pointer of one recipe removed
+    sorted((tree / "evidence" / CHANGED).rglob("sha256-*.yaml"))[0].unlink()
+    kept: list[Path] = []
+
+    def keep(old: Path) -> None:  # the replaced output, kept aside to be looked at
+        kept.append(tmp_path / f"replaced-{len(kept)}")
+        os.rename(old, kept[-1])
+
+    monkeypatch.setattr(output_module, "retire", keep)
+    run_build(_options(tree, out, cache))
+    run_build(_options(tree, fresh, tmp_path / "fresh-cache", reevaluate=True))
+    replaced = kept[0]
+
+    after, written = _files(out), _files(fresh)
+    assert _bytes(after) == _bytes(written)  # linked or written, the same site
+    assert _bytes(_files(replaced)) == _bytes(before)  # the old output was never written into
+    linked = {n for n, (_, inode) in after.items() if n in before and before[n][1] == inode}
+    assert not {n for n, (_, inode) in written.items() if n in pinned and pinned[n][1] == inode}
+    linkable = [
+        n
+        for n in after
+        if n.startswith(("badges/", "data/series/"))
+        or (n.startswith("recipes/") and n.endswith(("/index.html", "/feed.xml")))
+    ]
+    assert len(linkable) > 20
+    for name in linkable:  # linked exactly when unchanged
+        assert (name in linked) == (name in before and before[name][0] == after[name][0]), name
+    assert f"recipes/{UNCHANGED}/index.html" in linked
+    assert f"recipes/{CHANGED}/index.html" not in linked  # its page changed
+    assert all(after[n][0] == before[n][0] for n in linked)
+
+
+def test_the_memo_links_the_series_files_of_the_memo_it_replaces(
+    tree: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    run_build(_options(tree, tmp_path / "a", cache))
+    memo_root = EvaluationMemo(cache).root
+    (first,) = (p for p in memo_root.iterdir() if not p.name.startswith("."))
+    series = {
+        p.name: (p.read_bytes(), p.stat().st_ino) for p in (first / "data" / "series").iterdir()
+    }
+    sorted((tree / "evidence" / CHANGED).rglob("sha256-*.yaml"))[0].unlink()
+    run_build(_options(tree, tmp_path / "b", cache))
+    (second,) = (p for p in memo_root.iterdir() if not p.name.startswith("."))
+    assert second != first
+    now = {p.name: p.stat().st_ino for p in (second / "data" / "series").iterdir()}
+    assert f"{UNCHANGED}.json" in now
+    for name, inode in now.items():  # linked exactly when unchanged
+        same = (
+            name in series and (second / "data" / "series" / name).read_bytes() == series[name][0]
+        )
+        assert (inode == series.get(name, (b"", -1))[1]) == same, name
+    # and nothing of the cache is a name of a published file
+    published = {p.stat().st_ino for p in (tmp_path / "b").rglob("*") if p.is_file()}
+    assert not published & {p.stat().st_ino for p in second.rglob("*") if p.is_file()}
