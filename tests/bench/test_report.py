@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.run import BUILDS, Measured, report
+from bench.run import BUILDS, Measured, child_env, report
 
 
 def _row(size: int, cold: float, warm: float, peak: float, misses: int = 0) -> dict[str, Any]:
@@ -123,3 +123,12 @@ def test_the_loop_is_judged_on_its_slowest_change_and_shows_what_was_redone() ->
     bad = report([_with_loop(_row(10_000, 55.0, 6.0, 900), 3.5)])
     assert "one change <= 3 s (slowest 3.5 s): MISSED" in bad
     assert "cold <= 2x floor1 (2.20x): MISSED" in bad and "(0.24x): MISSED" in bad
+
+
+def test_a_measured_build_caches_bytecode_whatever_the_shell_says() -> None:
+    """A shell's PYTHONDONTWRITEBYTECODE would have every measured build compile the package
+    again: the builds run as a default Python does; nothing else of the caller's is dropped."""
+    env = child_env({"PYTHONDONTWRITEBYTECODE": "1", "HOME": "/home/x", "PATH": "/bin"})
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["HOME"] == "/home/x" and env["PATH"] == "/bin"
+    assert env["NO_MKDOCS_2_WARNING"] == "1"
