@@ -25,7 +25,8 @@ __all__ = ["write_file", "write_or_link"]
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-_READ = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+_READ |= getattr(os, "O_CLOEXEC", 0)
 """Never through a symbolic link, never waiting on a FIFO (a regular file ignores O_NONBLOCK)."""
 
 
