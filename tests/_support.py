@@ -46,3 +46,20 @@ class GrowingFile:
         data = os.read(fd, min(n, self._piece))
         self.reads.append((n, len(data)))
         return data
+
+
+def demo_build(tree: Path, out: Path, cache: Path, **extra: Any) -> Any:
+    """`BuildOptions` of an offline, quiet build of a copy of the embedded demo tree at `tree`
+    (its own OCI layout and trust root) into `out` on `cache`; `extra` are more options."""
+    from generator.build import BuildOptions
+
+    return BuildOptions.flat(
+        recipes=tree,
+        out=out,
+        cache=cache,
+        offline=True,
+        quiet=True,
+        oci_layouts=(tree / "bundles",),
+        trust_root=tree / "trust" / "trusted_root.json",
+        **extra,
+    )

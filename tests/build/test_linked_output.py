@@ -11,25 +11,13 @@ from pathlib import Path
 import pytest
 
 import generator.evaluate.output as output_module
-from generator.build import BuildOptions, run_build
+from generator.build import run_build
 from generator.buildmemo import EvaluationMemo
+from tests._support import demo_build
 
 REPO = Path(__file__).resolve().parents[2]
 CHANGED = "gb200-gke-cos-training-slurm-gpustack-bundle-installer"
 UNCHANGED = "h200-k0s-ubuntu-training"
-
-
-def _options(tree: Path, out: Path, cache: Path, **extra: object) -> BuildOptions:
-    return BuildOptions.flat(
-        recipes=tree,
-        out=out,
-        cache=cache,
-        offline=True,
-        quiet=True,
-        oci_layouts=(tree / "bundles",),
-        trust_root=tree / "trust" / "trusted_root.json",
-        **extra,
-    )  # type: ignore[arg-type]
 
 
 def _files(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -56,7 +44,7 @@ def test_a_rebuild_links_what_it_would_write_again_and_leaves_the_old_output_unt
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out, cache = tmp_path / "out", tmp_path / "cache"
-    run_build(_options(tree, out, cache))
+    run_build(demo_build(tree, out, cache))
     # The same first output, every file of it also named elsewhere: a build over it may link
     # nothing (a file of two names is never linked), so it writes every file afresh.
     fresh = tmp_path / "fresh"
@@ -77,8 +65,8 @@ def test_a_rebuild_links_what_it_would_write_again_and_leaves_the_old_output_unt
         os.rename(old, kept[-1])
 
     monkeypatch.setattr(output_module, "retire", keep)
-    run_build(_options(tree, out, cache))
-    run_build(_options(tree, fresh, tmp_path / "fresh-cache", reevaluate=True))
+    run_build(demo_build(tree, out, cache))
+    run_build(demo_build(tree, fresh, tmp_path / "fresh-cache", reevaluate=True))
     replaced = kept[0]
 
     after, written = _files(out), _files(fresh)
@@ -104,14 +92,14 @@ def test_the_memo_links_the_series_files_of_the_memo_it_replaces(
     tree: Path, tmp_path: Path
 ) -> None:
     cache = tmp_path / "cache"
-    run_build(_options(tree, tmp_path / "a", cache))
+    run_build(demo_build(tree, tmp_path / "a", cache))
     memo_root = EvaluationMemo(cache).root
     (first,) = (p for p in memo_root.iterdir() if not p.name.startswith("."))
     series = {
         p.name: (p.read_bytes(), p.stat().st_ino) for p in (first / "data" / "series").iterdir()
     }
     sorted((tree / "evidence" / CHANGED).rglob("sha256-*.yaml"))[0].unlink()
-    run_build(_options(tree, tmp_path / "b", cache))
+    run_build(demo_build(tree, tmp_path / "b", cache))
     (second,) = (p for p in memo_root.iterdir() if not p.name.startswith("."))
     assert second != first
     now = {p.name: p.stat().st_ino for p in (second / "data" / "series").iterdir()}

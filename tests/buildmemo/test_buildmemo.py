@@ -18,6 +18,7 @@ from generator.evaluate.memoize import output_key
 from generator.folderdigest import tree_digest
 from generator.options import EvaluationOptions, MemoRole, TrustMode, memo_role
 from generator.site.resources import SiteResources, locate
+from tests._support import demo_build
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,17 +32,8 @@ def tree(tmp_path: Path) -> Path:
 
 
 def _options(tree: Path, out: Path, cache: Path, **extra: object) -> BuildOptions:
-    return BuildOptions.flat(
-        recipes=tree,
-        out=out,
-        cache=cache,
-        offline=True,
-        quiet=True,
-        oci_layouts=(tree / "bundles",),
-        trust_root=tree / "trust" / "trusted_root.json",
-        source_date_epoch=1_790_000_000,
-        **extra,
-    )  # type: ignore[arg-type]
+    opts: BuildOptions = demo_build(tree, out, cache, source_date_epoch=1_790_000_000, **extra)
+    return opts
 
 
 def _files(root: Path, *leave_out: str) -> dict[str, bytes]:
