@@ -175,15 +175,22 @@ def test_a_file_rewritten_before_the_link_is_not_linked(
     assert (new / "f").stat().st_ino != (old / "f").stat().st_ino
 
 
-def test_a_link_that_fails_writes_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Another file system, or links not allowed: the file is written."""
+@pytest.mark.parametrize(
+    "refusal",
+    [OSError(18, "Invalid cross-device link"), NotImplementedError("follow_symlinks")],
+)
+def test_a_link_that_fails_writes_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: Exception
+) -> None:
+    """Another file system, links not allowed, or a platform that cannot link without
+    following a symbolic link: the file is written."""
     old, new = _folders(tmp_path)
     (old / "f").write_bytes(DATA)
 
-    def cross_device(src: str) -> None:
-        raise OSError(18, "Invalid cross-device link")
+    def refuse(src: str) -> None:
+        raise refusal
 
-    _racing_link(monkeypatch, cross_device)
+    _racing_link(monkeypatch, refuse)
     assert write_or_link(new / "f", DATA, old / "f") is False
     assert (new / "f").read_bytes() == DATA
     assert (new / "f").stat().st_ino != (old / "f").stat().st_ino
