@@ -1,9 +1,9 @@
-"""Writing a site's many small files: one `open`, `write` and `close` each, or a link.
+"""Writing a site's many small files: a link, or one `open`, `write` and `close` each.
 
 A site at 10,000 attestations holds thousands of small files (badges, feeds, pages) written
 anew by every build; `Path.write_text` wraps each in a buffered text stream, which costs
-about as much as the file system's own work. The file gets the mode `open()` gives (0o666
-less the umask) and is truncated first, as `Path.write_bytes` does.
+about as much as the file system's own work. A new file gets the mode `open()` gives (0o666
+less the umask).
 
 Most of those files come out of a build byte for byte as the output it replaces holds them.
 `write_or_link` then links the replaced output's file instead of writing a new one: a new
@@ -21,18 +21,12 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["write_file", "write_or_link"]
+__all__ = ["write_or_link"]
 
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 _READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
 _READ |= getattr(os, "O_CLOEXEC", 0)
 """Never through a symbolic link, never waiting on a FIFO (a regular file ignores O_NONBLOCK)."""
-
-
-def write_file(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write `data` as the whole content of `path` (created or truncated)."""
-    _write(os.open(path, _FLAGS, 0o666), data)
 
 
 def write_or_link(

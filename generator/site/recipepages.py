@@ -240,12 +240,11 @@ class _Placer:
 
     def write(self, recipe: str, data: bytes) -> None:
         """Write a finished page into the site (with its history list, if it has one)."""
-        target = self.site / "recipes" / recipe
-        target.mkdir(parents=True, exist_ok=True)
+        page = Path("recipes", recipe, "index.html")
+        (self.site / page).parent.mkdir(parents=True, exist_ok=True)
         listing = self.lists.get(recipe)
         if listing is not None:
             data = fill_marked(data, RECIPE_MARKER, listing)
-        page = Path("recipes", recipe, "index.html")
         write_or_link(
             self.site / page, data, None if self.previous is None else self.previous / page
         )

@@ -1,5 +1,5 @@
 """`write_or_link`: a new name holding exactly the bytes, linked from the replaced output only
-when that is safe; `write_file`: the whole content, the mode `open()` gives."""
+when that is safe, else written: the whole content, the mode `open()` gives."""
 
 from __future__ import annotations
 
@@ -11,30 +11,30 @@ from pathlib import Path
 import pytest
 
 import generator.quickwrite as quickwrite
-from generator.quickwrite import write_file, write_or_link
+from generator.quickwrite import write_or_link
 
 DATA = b"<svg>unchanged badge</svg>\n"
 
 
 @pytest.mark.parametrize("size", [0, 1, 4096, 3 << 20])
-def test_write_file_writes_exactly_the_bytes(tmp_path: Path, size: int) -> None:
+def test_a_written_file_holds_exactly_the_bytes(tmp_path: Path, size: int) -> None:
     target = tmp_path / "f"
     target.write_bytes(b"old content that is longer" * 1000)
     data = os.urandom(size)
-    write_file(target, data)
+    assert write_or_link(target, data, None) is False
     assert target.read_bytes() == data
 
 
-def test_write_file_gives_the_mode_open_gives(tmp_path: Path) -> None:
+def test_a_written_file_gets_the_mode_open_gives(tmp_path: Path) -> None:
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    write_file(ours, b"x")
+    write_or_link(ours, b"x", None)
     theirs.write_bytes(b"x")
     assert stat.S_IMODE(ours.stat().st_mode) == stat.S_IMODE(theirs.stat().st_mode)
 
 
-def test_write_file_into_a_missing_folder_raises(tmp_path: Path) -> None:
+def test_a_file_in_a_missing_folder_raises(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
-        write_file(tmp_path / "missing" / "f", b"x")
+        write_or_link(tmp_path / "missing" / "f", b"x", None)
 
 
 def _folders(tmp_path: Path) -> tuple[Path, Path]:
