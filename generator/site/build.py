@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from generator.site.environment import keep_compiled
 from generator.site.mkdocs_adapter import (
     SHELL_NAME,
     SHELL_PAGE,
@@ -41,9 +42,11 @@ from generator.site.recipepages import (
     meta_pages,
     page_keys,
     page_names,
+    templates_digest,
     write_recipe_pages,
 )
 from generator.site.resources import SiteResources, locate
+from generator.site.rowcache import RowCache
 from generator.site.swap import publish_atomically
 
 JS_FILES = ("assets/js/charts.js", "assets/js/app.js")
@@ -215,14 +218,21 @@ def _markdown_pages(
     markdown_key: str | None = None
     markdown: dict[str, str] | None = None
     if cache is not None:
+        keep_compiled(res.pages, cache.root.parent / "templates", templates_digest(res.pages))
         if digests is None or len(digests.recipes) != len(model.tabs):
             digests = input_digests(model)
         keys, markdown_key = page_keys(digests, res.pages)
         markdown = cache.get_markdown(markdown_key)
     if markdown is None:
-        markdown = render_pages(model, res.pages)
+        rows = None
+        if cache is not None:
+            recipe_keys = {t.recipe: k for t, k in zip(model.tabs, keys, strict=True)}
+            rows = RowCache(recipe_keys, cache.get_rows())
+        markdown = render_pages(model, res.pages, rows)
         if cache is not None and markdown_key is not None:
             cache.put_markdown(markdown_key, markdown)
+        if cache is not None and rows is not None and rows.changed:
+            cache.put_rows(rows.used())
     return markdown, keys, markdown_key, digests
 
 
@@ -294,8 +304,9 @@ def build_site(
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
     `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with
-    it). `page_cache` (a folder) keeps finished recipe pages, the Markdown pages and the
-    theme's compiled templates between builds, so unchanged pages are not rendered again.
+    it). `page_cache` (a folder) keeps finished recipe pages, the Markdown pages and their
+    rows, and (beside it) the compiled templates between builds, so unchanged pages are not
+    rendered again.
     Its keys come from `digests` when given (those the documents had when first built),
     else from hashing the documents; the digests used are returned (None without a cache).
     `data_ready` is called before `data_dir` is placed (the caller may still be reading it).

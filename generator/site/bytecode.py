@@ -8,6 +8,7 @@ each compiled template is sealed with an HMAC tag bound to its bucket key
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -26,12 +27,29 @@ MAX_BYTECODE_BYTES = 64 << 20
 class SealedBytecodeCache(BytecodeCache):
     """A bytecode cache in `folder` whose entries load only when their tag checks."""
 
-    def __init__(self, folder: Path, auth: CacheAuth | None = None) -> None:
+    def __init__(self, folder: Path, auth: CacheAuth | None = None, prefix: str = "") -> None:
         self.folder = folder
         self.auth = auth if auth is not None else CacheAuth.from_environment()
+        self.prefix = prefix
+        """Part of every entry's name: Jinja keys an entry by template and source alone, so
+        an environment whose options or extensions may change names them with a digest of
+        those (`prefix`)."""
 
     def _path(self, bucket: Any) -> Path:
-        return self.folder / f"sealed-{bucket.key}.cache"
+        return self.folder / f"sealed-{self.prefix}{bucket.key}.cache"
+
+    def prune(self, stem: str) -> None:
+        """Delete the entries named `sealed-<stem>...` but not with this cache's prefix (an
+        earlier version of the same environment's)."""
+        try:
+            entries = list(os.scandir(self.folder))
+        except OSError:
+            return
+        mine = f"sealed-{self.prefix}"
+        for entry in entries:
+            if entry.name.startswith(f"sealed-{stem}") and not entry.name.startswith(mine):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
     def load_bytecode(self, bucket: Any) -> None:
         stored = read_cache_file(self._path(bucket), MAX_BYTECODE_BYTES)

@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from generator.limits import LIMITS
 from generator.site import bounded, escape
+from generator.site.bytecode import SealedBytecodeCache
 from generator.site.cards import card_view
 from generator.site.charts import history_figure, latest_figure
 from generator.site.grids import Cell, counts_text, grid_view
@@ -39,11 +40,14 @@ from generator.site.model import (
     source_page,
     verdict_of,
 )
-from generator.site.sourcepage import covered_recipes
+from generator.site.rowcache import CachedRows
+from generator.site.sourcepage import covered_recipe
 from generator.site.tables import hardware_view
 
-__all__ = ["Badges", "badges_for", "environment"]
+__all__ = ["Badges", "badges_for", "environment", "keep_compiled"]
 
+_COMPILED_STEM = "pages-"
+"""The name stem of the page templates' entries in the compiled-template cache."""
 _CELLS_KEPT = 4096
 """At most this many distinct rows of grid cells are remembered (a few pages' worth)."""
 
@@ -61,6 +65,7 @@ def environment(templates: Path) -> jinja2.Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # templates do not change during a build: no stat per include
         cache_size=-1,
+        extensions=[CachedRows],
     )
     env.filters.update(
         md=escape.md,
@@ -95,7 +100,7 @@ def environment(templates: Path) -> jinja2.Environment:
         card_view=card_view,
         grid_view=grid_view,
         hardware_view=hardware_view,
-        covered_recipes=covered_recipes,
+        covered_recipe=covered_recipe,
         test_history=test_history,
         counts_text=counts_text,
     )
@@ -105,6 +110,22 @@ def environment(templates: Path) -> jinja2.Environment:
     env.globals["row_cells"] = badges_for(env, None).cells
     env.globals["history_cells"] = badges_for(env, None).history_cells
     return env
+
+
+def keep_compiled(templates: Path, folder: Path, code_digest: str) -> None:
+    """Keep the compiled page templates of `templates` in `folder` between builds (sealed,
+    `generator.site.bytecode`), under `code_digest` (the templates' and page code's), so code
+    compiled with other environment options or extensions is never loaded. Only templates
+    not yet loaded in this process are affected."""
+    env = environment(templates)
+    if env.bytecode_cache is None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return  # a cache that cannot be written only costs speed
+        cache = SealedBytecodeCache(folder, prefix=f"{_COMPILED_STEM}{code_digest[:16]}-")
+        cache.prune(_COMPILED_STEM)
+        env.bytecode_cache = cache
 
 
 def badges_for(env: jinja2.Environment, model: SiteModel | None) -> Badges:

@@ -34,6 +34,7 @@ from generator.site.model import (
     source_page,
 )
 from generator.site.resources import locate
+from generator.site.rowcache import ROW_CACHE_NAME, RowCache
 from generator.site.tables import (
     components_matrix,
     criteria_matrix,
@@ -107,14 +108,16 @@ def _common(model: SiteModel, badges: Badges) -> dict[str, Any]:
     }
 
 
-def render_pages(model: SiteModel, templates: Path) -> dict[str, str]:
-    """Every Markdown page of the site (all but the recipe pages), keyed by its path."""
+def render_pages(model: SiteModel, templates: Path, rows: RowCache | None = None) -> dict[str, str]:
+    """Every Markdown page of the site (all but the recipe pages), keyed by its path; the rows
+    a page holds per recipe are taken from `rows` where it has them."""
     env = environment(templates)
     common = _common(model, badges_for(env, model))
     pages: dict[str, str] = {}
 
     def render(name: str, path: str, **extra: Any) -> None:
-        pages[path] = env.get_template(name).render(page=path, **common, **extra)
+        template = env.get_template(name)
+        pages[path] = template.render(page=path, **{ROW_CACHE_NAME: rows}, **common, **extra)
 
     render("index.md.j2", "index.md", routes=route_table(model))
     render("rejected.md.j2", "rejected.md")

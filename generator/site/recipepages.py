@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import pickle
 import tempfile
@@ -38,6 +37,8 @@ RENDER_VERSION = "3"
 MAX_PAGE_ENTRY_BYTES = 512 << 20
 """A page cache entry larger than this is a miss (a page is hundreds of KB, the Markdown pages
 of a 10,000-attestation site 13 MB): a planted file, link or FIFO never takes a build down."""
+ROWS_NAME = "rows.json"
+"""The page cache entry holding the Markdown pages' rows (`generator.site.rowcache`)."""
 SITE_CODE = Path(__file__).resolve().parent
 """The page code: every module of this package is hashed into the page keys (computed, not
 listed: a module added for the cards changes the key by being there)."""
@@ -189,19 +190,30 @@ class PageCache:
         self._write(f"{key}.html", data)
 
     def get_markdown(self, key: str) -> dict[str, str] | None:
-        data = self._read(f"markdown-{key}.json")
+        return self._string_map(f"markdown-{key}.json")
+
+    def _string_map(self, name: str) -> dict[str, str] | None:
+        """A stored JSON object of strings, or None (missing, not authentic, other shape)."""
+        data = self._read(name)
         if data is None:
             return None
         try:
-            doc = json.loads(data.decode("utf-8"))
-        except ValueError:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError:
             return None
         if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
             return None
         return {str(k): v for k, v in doc.items()}
 
     def put_markdown(self, key: str, pages: dict[str, str]) -> None:
-        self._write(f"markdown-{key}.json", json.dumps(pages, ensure_ascii=False).encode())
+        self._write(f"markdown-{key}.json", orjson.dumps(pages))
+
+    def get_rows(self) -> dict[str, str] | None:
+        """The Markdown pages' rows the last build kept (`generator.site.rowcache`)."""
+        return self._string_map(ROWS_NAME)
+
+    def put_rows(self, rows: dict[str, str]) -> None:
+        self._write(ROWS_NAME, orjson.dumps(rows))
 
     def keep_only(self, names: set[str]) -> None:
         """Delete entries this build did not use, so the cache holds one site's pages."""
@@ -341,6 +353,7 @@ def page_names(keys: Sequence[str], shell: PageShell, markdown_key: str | None) 
     names = {f"{k}.html" for k in shell_keys(keys, shell)}
     if markdown_key is not None:
         names.add(f"markdown-{markdown_key}.json")
+    names.add(ROWS_NAME)
     return names
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from generator.site.grids import newest_build, result_counts
 from generator.site.model import SiteModel, Tab, age, recipe_page, rel
 
-__all__ = ["BuildLine", "CoveredRecipe", "covered_recipes"]
+__all__ = ["BuildLine", "CoveredRecipe", "covered_recipe"]
 
 
 @dataclass(frozen=True)
@@ -40,38 +40,31 @@ class CoveredRecipe:
     lines: tuple[BuildLine, ...]
 
 
-def covered_recipes(
-    m: SiteModel, page: str, src: str, covered: Sequence[Tab]
-) -> list[CoveredRecipe]:
-    """Each recipe `src` covers (catalog order), as the source page's two tables show it."""
-    out = []
-    for t in covered:
-        s = m.series[t.recipe]
-        builds = s["builds"][src]
-        health = (s.get("health") or {}).get(src, {})
-        newest = newest_build(builds) or {}
-        out.append(
-            CoveredRecipe(
-                t.recipe,
-                rel(page, recipe_page(t.recipe)),
-                str(t.doc.get("rollup")),
-                health.get("builds", len(builds)),
-                health.get("builds", 0),
-                health.get("flakePct", 0),
-                health.get("lastPassBuild"),
-                newest.get("attestedAt", newest.get("when")),
-                age(newest.get("attestedAt"), m.build_time),
-                tuple(
-                    BuildLine(
-                        b.get("id"),
-                        b.get("attestedAt", b.get("when")),
-                        b.get("aicrVer"),
-                        b.get("k8sVer"),
-                        result_counts(b.get("resultsByRow") or {}),
-                        bool(b.get("newest")),
-                    )
-                    for b in builds
-                ),
+def covered_recipe(m: SiteModel, page: str, src: str, t: Tab) -> CoveredRecipe:
+    """One recipe `src` covers, as the source page's tables show it (one row each)."""
+    s = m.series[t.recipe]
+    builds = s["builds"][src]
+    health = (s.get("health") or {}).get(src, {})
+    newest = newest_build(builds) or {}
+    return CoveredRecipe(
+        t.recipe,
+        rel(page, recipe_page(t.recipe)),
+        str(t.doc.get("rollup")),
+        health.get("builds", len(builds)),
+        health.get("builds", 0),
+        health.get("flakePct", 0),
+        health.get("lastPassBuild"),
+        newest.get("attestedAt", newest.get("when")),
+        age(newest.get("attestedAt"), m.build_time),
+        tuple(
+            BuildLine(
+                b.get("id"),
+                b.get("attestedAt", b.get("when")),
+                b.get("aicrVer"),
+                b.get("k8sVer"),
+                result_counts(b.get("resultsByRow") or {}),
+                bool(b.get("newest")),
             )
-        )
-    return out
+            for b in builds
+        ),
+    )

@@ -123,7 +123,18 @@ def script_into_pages(cache: Path) -> None:
 def script_into_markdown(cache: Path) -> None:
     """The page cache: the cached Markdown pages get a raw `<script>`."""
     for page in _only(sorted((cache / "pages").glob("markdown-*.json"))):
-        _rewrite(page, lambda d: d.replace(b'": "', b'": "<script>alert(1)</script>', 1))
+        _rewrite(page, lambda d: d.replace(b'":"', b'":"<script>alert(1)</script>', 1))
+
+
+def script_into_rows(cache: Path) -> None:
+    """The page cache: every kept row of the Markdown pages gets a raw `<script>` (the
+    Markdown pages themselves dropped, so the rows are read)."""
+    for page in _only(sorted((cache / "pages").glob("markdown-*.json"))):
+        page.unlink()
+    _rewrite(
+        cache / "pages" / "rows.json",
+        lambda d: d.replace(b'":"', b'":"<script>alert(1)</script>'),
+    )
 
 
 def stale_freshness_memo(cache: Path) -> None:
@@ -208,6 +219,7 @@ def rename_recipe_in_pointer_docs(cache: Path) -> None:
         pytest.param([script_into_pages], False, id="page-cache"),
         pytest.param([script_into_pages], True, id="page-cache-reevaluate"),
         pytest.param([script_into_markdown], False, id="page-cache-markdown"),
+        pytest.param([script_into_rows], False, id="page-cache-rows"),
         pytest.param([stale_freshness_memo, drop_memo], False, id="freshness-memo"),
         pytest.param([forge_templates], False, id="compiled-templates"),
         pytest.param([flip_recipe_product], False, id="recipe-products"),

@@ -12,6 +12,7 @@ from jinja2 import nodes
 from generator.site import recipepages
 from generator.site.recipepages import templates_digest
 from generator.site.resources import locate
+from generator.site.rowcache import CachedRows
 
 TEMPLATES = locate().pages
 
@@ -114,7 +115,7 @@ def _safe(node: nodes.Node) -> bool:
 
 
 def _unescaped_outputs(source: str) -> list[str]:
-    tree = jinja2.Environment().parse(source)
+    tree = jinja2.Environment(extensions=[CachedRows]).parse(source)
     found: list[str] = []
     for block in tree.find_all(nodes.ScopedEvalContextModifier):
         if any(
