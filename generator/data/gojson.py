@@ -3,7 +3,7 @@
 
 Sorted keys, 2-space indent, raw UTF-8, Go's HTML escaping of `<`, `>`, `&` plus U+2028 and
 U+2029, and numbers as Go writes them: a Python int as its decimal digits, a float as Go writes
-a float64 (`go_float`: `300`, `0.00001`, `1e-7`, `100000000000000000000`, `1e+21`, `-0`). Two
+a float64 (`generator.data.gonumbers.go_float`: `300`, `0.00001`, `1e-7`, `1e+21`, `-0`). Two
 builds from the same inputs are byte-identical and aicr's own output compares byte for byte
 (`tests/data/gojson/main.go` is the ground truth the tests run).
 
@@ -15,8 +15,8 @@ of three ways that give exactly its text:
 2. `_Indenter`, which writes each container holding only scalars with one C-encoder call;
 3. the reference encoder itself, for anything `_Indenter` does not handle exactly.
 
-Then `_go_numbers` rewrites the float tokens whose form differs from Go's. All of this rests on
-one fact: an encoded string never holds a raw newline, so every newline in the text is a
+Then `go_numbers` (`generator.data.gonumbers`) rewrites the float tokens whose form differs
+from Go's. All of this rests on one fact: an encoded string never holds a raw newline, so every newline in the text is a
 separator, a number token is always followed by `,\n`, `\n` or the end of the text (a string
 by a quote), and a subtree written at depth 0 is moved to its depth by indenting after each
 newline. Big documents are written as a stream of subtrees, never as one string.
@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO, Any
 
 import orjson
+
+from generator.data.gonumbers import go_numbers
 
 _GO_ESCAPES = {
     "<": "\\u003c",
@@ -59,13 +61,6 @@ _ORJSON = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
 _ORJSON |= orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 """orjson's form of `json.dumps(sort_keys=True, indent=2)`. Dataclasses and datetimes, which
 the reference refuses, are passed through to no `default`, so orjson refuses them too."""
-_EXPONENT_MINUS = re.compile(rb"e-[0-9]")
-_EXPONENT_PLUS = re.compile(rb"e\+[0-9]")
-_POINT_ZERO = re.compile(rb"\.0(?=,?\n)")
-"""The `.0` of an integral float in the text, which Go does not write."""
-_DIGITS = frozenset(b"0123456789")
-_EXPONENT_TOKEN = re.compile(rb'(?m)(^ *|(?<=": ))(-?[0-9]+(?:\.[0-9]+)?e[-+][0-9]+)(?=,?$)')
-"""A number token with an exponent: an array item (a line of its own) or an object value."""
 _WALKED_DEPTH = 2
 """Containers above this depth are written item by item, deeper subtrees in one piece: a
 pointer or a recipe tab is one piece of tens of KB, the documents hundreds of MB."""
@@ -82,66 +77,6 @@ def _escape_utf8(data: bytes) -> bytes:
         if raw in data:
             data = data.replace(raw, escaped)
     return data
-
-
-def go_float(value: float) -> str:
-    """A finite float as Go's `encoding/json` writes a float64: the shortest digits that read
-    back as the same value (Python's `repr` digits, which are Go's `strconv` digits), in plain
-    notation (`300`, `0.00001`, `100000000000000000000`) unless below 1e-6 or from 1e21 on,
-    which Go writes with an exponent of at least one digit after `-` and two after `+`
-    (`1e-7`, `1.5e-10`, `1e+21`). Zero keeps its sign (`-0`), as in Go."""
-    if value == 0.0:
-        return "-0" if math.copysign(1.0, value) < 0 else "0"
-    text = float.__repr__(value)
-    sign = ""
-    if text[0] == "-":
-        sign, text = "-", text[1:]
-    mantissa, _, exponent = text.partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    digits = whole + fraction
-    point = len(whole) + (int(exponent) if exponent else 0)  # value = 0.<digits> * 10**point
-    significant = digits.lstrip("0")
-    point -= len(digits) - len(significant)
-    digits = significant.rstrip("0")
-    size = abs(value)
-    if size < 1e-6 or size >= 1e21:
-        power = point - 1
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{body}e-{-power}" if power < 0 else f"{sign}{body}e+{power:02d}"
-    if point <= 0:
-        return f"{sign}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return sign + digits + "0" * (point - len(digits))
-    return f"{sign}{digits[:point]}.{digits[point:]}"
-
-
-def _go_token(match: re.Match[bytes]) -> bytes:
-    """One number token with an exponent, rewritten as Go writes it (its indent kept)."""
-    return match[1] + go_float(float(match[2])).encode("ascii")
-
-
-def _exponent(pattern: re.Pattern[bytes], data: bytes) -> bool:
-    """Whether `pattern` (`e-` or `e+` then a digit) matches after a digit in `data`."""
-    return any(m.start() and data[m.start() - 1] in _DIGITS for m in pattern.finditer(data))
-
-
-def _go_numbers(data: bytes) -> bytes:
-    """JSON text at depth 0 (orjson's or Python's) with its float tokens as Go writes them.
-
-    An integral float (`300.0`) is common: `.0` right before `,\n`, `\n` or the end of the
-    text can only end a number token (a string ends with a quote; shortest digits never end in
-    another 0 after the point), and dropping it is exact: that is all Go's form differs by.
-    A float with an exponent (Python `1e-05`, `1e+16`; orjson `1e-6`, `1e+16`) is rare: only
-    when the text holds `e-` or `e+` between digits are its tokens found line by line and
-    rewritten. The searches are what the cost of this is, so each is the fastest found: a
-    regex whose literal prefix starts with a rare byte, a one-byte `in` (memchr); `e-` is
-    the one common prefix left, and was already searched for before numbers were Go's.
-    """
-    if (b"+" in data and _exponent(_EXPONENT_PLUS, data)) or _exponent(_EXPONENT_MINUS, data):
-        data = _EXPONENT_TOKEN.sub(_go_token, data)
-    if _POINT_ZERO.search(data) is not None:
-        data = _POINT_ZERO.sub(b"", data)
-    return data[:-2] if data.endswith(b".0") else data
 
 
 def _finite(value: Any) -> Any:
@@ -172,12 +107,32 @@ def _piece(value: Any, pad: str) -> bytes:
         except (_Unusual, RecursionError):
             text = reference_json(value)
         data = text.encode("utf-8")
-    data = _go_numbers(data)
+    data = go_numbers(data)
     return data.replace(b"\n", b"\n" + pad.encode("ascii")) if pad else data
 
 
-def _pieces(value: Any, pad: str, depth: int) -> Iterator[bytes]:
-    """The text of `value` at `pad` (escaped), its top levels walked, as a stream of parts."""
+@dataclass(frozen=True, slots=True)
+class Subtree:
+    """A subtree `go_json_plan` leaves to be written whole: its text is `subtree_text`."""
+
+    value: Any
+    pad: str
+
+
+def subtree_text(value: Any, pad: str) -> bytes:
+    """The text of a subtree written whole at the indent `pad` (escaped, Go's numbers)."""
+    return _escape_utf8(_piece(value, pad))
+
+
+def go_json_plan(obj: Any) -> Iterator[bytes | Subtree]:
+    """`go_json_parts(obj)` before its subtrees are encoded: the text of the walked top levels
+    and, in order, the subtrees to be written whole (`Subtree`)."""
+    yield from _plan(obj, "", 0)
+    yield b"\n"
+
+
+def _plan(value: Any, pad: str, depth: int) -> Iterator[bytes | Subtree]:
+    """The text of `value` at `pad`, its top levels walked, the deeper subtrees left whole."""
     kind = type(value)
     if (
         depth < _WALKED_DEPTH
@@ -192,17 +147,23 @@ def _pieces(value: Any, pad: str, depth: int) -> Iterator[bytes]:
                 if n:
                     yield between
                 yield _escape_utf8(_encode_str(key).encode("utf-8")) + b": "
-                yield from _pieces(value[key], inner, depth + 1)
+                yield from _plan(value[key], inner, depth + 1)
             yield b"\n" + pad.encode("ascii") + b"}"
         else:
             yield b"[\n" + inner.encode("ascii")
             for n, item in enumerate(value):
                 if n:
                     yield between
-                yield from _pieces(item, inner, depth + 1)
+                yield from _plan(item, inner, depth + 1)
             yield b"\n" + pad.encode("ascii") + b"]"
         return
-    yield _escape_utf8(_piece(value, pad))
+    yield Subtree(value, pad)
+
+
+def _pieces(value: Any, pad: str, depth: int) -> Iterator[bytes]:
+    """The text of `value` at `pad` (escaped), its top levels walked, as a stream of parts."""
+    for part in _plan(value, pad, depth):
+        yield part if type(part) is bytes else subtree_text(part.value, part.pad)  # type: ignore[union-attr]
 
 
 def go_json_bytes(obj: Any) -> bytes:
@@ -217,8 +178,8 @@ def go_json(obj: Any) -> str:
 
 def go_json_parts(obj: Any) -> Iterator[bytes]:
     """`go_json_bytes(obj)` as a stream of parts: one subtree of a document at a time."""
-    yield from _pieces(obj, "", 0)
-    yield b"\n"
+    for part in go_json_plan(obj):
+        yield part if type(part) is bytes else subtree_text(part.value, part.pad)  # type: ignore[union-attr]
 
 
 def write_go_json(obj: Any, fh: IO[bytes]) -> None:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.corroborate import Board, safe_slug
 from generator.data._board_docs import (
@@ -28,6 +28,9 @@ from generator.data.records import PointerRecord
 from generator.data.schemaid import SCHEMA_FILES, schema_text, with_schema_id
 from generator.errors import BuildError, Location
 from generator.quickwrite import write_or_link
+
+if TYPE_CHECKING:
+    from generator.data.spool import DeferredWrite
 
 __all__ = [
     "LINKS",
@@ -154,6 +157,7 @@ def write_documents(
     site_url: str | None = None,
     hashed: Callable[[Path, str], None] | None = None,
     previous: Path | None = None,
+    deferred: DeferredWrite | None = None,
 ) -> list[Path]:
     """Write `<out_dir>/data/...` from `data_documents` output, plus the schemas (whose `$id`
     names `site_url`, see `generator.data.schemaid`).
@@ -162,12 +166,14 @@ def write_documents(
     `hashed` is told each JSON document's sha256 (hex) once it is written and closed: the
     bytes were at hand, so whoever lists the files (the site manifest) need not read them.
     `previous` is the output this data replaces: a series file it holds byte for byte is
-    linked (`write_or_link`), not written again.
+    linked (`write_or_link`), not written again. With `deferred`, pointers.json (the largest)
+    is handed to it (written by a helper process, `generator.data.spool`; its digest comes
+    from its `finish`), and spooled first, so the helper starts on it at once.
     """
     data = out_dir / "data"
-    plan: list[tuple[Path, Any, bool]] = [  # path, document, one recipe's (small, linkable)
+    plan: list[tuple[Path, Any, bool | None]] = [  # path, document, one recipe's (linkable)
+        (data / "pointers.json", documents["pointers"], None),  # None: big, may be deferred
         (data / "index.json", documents["index"], False),
-        (data / "pointers.json", documents["pointers"], False),
         (data / "build-info.json", documents["build_info"], False),
     ]
     # File names are checked before anything is written, as when all texts were made first.
@@ -177,6 +183,13 @@ def write_documents(
     )
     written: list[Path] = []
     folders: set[Path] = set()
+    if deferred is not None:  # spooled first: its helper starts while the rest is written
+        data.mkdir(parents=True, exist_ok=True)
+        for path, doc, _ in (item for item in plan if item[2] is None):
+            deferred.take(path, doc)
+            written.append(path)
+        deferred.start()
+        plan = [item for item in plan if item[2] is not None]
     for path, doc, recipes in plan:
         if path.parent not in folders:
             path.parent.mkdir(parents=True, exist_ok=True)

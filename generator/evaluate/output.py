@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -13,8 +14,9 @@ from typing import Any
 
 from generator.bundle.cache import default_cache_dir
 from generator.changes import previous_warnings
-from generator.data import SCHEMA_FILES, write_documents
+from generator.data import SCHEMA_FILES, spool, write_documents
 from generator.data.schemaid import stamp_schema_ids
+from generator.data.spool import SPOOL_NAME, DeferredWrite
 from generator.data.writers import report_cache_failures
 from generator.errors import BuildError, EvidenceDashError
 from generator.manifest import Written, refresh_entries
@@ -120,6 +122,8 @@ def write_output(
     work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent))
     keeper = Background(None)
     written: dict[str, Written] = {}  # the data files, hashed as they were written
+    deferred: DeferredWrite | None = None
+    data_done: Callable[[], None] = lambda: None  # noqa: E731 - replaced when a helper writes
     try:
         data_dir = work / "data"
         if data_from is not None:
@@ -128,19 +132,14 @@ def write_output(
                 data_dir, SCHEMA_FILES, options.output.site_url
             )  # memo: any site's $id
         else:
-
-            def hashed(path: Path, sha256: str) -> None:
-                written["data/" + path.relative_to(data_dir).as_posix()] = Written.of(path, sha256)
-
-            write_documents(
-                work, documents, site_url=options.output.site_url, hashed=hashed, previous=out
-            )
-            if keep_data is not None:
-                keeper = Background(lambda: keep_data(data_dir, written))
+            deferred = _deferred(options, documents, work)
+            keeper, data_done = _write_data(options, documents, work, written, keep_data, deferred)
         if options.output.data_only:
-            _publish_data(options, documents, work, keeper, out)
+            _publish_data(options, documents, work, keeper, out, data_done)
             return None
-        used = _publish_site(options, documents, work, keeper, out, page_digests, written)
+        used = _publish_site(
+            options, documents, work, keeper, out, page_digests, written, data_done
+        )
         keeper.wait()
         return used
     except EvidenceDashError:
@@ -151,8 +150,72 @@ def write_output(
             hint="the previous output was left in place; rerun with the same inputs to reproduce",
         ) from exc
     finally:
+        if deferred is not None:
+            deferred.abandon()  # a no-op once finished
         keeper.wait(quietly=True)  # never delete a folder a thread still reads
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _write_data(
+    options: BuildOptions,
+    documents: Mapping[str, Any],
+    work: Path,
+    written: dict[str, Written],
+    keep_data: Callable[[Path, Mapping[str, Written]], None] | None,
+    deferred: DeferredWrite | None,
+) -> tuple[Background, Callable[[], None]]:
+    """Write `<work>/data/` (pointers.json by `deferred`'s helper, when given), hashing each file
+    into `written`; the thread keeping the memo's copy, and what completes data/."""
+    data_dir = work / "data"
+
+    def hashed(path: Path, sha256: str) -> None:
+        written["data/" + path.relative_to(data_dir).as_posix()] = Written.of(path, sha256)
+
+    write_documents(
+        work,
+        documents,
+        site_url=options.output.site_url,
+        hashed=hashed,
+        previous=options.output.out.absolute(),
+        deferred=deferred,
+    )
+    keeper = Background(None)
+    if keep_data is not None:
+        keeper = Background(
+            functools.partial(_keep_when_written, deferred, keep_data, data_dir, written, hashed)
+        )
+    done = (lambda: None) if deferred is None else functools.partial(deferred.finish, hashed)
+    return keeper, done
+
+
+def _deferred(
+    options: BuildOptions, documents: Mapping[str, Any], work: Path
+) -> DeferredWrite | None:
+    """A helper writes the big data documents while the site is built, when the build has a
+    second process to spare and the documents are big (`generator.data.spool`)."""
+    pointers = documents.get("pointers", {}).get("pointers", ())
+    if options.engine.jobs < 2 or len(pointers) < spool.MIN_SPOOLED_POINTERS:
+        return None
+    return DeferredWrite(work / SPOOL_NAME)
+
+
+def _keep_when_written(
+    deferred: DeferredWrite | None,
+    keep_data: Callable[[Path, Mapping[str, Written]], None],
+    data_dir: Path,
+    written: dict[str, Written],
+    hashed: Callable[[Path, str], None],
+) -> None:
+    """`keep_data`, once data/ is complete: as soon as the helper wrote its documents, or
+    when the build wrote them itself (not at all when the build failed first)."""
+    if deferred is not None:
+        digests = deferred.helper_digests()
+        if digests is not None:
+            for path, digest in digests.items():
+                hashed(path, digest)
+        elif not deferred.wait_written():
+            return
+    keep_data(data_dir, written)
 
 
 def _publish_data(
@@ -161,11 +224,13 @@ def _publish_data(
     work: Path,
     keeper: Background,
     out: Path,
+    data_done: Callable[[], None],
 ) -> None:
     """`--data-only`: the site is data/ alone (with the manifest and badges)."""
     data_dir = work / "data"
     staging = work / "site"
     staging.mkdir()
+    data_done()  # the big documents, when a helper writes them
     keeper.wait()
     report_cache_failures(data_dir)
     shutil.copytree(data_dir, staging / "data")
@@ -181,8 +246,10 @@ def _publish_site(
     out: Path,
     page_digests: Any,
     written: dict[str, Written],
+    data_done: Callable[[], None],
 ) -> dict[str, Any] | None:
-    """Build the site around data/ and publish it; the document digests it used."""
+    """Build the site around data/ and publish it; the document digests it used.
+    `data_done` completes data/ (the big documents, when a helper writes them)."""
     data_dir = work / "data"
     inputs = SiteInputs(
         index=documents["index"],
@@ -194,6 +261,7 @@ def _publish_site(
     )
 
     def data_ready() -> None:
+        data_done()
         keeper.wait()  # the memo has its copy: the build's cache report goes in now
         report_cache_failures(data_dir)
         written.pop("data/build-info.json", None)  # rewritten: hashed again

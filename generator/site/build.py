@@ -303,10 +303,9 @@ def build_site(
 ) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
-    `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with
-    it). `page_cache` (a folder) keeps finished recipe pages, the Markdown pages and their
-    rows, and (beside it) the compiled templates between builds, so unchanged pages are not
-    rendered again.
+    `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with it).
+    `page_cache` (a folder) keeps recipe pages, Markdown pages, their rows and (beside it) the
+    compiled templates between builds, so unchanged pages are not rendered again.
     Its keys come from `digests` when given (those the documents had when first built),
     else from hashing the documents; the digests used are returned (None without a cache).
     `data_ready` is called before `data_dir` is placed (the caller may still be reading it).

@@ -1,21 +1,24 @@
 """A build's output does not depend on `--jobs`: with a second core recipe pages are rendered by
-helper processes too (forced on for the small demo tree here), and the site is byte for byte
-the one a single process builds."""
+helper processes too, and data/pointers.json is written by one (both forced on for the small
+demo tree here), and the site is byte for byte the one a single process builds, its manifest
+included; so is the next build, answered by the evaluation memo the helped build kept."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import generator.site.pagehelper as pagehelper
 from generator.build import BuildOptions, run_build
+from generator.data import spool
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _build(tmp: Path, jobs: int) -> Path:
-    out = tmp / f"site-{jobs}"
+def _build(tmp: Path, jobs: int, name: str = "site", **extra: Any) -> Path:
+    out = tmp / f"{name}-{jobs}"
     run_build(
         BuildOptions.flat(
             recipes=REPO / "recipes",
@@ -26,6 +29,7 @@ def _build(tmp: Path, jobs: int) -> Path:
             jobs=jobs,
             oci_layouts=(REPO / "recipes" / "bundles",),
             trust_root=REPO / "recipes" / "trust" / "trusted_root.json",
+            **extra,
         )
     )
     return out
@@ -47,7 +51,35 @@ def test_the_site_does_not_depend_on_jobs(tmp_path: Path, monkeypatch: pytest.Mo
     helpers: list[object] = []
     helper = pagehelper._Helper
     monkeypatch.setattr(pagehelper, "_Helper", lambda *a: helpers.append(a) or helper(*a))
+    monkeypatch.setattr(spool, "MIN_SPOOLED_POINTERS", 1)
+    written: list[object] = []
+    digests = spool.DeferredWrite.helper_digests
+    monkeypatch.setattr(
+        spool.DeferredWrite,
+        "helper_digests",
+        lambda self: written.append(found := digests(self)) or found,
+    )
     shared = _files(_build(tmp_path, jobs=2))
     assert helpers, "no page helper was started"
+    assert written and all(written), "pointers.json was not written by its helper"
     assert shared.keys() == alone.keys()
     assert [name for name in alone if shared[name] != alone[name]] == []
+    assert list((tmp_path / "cache-2" / "evaluation").glob("*/data/pointers.json")), "no memo"
+    again = _files(_build(tmp_path, jobs=2, name="again"))  # from the memo the helped build kept
+    assert [name for name in alone if again.get(name) != alone[name]] == []
+
+
+def test_data_only_output_does_not_depend_on_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    alone = _files(_build(tmp_path, jobs=1, data_only=True))
+    monkeypatch.setattr(spool, "MIN_SPOOLED_POINTERS", 1)
+    started: list[object] = []
+    start = spool.DeferredWrite.start
+    monkeypatch.setattr(
+        spool.DeferredWrite, "start", lambda self: started.append(self) or start(self)
+    )
+    helped = _files(_build(tmp_path, jobs=2, data_only=True))
+    assert started
+    assert helped == alone

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.data import gojson
-from generator.data.gojson import _GO_ESCAPES, go_float, go_json, go_json_bytes, reference_json
+from generator.data.gojson import _GO_ESCAPES, go_json, go_json_bytes, reference_json
+from generator.data.gonumbers import go_float
 
 
 def reference(obj: Any) -> str:

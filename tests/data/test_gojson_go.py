@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.data.gojson import go_float, go_json_bytes
+from generator.data.gojson import go_json_bytes
+from generator.data.gonumbers import go_float
 from tests.data.gotruth import GoMarshal
 
 HERE = Path(__file__).resolve().parent

@@ -1,0 +1,151 @@
+"""The big documents written by a helper process (`generator.data.spool`) are byte for byte the
+text the build writes itself, whatever the values; and a helper that fails in any way costs only
+speed: the build writes the documents, with the same bytes and digests."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from enum import Enum, StrEnum
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.data import spool
+from generator.data.gojson import go_json_bytes
+from generator.data.spool import DeferredWrite, serve
+
+
+class Colour(StrEnum):
+    RED = "red"
+
+
+class Level(int, Enum):
+    HIGH = 3
+
+
+NASTY: dict[str, Any] = {
+    "pointers": [
+        {
+            "floats": [300.0, 0.00001, 1e-7, 1.5e-10, 1e21, 1e20, -0.0, 0.1, 2.5e16, 123456.789],
+            "special": [float("nan"), float("inf"), float("-inf")],
+            "big": 2**70,
+            "html": "<script>&amp;</script> \u2028 \u2029 é 😀",
+            "tuple": (1, 2, (3,)),
+            "enums": [Colour.RED, Level.HIGH],
+            "nested": {"b": {"z": [], "a": {}}, "a": [None, True, False]},
+        },
+        {1: "a key that is not a string"},
+        {"deep": [[[[[[1.0]]]]]]},
+        [],
+        {},
+        "a string",
+        17,
+    ],
+    "omitted": {"recipe-a": {"runs": 2}},
+}
+
+
+def _written(
+    tmp_path: Path, docs: dict[str, Any], command: list[str] | None = None, *, helped: bool
+) -> dict[str, str]:
+    """Write `docs` through a `DeferredWrite`; `helped`: whether its helper must have written
+    them (else the build did)."""
+    deferred = DeferredWrite(tmp_path / "spool", command)
+    for name, doc in docs.items():
+        deferred.take(tmp_path / name, doc)
+    deferred.start()
+    digests: dict[str, str] = {}
+    deferred.finish(lambda path, digest: digests.__setitem__(path.name, digest))
+    assert deferred.wait_written()
+    assert (deferred.helper_digests() is not None) is helped
+    assert not (tmp_path / "spool").exists()
+    return digests
+
+
+def test_the_helper_writes_what_the_build_would(tmp_path: Path) -> None:
+    docs = {"pointers.json": NASTY, "small.json": {"a": [1, 2.0]}, "flat.json": [1e-9]}
+    digests = _written(tmp_path, docs, helped=True)
+    for name, doc in docs.items():
+        expected = go_json_bytes(doc)
+        assert (tmp_path / name).read_bytes() == expected, name
+        assert digests[name] == hashlib.sha256(expected).hexdigest()
+
+
+FAILING = [
+    pytest.param([sys.executable, "-c", "import sys; sys.exit(3)"], id="exits-non-zero"),
+    pytest.param([sys.executable, "-c", "print('not json')"], id="answers-garbage"),
+    pytest.param([sys.executable, "-c", "print('{}')"], id="answers-no-digest"),
+    pytest.param(
+        [sys.executable, "-c", "import sys, json; print(json.dumps({sys.argv[1]: 'x' * 64}))"],
+        id="answers-other-paths",
+    ),
+    pytest.param(["/nonexistent/helper"], id="cannot-start"),
+]
+
+
+@pytest.mark.parametrize("command", FAILING)
+def test_a_failing_helper_costs_only_speed(tmp_path: Path, command: list[str]) -> None:
+    digests = _written(tmp_path, {"pointers.json": NASTY}, command, helped=False)
+    expected = go_json_bytes(NASTY)
+    assert (tmp_path / "pointers.json").read_bytes() == expected
+    assert digests["pointers.json"] == hashlib.sha256(expected).hexdigest()
+
+
+def test_a_helper_that_writes_half_a_document_and_dies_is_written_over(tmp_path: Path) -> None:
+    half = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        f"Path({str(tmp_path / 'pointers.json')!r}).write_text('{{\"half')\n"
+        "sys.exit(1)\n"
+    )
+    _written(tmp_path, {"pointers.json": NASTY}, [sys.executable, "-c", half], helped=False)
+    assert (tmp_path / "pointers.json").read_bytes() == go_json_bytes(NASTY)
+
+
+def test_a_hanging_helper_is_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spool, "_PATIENCE_S", 0.5)
+    hang = [sys.executable, "-c", "import time; time.sleep(60)"]
+    _written(tmp_path, {"pointers.json": NASTY}, hang, helped=False)
+    assert (tmp_path / "pointers.json").read_bytes() == go_json_bytes(NASTY)
+
+
+def test_abandon_releases_a_waiter_without_documents(tmp_path: Path) -> None:
+    deferred = DeferredWrite(
+        tmp_path / "spool", [sys.executable, "-c", "import time; time.sleep(60)"]
+    )
+    deferred.take(tmp_path / "pointers.json", NASTY)
+    deferred.start()
+    deferred.abandon()
+    assert deferred.wait_written() is False
+    assert deferred.helper_digests() is None  # the killed helper answered nothing
+
+
+def test_what_the_encoder_refuses_the_spool_refuses_alike(tmp_path: Path) -> None:
+    doc = {"pointers": [{"lone": "\udc80"}]}
+    with pytest.raises(UnicodeEncodeError):
+        go_json_bytes(doc)
+    deferred = DeferredWrite(tmp_path / "spool")
+    with pytest.raises(UnicodeEncodeError):
+        deferred.take(tmp_path / "pointers.json", doc)
+    deferred.abandon()
+
+
+@pytest.mark.parametrize(
+    "spooled",
+    [
+        b"T" + (3).to_bytes(8, "big") + b"abc",  # text outside a document
+        b"F" + (1).to_bytes(8, "big") + b"x" + b"X" + (0).to_bytes(8, "big"),  # unknown kind
+        b"F" + (100).to_bytes(8, "big") + b"short",  # cut record
+        b"F" + (1).to_bytes(8, "big") + b"x",  # ends inside a document
+    ],
+    ids=["outside", "unknown-kind", "cut", "unfinished"],
+)
+def test_the_helper_refuses_a_malformed_spool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spooled: bytes
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spool").write_bytes(spooled)
+    with pytest.raises(ValueError, match="spool"):
+        serve(tmp_path / "spool")
