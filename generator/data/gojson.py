@@ -94,21 +94,27 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _piece(value: Any, pad: str) -> bytes:
-    """`value` at the depth of `pad`, its numbers as Go writes them, before Go's escaping."""
+def subtree_layout(value: Any) -> bytes:
+    """The first step of a subtree's text: Python's `indent=2` layout at depth 0 (UTF-8),
+    before Go's numbers, indent and escaping (`finish_layout`)."""
     try:
-        data: bytes | None = orjson.dumps(value, option=_ORJSON)
+        return orjson.dumps(value, option=_ORJSON)
     except TypeError:  # orjson.JSONEncodeError: something orjson does not write
-        data = None
-    if data is None:
-        value = _finite(value)
-        try:
-            text = _Indenter().encode(value, "")
-        except (_Unusual, RecursionError):
-            text = reference_json(value)
-        data = text.encode("utf-8")
-    data = go_numbers(data)
-    return data.replace(b"\n", b"\n" + pad.encode("ascii")) if pad else data
+        pass
+    value = _finite(value)
+    try:
+        text = _Indenter().encode(value, "")
+    except (_Unusual, RecursionError):
+        text = reference_json(value)
+    return text.encode("utf-8")
+
+
+def finish_layout(layout: bytes, pad: str) -> bytes:
+    """The second step: a `subtree_layout` with Go's numbers, at the indent `pad`, escaped."""
+    data = go_numbers(layout)
+    if pad:
+        data = data.replace(b"\n", b"\n" + pad.encode("ascii"))
+    return _escape_utf8(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +127,7 @@ class Subtree:
 
 def subtree_text(value: Any, pad: str) -> bytes:
     """The text of a subtree written whole at the indent `pad` (escaped, Go's numbers)."""
-    return _escape_utf8(_piece(value, pad))
+    return finish_layout(subtree_layout(value), pad)
 
 
 def go_json_plan(obj: Any) -> Iterator[bytes | Subtree]:

@@ -1,23 +1,22 @@
 """The big data documents, written by a helper process while the build goes on to the site.
 
-data/index.json and data/pointers.json are hundreds of MB at 10,000 attestations, and making
+data/pointers.json and data/index.json are hundreds of MB at 10,000 attestations, and making
 their text (`generator.data.gojson`) is about a second of one core, while the other core idles.
-`DeferredWrite` walks each document's top levels itself (`go_json_plan`), spools the subtrees it
-would encode whole as compact JSON (orjson writes that several times faster than the Go text)
-into a spool file beside the output, and starts a fresh interpreter (`python -m
-generator.data.spool`, not forked, see `generator.site.pagehelper`) that reads the spool back
-and writes each document's text, subtree by subtree, exactly as `go_json_parts` would: the
-compact JSON of a subtree reads back as the same value to the encoder (floats round-trip
-exactly, tuples become the lists they are written as, NaN and infinities are null either way),
-and a subtree orjson refuses (an integer beyond 64 bits, a key that is not a string, a lone
-surrogate, a dataclass) is encoded by the build and spooled as text.
+A subtree's text is made in two steps: its layout (orjson, fast) and then Go's numbers, the
+indent and the escaping (`finish_layout`, most of the cost). `DeferredWrite` walks each
+document's top levels itself (`go_json_plan`), spools the text of those levels and the layout of
+each subtree into a spool file beside the output, and hands it to a fresh interpreter
+(`python -m generator.data.spool`, not forked, see `generator.site.pagehelper`) that runs the
+second step on every layout and writes the document. Both steps are the functions the build
+itself would run, in the same order, so the text is the build's byte for byte.
 
-A helper that fails, hangs or answers with anything but one digest per document costs speed
-only: `finish` writes the documents in the build, from the same documents.
+A helper that fails, hangs or answers anything but the digest of its document costs speed only:
+`finish` writes that document in the build, from the same document.
 
-The spool is a series of records, each a kind byte, an 8-byte length and its payload: `F` a
-document's path, `T` text, `J` a subtree (a 2-byte indent length, the indent, compact JSON), `E`
-the end of the document. The helper answers the sha256 of each document it wrote.
+A spool is a series of records, each a kind byte, an 8-byte length and its payload: `T` text,
+`L` a subtree's layout (a 2-byte indent length, the indent, the layout). The helper reads `P`
+records (a spool's path, then its document's) on its standard input and answers the sha256
+(hex) of each document it wrote, a line each, in order.
 """
 
 from __future__ import annotations
@@ -32,21 +31,22 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
-from generator.data.gojson import Subtree, go_json_parts, go_json_plan, subtree_text
+from generator.data.gojson import (
+    Subtree,
+    finish_layout,
+    go_json_parts,
+    go_json_plan,
+    subtree_layout,
+)
 
 __all__ = ["MIN_SPOOLED_POINTERS", "SPOOL_NAME", "DeferredWrite"]
 
 SPOOL_NAME = ".data-spool"
-"""The spool file's name in the build's staging folder."""
-
+"""The stem of the spool files' names in the build's staging folder."""
 MIN_SPOOLED_POINTERS = 1000
-"""Below this many pointers the documents are a few MB: starting a process costs more."""
+"""Below this many pointers the documents are a few MB: starting processes costs more."""
 _PATIENCE_S = 300.0
-"""A helper still writing after this long is given up (the build writes the documents)."""
-_SPOOL_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-"""What the encoder refuses, orjson refuses too (else it would write it as a dict or a string)."""
+"""A helper still writing after this long is given up (the build writes its document)."""
 _HEADER = 8
 
 
@@ -55,125 +55,131 @@ def _record(out: IO[bytes], kind: bytes, payload: bytes) -> None:
     out.write(payload)
 
 
+class _Helped:
+    """One document handed to the helper: its spool and what became of it."""
+
+    def __init__(self, path: Path, doc: Any, spool: Path) -> None:
+        self.path, self.doc, self.spool = path, doc, spool
+        self.answer: str | None = None
+        """The digest the helper answered (None: it did not write the document)."""
+        self.digest: str | None = None
+        """The digest of the document as written (by the helper or the build)."""
+
+
 class DeferredWrite:
-    """Documents spooled now (`take`), written by a helper (`start`) and waited for (`finish`).
+    """Documents spooled and handed to one helper (`take`), waited for (`finish`).
 
-    `command` is the helper's command line (the default runs this module)."""
+    The helper is started with the first document and told each spool as it is complete
+    (over its standard input), so it writes the first while the build spools the next. It
+    answers one digest per document, in order. `folder` holds the spools; `command` is the
+    helper's command line (the default runs this module)."""
 
-    def __init__(self, spool: Path, command: Sequence[str] | None = None) -> None:
-        self.spool = spool
+    def __init__(self, folder: Path, command: Sequence[str] | None = None) -> None:
+        self.folder = folder
         self.command = list(command) if command is not None else [sys.executable, "-m", __name__]
-        self._docs: dict[Path, Any] = {}
-        self._out: IO[bytes] | None = spool.open("wb")
+        self._docs: list[_Helped] = []
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._joined = False
-        self._helper: dict[Path, str] | None = None
-        self._digests: dict[Path, str] | None = None
         self._written = threading.Event()
+        self._complete = False
 
     def take(self, path: Path, doc: Any) -> None:
-        """Spool `doc`, to be written at `path` (absolute) by the helper."""
-        assert self._out is not None, "take after start"
-        self._docs[path] = doc
-        out = self._out
-        _record(out, b"F", os.fsencode(path))
-        for part in go_json_plan(doc):
-            if type(part) is bytes:
-                _record(out, b"T", part)
-                continue
-            assert isinstance(part, Subtree)
+        """Spool `doc`, to be written at `path` (absolute), and hand it to the helper."""
+        helped = _Helped(path, doc, self.folder / f"{SPOOL_NAME}-{len(self._docs)}")
+        self._docs.append(helped)
+        with helped.spool.open("wb") as out:
+            for part in go_json_plan(doc):
+                if type(part) is bytes:
+                    _record(out, b"T", part)
+                    continue
+                assert isinstance(part, Subtree)
+                pad = part.pad.encode("ascii")
+                layout = subtree_layout(part.value)
+                _record(out, b"L", len(pad).to_bytes(2, "big") + pad + layout)
+        proc = self._proc if self._proc is not None else self._start()
+        if proc is not None and proc.stdin is not None:
             try:
-                data = orjson.dumps(part.value, option=_SPOOL_OPTIONS)
-            except TypeError:  # what orjson does not write exactly: the text itself
-                _record(out, b"T", subtree_text(part.value, part.pad))
-                continue
-            pad = part.pad.encode("ascii")
-            _record(out, b"J", len(pad).to_bytes(2, "big") + pad + data)
-        _record(out, b"E", b"")
+                for name in (helped.spool, path):
+                    _record(proc.stdin, b"P", os.fsencode(name))
+                proc.stdin.flush()
+            except OSError:
+                pass  # the helper is gone: the build writes what it did not
 
-    def start(self) -> None:
-        """Close the spool and start the helper (when it cannot start, `finish` writes)."""
-        if self._out is None:
-            return
-        self._out.close()
-        self._out = None
+    def _start(self) -> subprocess.Popen[bytes] | None:
         package_root = str(Path(__file__).resolve().parents[2])
-        path = os.environ.get("PYTHONPATH")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, path)))}
+        path_var = os.environ.get("PYTHONPATH")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, path_var)))}
         with contextlib.suppress(OSError):
             self._proc = subprocess.Popen(
-                [*self.command, str(self.spool)],
+                self.command,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                stdin=subprocess.DEVNULL,
                 env=env,
             )
-
-    def _join(self) -> dict[Path, str] | None:
-        """The helper's digests, once it exited; None when it failed in any way."""
-        proc = self._proc
-        if proc is None:
-            return None
-        try:
-            answer, _ = proc.communicate(timeout=_PATIENCE_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            return None
-        if proc.returncode != 0:
-            return None
-        try:
-            doc = orjson.loads(answer)
-        except orjson.JSONDecodeError:
-            return None
-        wanted = {os.fsdecode(p): p for p in self._docs}
-        if not isinstance(doc, dict) or set(doc) != set(wanted):
-            return None
-        if not all(isinstance(v, str) and len(v) == 64 for v in doc.values()):
-            return None
-        return {wanted[k]: v for k, v in doc.items()}
+        return self._proc
 
     def helper_digests(self) -> dict[Path, str] | None:
-        """Wait for the helper (no work is done here, so a thread may wait); the digests of
-        the documents it wrote, or None when it failed (then `finish` writes them)."""
+        """Wait for the helper (no work is done here, so a thread may wait); the digest of
+        every document, or None when it did not write them all (then `finish` writes)."""
         with self._lock:
             if not self._joined:
-                self.start()
-                self._helper = self._join()
+                answers = _join(self._proc)
+                for helped, answer in zip(self._docs, answers, strict=False):
+                    helped.answer = answer
                 self._joined = True
-            return self._helper
+            digests = {h.path: h.answer for h in self._docs}
+        return None if None in digests.values() else digests  # type: ignore[return-value]
 
     def finish(self, hashed: Callable[[Path, str], None] | None = None) -> None:
-        """Wait for the helper; write here whatever it did not write; tell `hashed` each
+        """Wait for the helper; write here what it did not write; tell `hashed` each
         document's sha256, then release `wait_written`. Idempotent."""
-        digests = self.helper_digests()
+        self.helper_digests()
         with self._lock:
-            if digests is None:
-                digests = self._digests or {p: _write_here(p, d) for p, d in self._docs.items()}
-            self._digests = digests
+            for helped in self._docs:
+                if helped.digest is None:
+                    helped.digest = helped.answer or _write_here(helped.path, helped.doc)
+                with contextlib.suppress(OSError):
+                    helped.spool.unlink()
+            self._complete = True
         if hashed is not None:
-            for path, digest in digests.items():
-                hashed(path, digest)
+            for helped in self._docs:
+                hashed(helped.path, str(helped.digest))
         self._written.set()
-        with contextlib.suppress(OSError):
-            self.spool.unlink()
 
     def wait_written(self) -> bool:
         """Block until `finish` (or `abandon`) ran; whether the documents are complete."""
         self._written.wait()
-        return self._digests is not None
+        return self._complete
 
     def abandon(self) -> None:
         """Stop the helper and release whoever waits (the build failed before `finish`)."""
-        if self._out is not None:
-            self._out.close()
-            self._out = None
-        proc = self._proc
-        if proc is not None:
+        if self._proc is not None:
             with contextlib.suppress(OSError):
-                proc.kill()
+                self._proc.kill()
         self._written.set()
+
+
+def _join(proc: subprocess.Popen[bytes] | None) -> list[str | None]:
+    """The digests a helper answered, in order, once it exited (its input closed); those after
+    anything that is not a digest, or from a helper that failed, are None (not written)."""
+    if proc is None:
+        return []
+    try:
+        answer, _ = proc.communicate(timeout=_PATIENCE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return []
+    except (OSError, ValueError):
+        return []
+    digests: list[str | None] = []
+    for line in answer.decode("ascii", "replace").splitlines():
+        if len(line) != 64 or not set(line) <= set("0123456789abcdef"):
+            break
+        digests.append(line)
+    return digests if proc.returncode == 0 else []
 
 
 def _write_here(path: Path, doc: Any) -> str:
@@ -199,40 +205,32 @@ def _read_record(inp: IO[bytes]) -> tuple[bytes, bytes] | None:
     return head[:1], payload
 
 
-def serve(spool: Path) -> dict[str, str]:
-    """Write every document of `spool`; the sha256 of each, by path."""
-    digests: dict[str, str] = {}
-    out: IO[bytes] | None = None
-    digest: Any = None
-    name = ""
-    with spool.open("rb") as inp:
+def serve(spool: Path, target: Path) -> str:
+    """Write the document of `spool` at `target`; its sha256 (hex)."""
+    digest = hashlib.sha256()
+    with spool.open("rb") as inp, target.open("wb") as out:
         while (record := _read_record(inp)) is not None:
             kind, payload = record
-            if kind == b"F" and out is None:
-                name = os.fsdecode(payload)
-                out, digest = open(name, "wb"), hashlib.sha256()  # noqa: SIM115 - closed at E
-                continue
-            if out is None:
-                raise ValueError(f"spool record {kind!r} outside a document")
             if kind == b"T":
                 text = payload
-            elif kind == b"J":
+            elif kind == b"L":
                 size = int.from_bytes(payload[:2], "big")
-                pad = payload[2 : 2 + size].decode("ascii")
-                text = subtree_text(orjson.loads(payload[2 + size :]), pad)
-            elif kind == b"E":
-                out.close()
-                out = None
-                digests[name] = digest.hexdigest()
-                continue
+                text = finish_layout(payload[2 + size :], payload[2 : 2 + size].decode("ascii"))
             else:
                 raise ValueError(f"unknown spool record {kind!r}")
             digest.update(text)
             out.write(text)
-    if out is not None:
-        raise ValueError("the spool ends inside a document")
-    return digests
+    return digest.hexdigest()
+
+
+def _serve_all(inp: IO[bytes], out: IO[bytes]) -> None:
+    """The helper's loop: for each (spool, target) pair on `inp`, write the document and
+    answer its digest (a line), until `inp` ends."""
+    while (spool := _read_record(inp)) is not None and (target := _read_record(inp)) is not None:
+        digest = serve(Path(os.fsdecode(spool[1])), Path(os.fsdecode(target[1])))
+        out.write(digest.encode("ascii") + b"\n")
+        out.flush()
 
 
 if __name__ == "__main__":
-    sys.stdout.buffer.write(orjson.dumps(serve(Path(sys.argv[1]))))
+    _serve_all(sys.stdin.buffer, sys.stdout.buffer)

@@ -166,14 +166,14 @@ def write_documents(
     `hashed` is told each JSON document's sha256 (hex) once it is written and closed: the
     bytes were at hand, so whoever lists the files (the site manifest) need not read them.
     `previous` is the output this data replaces: a series file it holds byte for byte is
-    linked (`write_or_link`), not written again. With `deferred`, pointers.json (the largest)
-    is handed to it (written by a helper process, `generator.data.spool`; its digest comes
-    from its `finish`), and spooled first, so the helper starts on it at once.
+    linked (`write_or_link`), not written again. With `deferred`, pointers.json and index.json
+    are handed to it first (each written by a helper process, `generator.data.spool`; their
+    digests come from its `finish`).
     """
     data = out_dir / "data"
     plan: list[tuple[Path, Any, bool | None]] = [  # path, document, one recipe's (linkable)
         (data / "pointers.json", documents["pointers"], None),  # None: big, may be deferred
-        (data / "index.json", documents["index"], False),
+        (data / "index.json", documents["index"], None),
         (data / "build-info.json", documents["build_info"], False),
     ]
     # File names are checked before anything is written, as when all texts were made first.
@@ -183,12 +183,11 @@ def write_documents(
     )
     written: list[Path] = []
     folders: set[Path] = set()
-    if deferred is not None:  # spooled first: its helper starts while the rest is written
+    if deferred is not None:  # spooled first: their helpers work while the rest is written
         data.mkdir(parents=True, exist_ok=True)
         for path, doc, _ in (item for item in plan if item[2] is None):
             deferred.take(path, doc)
             written.append(path)
-        deferred.start()
         plan = [item for item in plan if item[2] is not None]
     for path, doc, recipes in plan:
         if path.parent not in folders:

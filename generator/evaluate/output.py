@@ -16,7 +16,7 @@ from generator.bundle.cache import default_cache_dir
 from generator.changes import previous_warnings
 from generator.data import SCHEMA_FILES, spool, write_documents
 from generator.data.schemaid import stamp_schema_ids
-from generator.data.spool import SPOOL_NAME, DeferredWrite
+from generator.data.spool import DeferredWrite
 from generator.data.writers import report_cache_failures
 from generator.errors import BuildError, EvidenceDashError
 from generator.manifest import Written, refresh_entries
@@ -164,8 +164,8 @@ def _write_data(
     keep_data: Callable[[Path, Mapping[str, Written]], None] | None,
     deferred: DeferredWrite | None,
 ) -> tuple[Background, Callable[[], None]]:
-    """Write `<work>/data/` (pointers.json by `deferred`'s helper, when given), hashing each file
-    into `written`; the thread keeping the memo's copy, and what completes data/."""
+    """Write `<work>/data/` (the big documents by `deferred`'s helpers, when given), hashing
+    each file into `written`; the thread keeping the memo's copy, and what completes data/."""
     data_dir = work / "data"
 
     def hashed(path: Path, sha256: str) -> None:
@@ -196,7 +196,7 @@ def _deferred(
     pointers = documents.get("pointers", {}).get("pointers", ())
     if options.engine.jobs < 2 or len(pointers) < spool.MIN_SPOOLED_POINTERS:
         return None
-    return DeferredWrite(work / SPOOL_NAME)
+    return DeferredWrite(work)
 
 
 def _keep_when_written(

@@ -75,11 +75,13 @@ def test_data_only_output_does_not_depend_on_jobs(
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     alone = _files(_build(tmp_path, jobs=1, data_only=True))
     monkeypatch.setattr(spool, "MIN_SPOOLED_POINTERS", 1)
-    started: list[object] = []
-    start = spool.DeferredWrite.start
+    answered: list[object] = []
+    digests = spool.DeferredWrite.helper_digests
     monkeypatch.setattr(
-        spool.DeferredWrite, "start", lambda self: started.append(self) or start(self)
+        spool.DeferredWrite,
+        "helper_digests",
+        lambda self: answered.append(found := digests(self)) or found,
     )
     helped = _files(_build(tmp_path, jobs=2, data_only=True))
-    assert started
+    assert answered and all(answered), "the data documents were not written by helpers"
     assert helped == alone
