@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,36 +46,30 @@ def _mib(n: int) -> str:
 
 
 def measure(site: Path, limits: OutputLimits | None = None) -> SiteSize:
-    """Walk `site` once and compare it with `limits` (default `LIMITS`)."""
+    """Walk `site` once and compare it with `limits` (default `LIMITS`).
+
+    Top-down, in name order, a folder's files before its subfolders; a link is measured as a
+    link and never followed (a link to a folder is left out)."""
     limits = limits or LIMITS
     total = 0
     page = ("", 0)
     data = ("", 0)
     warnings: list[str] = []
-    for folder, dirs, files in os.walk(site):
-        dirs.sort()
-        here = Path(folder)
-        for name in sorted(files):
-            path = here / name
-            try:
-                size = path.lstat().st_size
-            except OSError:
-                continue
-            total += size
-            rel = path.relative_to(site).as_posix()
-            if name.endswith(".html"):
-                page = max(page, (rel, size), key=lambda p: p[1])
-                if size > limits.page_bytes:
-                    warnings.append(
-                        f"page {rel} is {_mib(size)}, over the {_mib(limits.page_bytes)} page limit"
-                    )
-            elif rel.startswith("data/"):
-                data = max(data, (rel, size), key=lambda p: p[1])
-                if size > limits.data_file_bytes:
-                    warnings.append(
-                        f"data file {rel} is {_mib(size)}, over the "
-                        f"{_mib(limits.data_file_bytes)} data file limit"
-                    )
+    for rel, size in _files(str(site), ""):
+        total += size
+        if rel.endswith(".html"):
+            page = max(page, (rel, size), key=lambda p: p[1])
+            if size > limits.page_bytes:
+                warnings.append(
+                    f"page {rel} is {_mib(size)}, over the {_mib(limits.page_bytes)} page limit"
+                )
+        elif rel.startswith("data/"):
+            data = max(data, (rel, size), key=lambda p: p[1])
+            if size > limits.data_file_bytes:
+                warnings.append(
+                    f"data file {rel} is {_mib(size)}, over the "
+                    f"{_mib(limits.data_file_bytes)} data file limit"
+                )
     if total >= limits.site_warn_bytes:
         share = 100 * total / limits.site_bytes
         warnings.insert(
@@ -84,6 +79,28 @@ def measure(site: Path, limits: OutputLimits | None = None) -> SiteSize:
             "1 GB): split the tree or drop old evidence before it no longer fits",
         )
     return SiteSize(total, page, data, limits.site_bytes, tuple(warnings))
+
+
+def _files(folder: str, prefix: str) -> Iterator[tuple[str, int]]:
+    """(path relative to the site, size) of every file under `folder`, in `measure`'s order."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:
+        return
+    folders = []
+    for entry in entries:
+        try:
+            if entry.is_dir():
+                if not entry.is_symlink():
+                    folders.append(entry)
+                continue
+            size = entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
+        yield prefix + entry.name, size
+    for entry in folders:
+        yield from _files(entry.path, f"{prefix}{entry.name}/")
 
 
 def record(build_info: Path, size: SiteSize) -> None:
