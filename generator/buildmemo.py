@@ -402,6 +402,8 @@ class _Checked:
         return content
 
     def json(self, name: str) -> Any:
+        """A checked data file as a document. Python's parser, not orjson: the documents may
+        hold integers beyond 64 bits (from bundles), which orjson reads back as floats."""
         return json.loads(self.bytes(name))
 
     def rest(self) -> None:

@@ -334,10 +334,10 @@ def _entry_from(
 
 
 def _dumps(doc: Any) -> bytes:
-    try:
-        return orjson.dumps(doc)
-    except TypeError:  # what orjson does not write (an integer beyond 64 bits, ...)
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+    """orjson's text, or TypeError for what orjson does not write (an integer beyond 64 bits,
+    a lone surrogate): such a product is not kept, as orjson would read an integer it
+    cannot hold back as a float (the recipe is evaluated again instead, exactly)."""
+    return orjson.dumps(doc)
 
 
 def _loads(body: bytes) -> Any:

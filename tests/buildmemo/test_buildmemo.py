@@ -495,3 +495,26 @@ def test_a_build_the_memo_answers_never_loads_sigstore(tree: Path, tmp_path: Pat
     sorted((tree / "evidence").glob("*/*/sha256-*.yaml"))[0].unlink()
     # evaluated again, every verdict from the cache, the trust root known to parse: neither
     assert probe() == ["True", "False", "False", "False"]
+
+
+def test_a_memo_document_reads_back_as_the_same_values(tmp_path: Path) -> None:
+    """Memo documents are parsed by orjson, and by Python's parser where orjson refuses (an
+    integer beyond 64 bits): the values are the same either way, and a file that does not
+    match its listed digest is never parsed."""
+    import json as std_json
+
+    from generator.buildmemo import _Changed, _Checked
+    from generator.cacheauth import file_digest
+
+    docs = {
+        "plain.json": b'{"a": [1, 2.5, -0.0, 1e-07, "\\u003c&"], "b": {"c": null}}',
+        "big.json": b'{"n": 123456789012345678901234567890, "f": 1.5}',
+    }
+    for name, data in docs.items():
+        (tmp_path / name).write_bytes(data)
+    checked = _Checked(tmp_path, {name: file_digest(data) for name, data in docs.items()})
+    for name, data in docs.items():
+        assert checked.json(name) == std_json.loads(data)
+    (tmp_path / "plain.json").write_bytes(docs["plain.json"].replace(b"2.5", b"3.5"))
+    with pytest.raises(_Changed):
+        _Checked(tmp_path, {"plain.json": file_digest(docs["plain.json"])}).json("plain.json")

@@ -56,6 +56,22 @@ def test_a_stored_product_reads_back_equal(tmp_path: Path, extra: dict[str, Any]
     assert loaded == product
 
 
+@pytest.mark.parametrize(
+    "value",
+    [2**64, -(2**63) - 1, 123456789012345678901234567890, "lone \udc80"],
+    ids=["u64-plus-one", "i64-minus-one", "30-digits", "lone-surrogate"],
+)
+def test_a_product_orjson_cannot_hold_exactly_is_not_kept(tmp_path: Path, value: Any) -> None:
+    """orjson reads an integer beyond 64 bits back as a float: a product holding one (a
+    hostile bundle's number) is not stored, so its recipe is evaluated again, exactly."""
+    store = ProductStore(tmp_path, AUTH)
+    store.store(_product({"n": value}))
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
+    edge = _product({"n": [2**64 - 1, -(2**63)]})  # the widest integers orjson holds
+    store.store(edge)
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) == edge
+
+
 def _sealed(store: ProductStore, doc: dict[str, Any]) -> None:
     AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, json.dumps(doc).encode(), KEY.encode())
 
