@@ -43,6 +43,20 @@ def _files(site: Path) -> dict[str, bytes]:
     }
 
 
+def _data_helper_answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The data documents' helper forced on; what it answered, each time it is asked (None:
+    it did not write them all)."""
+    monkeypatch.setattr(spool, "MIN_SPOOLED_POINTERS", 1)
+    answers: list[object] = []
+    digests = spool.DeferredWrite.helper_digests
+    monkeypatch.setattr(
+        spool.DeferredWrite,
+        "helper_digests",
+        lambda self: answers.append(found := digests(self)) or found,
+    )
+    return answers
+
+
 def test_the_site_does_not_depend_on_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     alone = _files(_build(tmp_path, jobs=1))
@@ -51,14 +65,7 @@ def test_the_site_does_not_depend_on_jobs(tmp_path: Path, monkeypatch: pytest.Mo
     helpers: list[object] = []
     helper = pagehelper._Helper
     monkeypatch.setattr(pagehelper, "_Helper", lambda *a: helpers.append(a) or helper(*a))
-    monkeypatch.setattr(spool, "MIN_SPOOLED_POINTERS", 1)
-    written: list[object] = []
-    digests = spool.DeferredWrite.helper_digests
-    monkeypatch.setattr(
-        spool.DeferredWrite,
-        "helper_digests",
-        lambda self: written.append(found := digests(self)) or found,
-    )
+    written = _data_helper_answers(monkeypatch)
     shared = _files(_build(tmp_path, jobs=2))
     assert helpers, "no page helper was started"
     assert written and all(written), "pointers.json was not written by its helper"
@@ -74,14 +81,7 @@ def test_data_only_output_does_not_depend_on_jobs(
 ) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     alone = _files(_build(tmp_path, jobs=1, data_only=True))
-    monkeypatch.setattr(spool, "MIN_SPOOLED_POINTERS", 1)
-    answered: list[object] = []
-    digests = spool.DeferredWrite.helper_digests
-    monkeypatch.setattr(
-        spool.DeferredWrite,
-        "helper_digests",
-        lambda self: answered.append(found := digests(self)) or found,
-    )
+    answered = _data_helper_answers(monkeypatch)
     helped = _files(_build(tmp_path, jobs=2, data_only=True))
     assert answered and all(answered), "the data documents were not written by helpers"
     assert helped == alone
