@@ -16,10 +16,11 @@ of three ways that give exactly its text:
 3. the reference encoder itself, for anything `_Indenter` does not handle exactly.
 
 Then `go_numbers` (`generator.data.gonumbers`) rewrites the float tokens whose form differs
-from Go's. All of this rests on one fact: an encoded string never holds a raw newline, so every newline in the text is a
-separator, a number token is always followed by `,\n`, `\n` or the end of the text (a string
-by a quote), and a subtree written at depth 0 is moved to its depth by indenting after each
-newline. Big documents are written as a stream of subtrees, never as one string.
+from Go's. All of this rests on one fact: an encoded string never holds a raw newline, so every
+newline in the text is a separator, a number token is always followed by `,\n`, `\n` or the
+end of the text (a string by a quote), and a subtree written at depth 0 is moved to its depth
+by indenting after each newline. Big documents are written as a stream of subtrees, never as
+one string.
 
 A NaN or infinity, which JSON cannot express (Go's encoder refuses it), is written as `null`
 (as JavaScript's `JSON.stringify` does) instead of failing a whole build; contributor JSON is
@@ -28,6 +29,7 @@ parsed strictly (`generator.strictjson`), so none comes from a bundle.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Iterator
@@ -174,7 +176,7 @@ def _pieces(value: Any, pad: str, depth: int) -> Iterator[bytes]:
 
 def go_json_bytes(obj: Any) -> bytes:
     """Serialise `obj` like Go `json.MarshalIndent(obj, "", "  ")` plus a newline, as UTF-8."""
-    return b"".join(_pieces(obj, "", 0)) + b"\n"
+    return b"".join(go_json_parts(obj))
 
 
 def go_json(obj: Any) -> str:
@@ -184,14 +186,18 @@ def go_json(obj: Any) -> str:
 
 def go_json_parts(obj: Any) -> Iterator[bytes]:
     """`go_json_bytes(obj)` as a stream of parts: one subtree of a document at a time."""
-    for part in go_json_plan(obj):
-        yield part if type(part) is bytes else subtree_text(part.value, part.pad)  # type: ignore[union-attr]
+    yield from _pieces(obj, "", 0)
+    yield b"\n"
 
 
-def write_go_json(obj: Any, fh: IO[bytes]) -> None:
-    """Write `go_json_bytes(obj)` to the binary file `fh`, a subtree at a time (streamed)."""
+def write_go_json(obj: Any, fh: IO[bytes]) -> str:
+    """Write `go_json_bytes(obj)` to the binary file `fh`, a subtree at a time (streamed); the
+    sha256 (hex) of what was written."""
+    digest = hashlib.sha256()
     for part in go_json_parts(obj):
+        digest.update(part)
         fh.write(part)
+    return digest.hexdigest()
 
 
 def _scalar_text(value: Any) -> str:

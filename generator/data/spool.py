@@ -34,9 +34,9 @@ from typing import IO, Any
 from generator.data.gojson import (
     Subtree,
     finish_layout,
-    go_json_parts,
     go_json_plan,
     subtree_layout,
+    write_go_json,
 )
 
 __all__ = ["MIN_SPOOLED_POINTERS", "SPOOL_NAME", "DeferredWrite"]
@@ -183,12 +183,8 @@ def _join(proc: subprocess.Popen[bytes] | None) -> list[str | None]:
 
 
 def _write_here(path: Path, doc: Any) -> str:
-    digest = hashlib.sha256()
     with path.open("wb") as fh:
-        for part in go_json_parts(doc):
-            digest.update(part)
-            fh.write(part)
-    return digest.hexdigest()
+        return write_go_json(doc, fh)
 
 
 # ------------------------------------------------------------------------------ the helper

@@ -23,7 +23,7 @@ from generator.data._board_docs import (
     series_documents,
 )
 from generator.data._pointer_docs import evidence_document, pointer_document, pointers_document
-from generator.data.gojson import go_json_bytes, go_json_parts, write_go_json
+from generator.data.gojson import go_json_bytes, write_go_json
 from generator.data.records import PointerRecord
 from generator.data.schemaid import SCHEMA_FILES, schema_text, with_schema_id
 from generator.errors import BuildError, Location
@@ -171,38 +171,39 @@ def write_documents(
     digests come from its `finish`).
     """
     data = out_dir / "data"
-    plan: list[tuple[Path, Any, bool | None]] = [  # path, document, one recipe's (linkable)
-        (data / "pointers.json", documents["pointers"], None),  # None: big, may be deferred
-        (data / "index.json", documents["index"], None),
-        (data / "build-info.json", documents["build_info"], False),
+    big = [  # the largest first: a helper (`deferred`) starts on it at once
+        (data / "pointers.json", documents["pointers"]),
+        (data / "index.json", documents["index"]),
     ]
     # File names are checked before anything is written, as when all texts were made first.
-    plan.extend(
-        (data / "series" / series_file_name(recipe), doc, True)
+    series = [
+        (data / "series" / series_file_name(recipe), doc)
         for recipe, doc in sorted(documents["series"].items())
-    )
+    ]
+    data.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    folders: set[Path] = set()
-    if deferred is not None:  # spooled first: their helpers work while the rest is written
-        data.mkdir(parents=True, exist_ok=True)
-        for path, doc, _ in (item for item in plan if item[2] is None):
+
+    def done(path: Path, sha256: str) -> None:
+        if hashed is not None:
+            hashed(path, sha256)
+        written.append(path)
+
+    for path, doc in big:
+        if deferred is not None:
             deferred.take(path, doc)
             written.append(path)
-        plan = [item for item in plan if item[2] is not None]
-    for path, doc, recipes in plan:
-        if path.parent not in folders:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            folders.add(path.parent)
-        if recipes:  # mostly unchanged from the output this replaces
-            text = go_json_bytes(doc)
-            digest = hashlib.sha256(text)
-            before = None if previous is None else previous / path.relative_to(out_dir)
-            write_or_link(path, text, before)
         else:
-            digest = _streamed(path, doc)
-        if hashed is not None:
-            hashed(path, digest.hexdigest())
-        written.append(path)
+            done(path, _streamed(path, doc))
+    done(data / "build-info.json", _streamed(data / "build-info.json", documents["build_info"]))
+    folders = {data}
+    if series:
+        (data / "series").mkdir(exist_ok=True)
+        folders.add(data / "series")
+    for path, doc in series:  # mostly unchanged from the output this replaces
+        text = go_json_bytes(doc)
+        before = None if previous is None else previous / path.relative_to(out_dir)
+        write_or_link(path, text, before)
+        done(path, hashlib.sha256(text).hexdigest())
     for name in SCHEMA_FILES:
         path = data / "schema" / name
         _write_text(path, with_schema_id(schema_text(name), name, site_url), folders)
@@ -210,15 +211,11 @@ def write_documents(
     return written
 
 
-def _streamed(path: Path, doc: Any) -> Any:
+def _streamed(path: Path, doc: Any) -> str:
     """Write `doc` as Go writes it into `path`, a subtree at a time (the big documents are
-    never one string); the sha256 of what was written."""
-    digest = hashlib.sha256()
+    never one string); the sha256 (hex) of what was written."""
     with path.open("wb") as fh:
-        for part in go_json_parts(doc):
-            digest.update(part)
-            fh.write(part)
-    return digest
+        return write_go_json(doc, fh)
 
 
 def _write_text(path: Path, text: str, folders: set[Path]) -> None:
