@@ -214,24 +214,21 @@ def _markdown_pages(
 ) -> tuple[dict[str, str], list[str], str | None, InputDigests | None]:
     """The Markdown pages (from `cache` when their key is there), the recipe pages' cache keys,
     the Markdown pages' key and the input digests those keys came from."""
-    keys: list[str] = []
-    markdown_key: str | None = None
-    markdown: dict[str, str] | None = None
-    if cache is not None:
-        keep_compiled(res.pages, cache.root.parent / "templates", templates_digest(res.pages))
-        if digests is None or len(digests.recipes) != len(model.tabs):
-            digests = input_digests(model)
-        keys, markdown_key = page_keys(digests, res.pages)
-        markdown = cache.get_markdown(markdown_key)
+    if cache is None:
+        return render_pages(model, res.pages), [], None, digests
+    code = templates_digest(res.pages)
+    keep_compiled(res.pages, cache.root.parent / "templates", code)
+    if digests is None or len(digests.recipes) != len(model.tabs):
+        digests = input_digests(model)
+    keys, markdown_key = page_keys(digests, code)
+    markdown = cache.get_markdown(markdown_key)
     if markdown is None:
-        rows = None
-        if cache is not None:
-            recipe_keys = {t.recipe: k for t, k in zip(model.tabs, keys, strict=True)}
-            rows = RowCache(recipe_keys, cache.get_rows())
+        rows = RowCache(
+            dict(zip((t.recipe for t in model.tabs), keys, strict=True)), cache.get_rows()
+        )
         markdown = render_pages(model, res.pages, rows)
-        if cache is not None and markdown_key is not None:
-            cache.put_markdown(markdown_key, markdown)
-        if cache is not None and rows is not None and rows.changed:
+        cache.put_markdown(markdown_key, markdown)
+        if rows.changed:
             cache.put_rows(rows.used())
     return markdown, keys, markdown_key, digests
 

@@ -145,10 +145,9 @@ def input_digests(model: SiteModel) -> InputDigests:
     return InputDigests(context, recipes, _digest([orphans, index]))
 
 
-def page_keys(digests: InputDigests, templates: Path) -> tuple[list[str], str]:
+def page_keys(digests: InputDigests, code: str) -> tuple[list[str], str]:
     """The cache keys of the recipe pages (catalog order) and of the Markdown pages: the
-    document digests with the templates and page code."""
-    code = templates_digest(templates)
+    document digests with `code`, the templates' and page code's digest (`templates_digest`)."""
 
     def key(*parts: str) -> str:
         return hashlib.sha256("\0".join((code, digests.context, *parts)).encode()).hexdigest()

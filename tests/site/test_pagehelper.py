@@ -15,7 +15,13 @@ import generator.site.pagehelper as pagehelper
 import generator.site.recipepages as recipepages
 from generator.site.mkdocs_adapter import PageShell
 from generator.site.pages import SiteModel
-from generator.site.recipepages import PageCache, input_digests, page_keys, write_recipe_pages
+from generator.site.recipepages import (
+    PageCache,
+    input_digests,
+    page_keys,
+    templates_digest,
+    write_recipe_pages,
+)
 from generator.site.resources import locate
 
 SHELL = PageShell("<html><title>@@TITLE@@</title><body>", "</body></html>")
@@ -35,7 +41,11 @@ def _pages(site: Path) -> dict[str, bytes]:
 
 
 def _write(model: SiteModel, site: Path, helpers: int, cache: PageCache | None = None) -> list[Any]:
-    keys = page_keys(input_digests(model), locate().pages)[0] if cache is not None else ()
+    keys = (
+        page_keys(input_digests(model), templates_digest(locate().pages))[0]
+        if cache is not None
+        else ()
+    )
     return write_recipe_pages(
         model, locate().pages, SHELL, site, keys=keys, cache=cache, helpers=helpers
     )
