@@ -41,7 +41,7 @@ from generator.site.model import (
     verdict_of,
 )
 from generator.site.rowcache import CachedRows
-from generator.site.sourcepage import covered_recipe
+from generator.site.sourcepage import CoveredViews
 from generator.site.tables import hardware_view
 
 __all__ = ["Badges", "badges_for", "environment", "keep_compiled"]
@@ -100,7 +100,7 @@ def environment(templates: Path) -> jinja2.Environment:
         card_view=card_view,
         grid_view=grid_view,
         hardware_view=hardware_view,
-        covered_recipe=covered_recipe,
+        covered_views=CoveredViews,
         test_history=test_history,
         counts_text=counts_text,
     )

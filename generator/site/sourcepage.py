@@ -9,7 +9,7 @@ from typing import Any
 from generator.site.grids import newest_build, result_counts
 from generator.site.model import SiteModel, Tab, age, recipe_page, rel
 
-__all__ = ["BuildLine", "CoveredRecipe", "covered_recipe"]
+__all__ = ["BuildLine", "CoveredRecipe", "CoveredViews", "covered_recipe"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +68,18 @@ def covered_recipe(m: SiteModel, page: str, src: str, t: Tab) -> CoveredRecipe:
             for b in builds
         ),
     )
+
+
+class CoveredViews:
+    """The source page of `src` at `page`: each recipe's `covered_recipe`, made once (both of
+    the page's tables read it, and a row the row cache keeps reads nothing)."""
+
+    def __init__(self, m: SiteModel, page: str, src: str) -> None:
+        self._m, self._page, self._src = m, page, src
+        self._made: dict[str, CoveredRecipe] = {}
+
+    def of(self, t: Tab) -> CoveredRecipe:
+        made = self._made.get(t.recipe)
+        if made is None:
+            made = self._made[t.recipe] = covered_recipe(self._m, self._page, self._src, t)
+        return made
