@@ -11,27 +11,16 @@ from typing import Any
 import pytest
 
 import generator.site.pagehelper as pagehelper
-from generator.build import BuildOptions, run_build
+from generator.build import run_build
 from generator.data import spool
+from tests._support import demo_build
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _build(tmp: Path, jobs: int, name: str = "site", **extra: Any) -> Path:
     out = tmp / f"{name}-{jobs}"
-    run_build(
-        BuildOptions.flat(
-            recipes=REPO / "recipes",
-            out=out,
-            cache=tmp / f"cache-{jobs}",
-            offline=True,
-            quiet=True,
-            jobs=jobs,
-            oci_layouts=(REPO / "recipes" / "bundles",),
-            trust_root=REPO / "recipes" / "trust" / "trusted_root.json",
-            **extra,
-        )
-    )
+    run_build(demo_build(REPO / "recipes", out, tmp / f"cache-{jobs}", jobs=jobs, **extra))
     return out
 
 
