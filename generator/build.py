@@ -99,7 +99,7 @@ def _build(options: BuildOptions) -> BuildSummary:
     counts = counts_of(evaluation)
     # 5. The policy: too many pointers without a verdict keeps the previous site.
     check_unverified(options, counts)
-    keep = memo.keeper(evaluation, counts)
+    keep = memo.keeper(evaluation, counts, options.output.out.absolute() / "data")
     documents = evaluation.documents
     # The verdicts and the board are hundreds of MB at 10,000 attestations; the output needs
     # only the documents, so let the rest go before the data and the site are written.

@@ -11,6 +11,12 @@ reads them back instead of evaluating, so it reads no bundle, verifies nothing, 
 data/ by copying. The site is still built from the documents (its own page cache decides what to
 render). `--reevaluate` skips the memo.
 
+The few big data files (pointers.json and index.json are hundreds of MB at 10,000 attestations)
+are not copied into the memo: writing them twice cost every changed build about 0.3 s of disk
+work. The sealed meta lists their digests and the data folder of the site they were published
+in; a build the memo answers reads them back from there (any file that is missing, changed or
+not a regular file makes a miss) and restores them into the memo before it copies data/.
+
 The cache is not trusted (`generator.cacheauth`): `meta.json` carries an HMAC tag and lists
 the sha256 of every file of the memo's data/ copy; a memo whose tag does not check, or whose
 data/ holds a file that is missing, added or changed, is a miss counted as an authentication
@@ -36,23 +42,25 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from generator.cacheauth import CacheAuth, Purpose, file_digest, note_failure, read_cache_file
+from generator.cacheauth import CacheAuth, Purpose, note_failure, read_cache_file
 from generator.data.writers import series_file_name
 from generator.errors import EvidenceDashError
 from generator.folderdigest import listing, streamed_digest, tree_digest
 from generator.manifest import Written, recorded_sha256
+from generator.memofiles import (
+    Changed,
+    Checked,
+    big_files,
+    copied_digest,
+    linking_copy,
+    restored,
+)
 from generator.options import EvaluationOptions, MemoRole, memo_role
-from generator.quickwrite import write_or_link
 
 MEMO_VERSION = "3"
 MAX_META_BYTES = 256 << 20
 """A memo's meta.json larger than this is a miss (it is hundreds of KB at 10,000
 attestations); no memo file is read through a link or from a FIFO."""
-MAX_DATA_FILE_BYTES = 4 << 30
-"""A memo data file larger than this is a miss (pointers.json is 160 MB at 10,000)."""
-_LINKED_BYTES = 1 << 20
-"""Data files up to this size are linked from the memo replaced when unchanged (the series);
-the few larger ones change with almost any change of the tree, and are copied."""
 _LIBRARIES = ("sigstore", "cryptography", "pyyaml", "rfc8785", "google-re2")
 
 
@@ -271,11 +279,13 @@ class EvaluationMemo:
             return None
         try:
             files = meta["files"]
-            if not isinstance(files, dict) or sorted(files) != listing(data):
+            if not isinstance(files, dict) or not restored(data, files, meta.get("away")):
+                return None  # a big file is no longer in the site it was published in
+            if sorted(files) != listing(data):
                 note_failure(f"memo {key} data/")
                 return None
             counts = _counts(meta)
-            checked = _Checked(data, files)
+            checked = Checked(data, files)
             documents = {
                 "index": checked.json("index.json"),
                 "pointers": checked.json("pointers.json"),
@@ -285,7 +295,7 @@ class EvaluationMemo:
                 },
             }
             checked.rest()
-        except _Changed as exc:
+        except Changed as exc:
             note_failure(f"memo {key} data/{exc}")
             return None
         except (OSError, ValueError, KeyError, TypeError):
@@ -319,54 +329,44 @@ class EvaluationMemo:
         counts: Counts,
         data_dir: Path,
         written: Mapping[str, Written] | None = None,
+        published: Path | None = None,
     ) -> None:
         """Keep this evaluation (replacing any other); failures only cost the next build.
         `written`: the data files hashed as they were written (`data/<name>`), whose copies
-        need not be read again while the original is still the file recorded."""
+        need not be read again while the original is still the file recorded. `published`:
+        the data folder `data_dir` is about to become (the site's), where the big files are
+        left (None: every file is copied)."""
 
         try:
             series = [[recipe, series_file_name(recipe)] for recipe in sorted(documents["series"])]
             self.root.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".memo-", dir=self.root))
             replaced = self._replaced_data()
+            away = big_files(data_dir) if published is not None else []
             shutil.copytree(
-                data_dir, staging / "data", copy_function=_linking_copy(data_dir, replaced)
+                data_dir,
+                staging / "data",
+                copy_function=linking_copy(data_dir, replaced),
+                ignore=lambda folder, _names: away if Path(folder) == data_dir else [],
             )
             files = {
-                name: _copied_digest(data_dir, staging / "data", name, written or {})
+                name: copied_digest(data_dir, staging / "data", name, written or {})
                 for name in listing(staging / "data")
             }
-            self._write_meta(
-                staging,
-                key,
-                {"key": key, "counts": counts.as_dict(), "series": series, "files": files},
-            )
+            for name in away:
+                files[name] = recorded_sha256(
+                    written or {}, f"data/{name}", data_dir / name
+                ) or streamed_digest(data_dir / name)
+            meta = {"key": key, "counts": counts.as_dict(), "series": series, "files": files}
+            if away:
+                meta["away"] = {"site": str(published), "files": away}
+            self._write_meta(staging, key, meta)
             for old in self.root.iterdir():
                 if old != staging:
                     shutil.rmtree(old, ignore_errors=True)
             os.rename(staging, self.root / key)
         except (OSError, EvidenceDashError):
             shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _linking_copy(source: Path, replaced: Path | None) -> Any:
-    """`copytree`'s copy function: a small file the memo being replaced (`replaced`, its
-    data/) holds byte for byte is linked from it (`write_or_link`), any other copied. Both
-    are the cache's: no file of the cache is ever linked into a site."""
-
-    def copy(src: str, dst: str) -> str:
-        if replaced is None or os.lstat(src).st_size > _LINKED_BYTES:
-            return str(shutil.copy2(src, dst))
-        write_or_link(dst, Path(src).read_bytes(), replaced / Path(src).relative_to(source))
-        return dst
-
-    return copy
-
-
-def _copied_digest(source: Path, copy: Path, name: str, written: Mapping[str, Written]) -> str:
-    """The sha256 of the copy of `source/name`: the one recorded as it was written while the
-    original is still that file, else read from the copy."""
-    return recorded_sha256(written, f"data/{name}", source / name) or streamed_digest(copy / name)
 
 
 def _counts(meta: Mapping[str, Any]) -> Counts:
@@ -380,34 +380,3 @@ def _counts(meta: Mapping[str, Any]) -> Counts:
         int(c["noVerdict"]),
         str(c["buildTime"]),
     )
-
-
-class _Changed(Exception):
-    """A memo data file does not match the digest its sealed meta lists (the file's name)."""
-
-
-class _Checked:
-    """Reads a memo's data files, each checked against its listed digest."""
-
-    def __init__(self, data: Path, files: Mapping[str, Any]) -> None:
-        self.data = data
-        self.files = files
-        self.read: set[str] = set()
-
-    def bytes(self, name: str) -> bytes:
-        content = read_cache_file(self.data / name, MAX_DATA_FILE_BYTES)
-        if content is None or file_digest(content) != self.files.get(name):
-            raise _Changed(name)
-        self.read.add(name)
-        return content
-
-    def json(self, name: str) -> Any:
-        """A checked data file as a document. Python's parser, not orjson: the documents may
-        hold integers beyond 64 bits (from bundles), which orjson reads back as floats."""
-        return json.loads(self.bytes(name))
-
-    def rest(self) -> None:
-        """Check the files no document was read from (the schemas)."""
-        for name in self.files:
-            if name not in self.read:
-                self.bytes(name)

@@ -142,9 +142,10 @@ class MemoSlot:
             self.memos.add_output(self.key, self.output, tree_digest(out, listed_digests(out)))
 
     def keeper(
-        self, evaluation: Evaluation, counts: Counts
+        self, evaluation: Evaluation, counts: Counts, published: Path | None = None
     ) -> Callable[[Path, Mapping[str, Written]], None] | None:
         """What keeps this evaluation's data folder, or None when it must not be kept.
+        `published`: the site's data folder it becomes, where the memo leaves its big files.
 
         Only a definite evaluation is kept: a verdict the registry could not give this time
         (none, or an older one reused) may change when it can."""
@@ -158,7 +159,7 @@ class MemoSlot:
         key, documents = self.key, evaluation.documents
 
         def keep(data_dir: Path, written: Mapping[str, Written]) -> None:
-            self.memos.store(key, documents, counts, data_dir, written)
+            self.memos.store(key, documents, counts, data_dir, written, published)
 
         return keep
 

@@ -503,8 +503,9 @@ def test_a_memo_document_reads_back_as_the_same_values(tmp_path: Path) -> None:
     match its listed digest is never parsed."""
     import json as std_json
 
-    from generator.buildmemo import _Changed, _Checked
     from generator.cacheauth import file_digest
+    from generator.memofiles import Changed as _Changed
+    from generator.memofiles import Checked as _Checked
 
     docs = {
         "plain.json": b'{"a": [1, 2.5, -0.0, 1e-07, "\\u003c&"], "b": {"c": null}}',
