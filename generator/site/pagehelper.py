@@ -173,6 +173,8 @@ class _Helper:
             stdin.close()
         except (OSError, ValueError):
             pass  # the helper is gone: the reader reports it
+        except Exception:  # noqa: BLE001 - a request that cannot travel: end the helper now
+            self.proc.kill()  # (its reader ends, and the build renders those pages itself)
 
     def _read(self) -> None:
         stdout = self.proc.stdout

@@ -83,6 +83,25 @@ def test_helper_pages_are_the_builds_own_bytes(
     assert _pages(tmp_path / "again") == _pages(tmp_path / "alone")
 
 
+def test_a_request_that_cannot_travel_ends_the_helper_at_once(
+    documents: dict[str, Any], tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Something a helper cannot be sent (it does not pickle) ends that helper at once: the
+    build renders those pages itself, without waiting out the helper's patience."""
+    import threading
+    import time
+
+    model = _model(documents)
+    _write(model, tmp_path / "alone", helpers=0)
+    cache = PageCache(tmp_path / "cache")
+    cache.unpicklable = threading.Lock()  # type: ignore[attr-defined]
+    monkeypatch.setattr(pagehelper, "_PATIENCE_S", 60.0)
+    started = time.monotonic()
+    _write(model, tmp_path / "helped", helpers=1, cache=cache)
+    assert time.monotonic() - started < 30.0
+    assert _pages(tmp_path / "helped") == _pages(tmp_path / "alone")
+
+
 def test_a_part_holds_only_its_recipes_documents(documents: dict[str, Any]) -> None:
     model = _model(documents)
     tab = model.tabs[0]
