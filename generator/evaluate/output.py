@@ -22,6 +22,7 @@ from generator.errors import BuildError, EvidenceDashError
 from generator.manifest import Written, refresh_entries
 from generator.options import BuildOptions
 from generator.outputsize import measure, record
+from generator.pids import process_alive
 from generator.publish import finish_site, plan_site_changes
 from generator.site.build import SiteInputs, build_site
 from generator.site.recipepages import InputDigests
@@ -52,7 +53,7 @@ def sweep_dead_staging(parent: Path) -> list[Path]:
         pid_text = folder.name[len(STAGING_PREFIX) :].split("-", 1)[0]
         if not folder.is_dir() or folder.is_symlink() or not pid_text.isdigit():
             continue
-        if _process_alive(int(pid_text)):
+        if process_alive(int(pid_text)):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
@@ -82,18 +83,6 @@ def finish_retiring() -> None:
     """Wait until every replaced output `retire` took away is deleted."""
     while _RETIRING:
         _RETIRING.pop().wait(quietly=True)
-
-
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def write_output(
@@ -196,7 +185,8 @@ def _deferred(
     pointers = documents.get("pointers", {}).get("pointers", ())
     if options.engine.jobs < 2 or len(pointers) < spool.MIN_SPOOLED_POINTERS:
         return None
-    return DeferredWrite(work)
+    folder, owned = spool.spool_folder(len(pointers), work)
+    return DeferredWrite(folder, owned=owned)
 
 
 def _keep_when_written(
