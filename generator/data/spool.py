@@ -76,6 +76,8 @@ def spool_folder(pointers: int, beside: Path) -> tuple[Path, bool]:
     folder); and whether the folder is the spool's own (removed when done). Folders left there
     by killed builds are removed first."""
     wanted = pointers * SPOOL_BYTES_PER_POINTER
+    if not (hasattr(os, "statvfs") and hasattr(os, "getuid")):
+        return beside, False  # not a POSIX system: no memory file system to look for
     for root in MEMORY_ROOTS:
         try:
             room = os.statvfs(root)

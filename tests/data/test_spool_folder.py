@@ -64,7 +64,7 @@ def test_spools_go_to_a_private_folder_on_a_memory_file_system(
     assert not folder.exists() and list(memory.iterdir()) == []  # nothing left in memory
 
 
-@pytest.mark.parametrize("case", ["no-room", "no-such-root", "read-only"])
+@pytest.mark.parametrize("case", ["no-room", "no-such-root", "read-only", "not-posix"])
 def test_without_room_the_spools_go_beside_the_output(
     tmp_path: Path, memory: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
@@ -72,6 +72,8 @@ def test_without_room_the_spools_go_beside_the_output(
         monkeypatch.setattr(spool, "SPOOL_BYTES_PER_POINTER", 1 << 62)
     elif case == "no-such-root":
         monkeypatch.setattr(spool, "MEMORY_ROOTS", (str(tmp_path / "missing"),))
+    elif case == "not-posix":
+        monkeypatch.delattr(os, "statvfs")  # as on Windows
     else:
         if os.geteuid() == 0:
             monkeypatch.setattr(os, "access", lambda *_a, **_k: False)
