@@ -271,6 +271,7 @@ def _publish_site(
         retire=retire,
         helpers=options.engine.jobs - 1,  # --jobs processes render pages, this one included
         recipe_lists=changes.recipe_lists(),
+        known=written,
     )
     return None if used is None else used.as_dict()
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from generator.manifest import Written
 from generator.site.environment import keep_compiled
 from generator.site.mkdocs_adapter import (
     SHELL_NAME,
@@ -185,16 +186,17 @@ def effective_config(
     return cfg
 
 
-def _staging_parent(work_dir: Path, out_parent: Path) -> Path:
-    """Where the site is staged: inside the build's work folder (so a killed build leaves
-    nothing a later build's sweep would not find) when it is on the file system of `out`,
-    which the final rename needs; else next to `out`."""
+def _new_staging(work_dir: Path, out: Path) -> Path:
+    """A new folder to stage the site in: inside the build's work folder (so a killed build
+    leaves nothing a later build's sweep would not find) when it is on the file system of
+    `out`, which the final rename needs; else next to `out`."""
+    parent = out.parent
     try:
-        if os.stat(work_dir).st_dev == os.stat(out_parent).st_dev:
-            return work_dir
+        if os.stat(work_dir).st_dev == os.stat(parent).st_dev:
+            parent = work_dir
     except OSError:
         pass
-    return out_parent
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=parent))
 
 
 def _place_data(data_dir: Path, target: Path, *, move: bool) -> None:
@@ -260,10 +262,12 @@ def _recipe_pages(
     helpers: int,
     lists: Mapping[str, bytes] | None,
     previous: Path | None = None,
+    written: dict[str, Written] | None = None,
 ) -> None:
     """Every recipe page (with its history list from `lists`), in the shell MkDocs rendered
     into `staging`, entered into its search index, sitemap and tags; the page cache keeps only
-    what this site uses. `previous`: the output this site replaces (its same pages linked)."""
+    what this site uses. `previous`: the output this site replaces (its same pages linked);
+    `written` is given the digests of the pages written here (`write_recipe_pages`)."""
     shell_file = staging / "recipes" / SHELL_NAME / "index.html"
     shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
     metas = write_recipe_pages(
@@ -276,6 +280,7 @@ def _recipe_pages(
         helpers=helpers,
         lists=lists,
         previous=previous,
+        written=written,
     )
     expand(staging, meta_pages(metas), [m.recipe for m in metas])
     if cache is not None:
@@ -297,6 +302,7 @@ def build_site(
     retire: Callable[[Path], None] | None = None,
     helpers: int = 0,
     recipe_lists: Mapping[str, bytes] | None = None,
+    known: dict[str, Written] | None = None,
 ) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
@@ -309,7 +315,8 @@ def build_site(
     `before_publish` is handed the complete staging folder last (badges, the manifest).
     `retire` takes the replaced output away (`publish_atomically`). `helpers` processes
     render recipe pages beside this one when many are not cached (`write_recipe_pages`).
-    `recipe_lists` are the recipe pages' history lists (`generator.changes.ChangeSet`).
+    `recipe_lists` are the recipe pages' history lists (`generator.changes.ChangeSet`); `known`
+    (files hashed as written, for the manifest) is given the recipe pages this process writes.
     """
     res = locate()
     config = config if config is not None else res.default_config
@@ -321,15 +328,12 @@ def build_site(
     written = write_docs(docs, res, markdown)
     out = out.absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(
-        tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=_staging_parent(work_dir, out.parent))
-    )
+    staging = _new_staging(work_dir, out)
     try:
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
         _run_theme(cfg, work_dir, written.fragments, page_cache)
-        _recipe_pages(
-            model, res.pages, staging, keys, cache, markdown_key, helpers, recipe_lists, out
-        )
+        placing = (helpers, recipe_lists, out, known)  # how the pages are placed
+        _recipe_pages(model, res.pages, staging, keys, cache, markdown_key, *placing)
         if data_ready is not None:
             data_ready()
         if data_dir is not None and data_dir.is_dir():

@@ -27,6 +27,7 @@ import orjson
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.changes.output import RECIPE_MARKER, fill_marked
 from generator.limits import LIMITS
+from generator.manifest import Written
 from generator.quickwrite import write_or_link
 from generator.site.mkdocs_adapter import PageShell
 from generator.site.pagehelper import render_shared
@@ -62,6 +63,8 @@ def templates_digest(templates: Path, code: Path = SITE_CODE) -> str:
     return h.hexdigest()
 
 
+_DIGEST_HEX = 64
+_HEX = frozenset("0123456789abcdef")
 _EXACT_JSON = (
     orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
@@ -180,13 +183,21 @@ class PageCache:
             return None
         return self.auth.open(Purpose.PAGE, stored, name.encode(), f"page {name}")
 
-    def get_html(self, key: str) -> bytes | None:
-        """A finished page's bytes, when cached and authentic."""
-        return self._read(f"{key}.html")
+    def get_html(self, key: str) -> tuple[bytes, str] | None:
+        """A finished page's bytes and their sha256 (hex, made when it was kept), when cached
+        and authentic: a page placed from the cache is never hashed again for the manifest."""
+        stored = self._read(f"{key}.html")
+        if stored is None or stored[_DIGEST_HEX : _DIGEST_HEX + 1] != b"\n":
+            return None
+        digest = stored[:_DIGEST_HEX].decode("ascii", "replace")
+        if not set(digest) <= _HEX:
+            return None  # an entry of another layout
+        return stored[_DIGEST_HEX + 1 :], digest
 
-    def put_html(self, key: str, data: bytes) -> None:
-        """Keep a finished page (its UTF-8 bytes, as written into the site)."""
-        self._write(f"{key}.html", data)
+    def put_html(self, key: str, data: bytes, sha256: str) -> None:
+        """Keep a finished page (its UTF-8 bytes, as written into the site, and their
+        sha256)."""
+        self._write(f"{key}.html", sha256.encode("ascii") + b"\n" + data)
 
     def get_markdown(self, key: str) -> dict[str, str] | None:
         return self._string_map(f"markdown-{key}.json")
@@ -248,9 +259,13 @@ class _Placer:
     lists: Mapping[str, bytes] = field(default_factory=dict, compare=False)
     previous: Path | None = None
     """The output this site replaces: a page it holds byte for byte is linked."""
+    written: dict[str, Written] | None = field(default=None, compare=False)
+    """Where each page written as it is kept goes with its sha256 (by its path in the site),
+    for the manifest; a helper process's copy keeps its own (its pages are hashed there)."""
 
-    def write(self, recipe: str, data: bytes) -> None:
-        """Write a finished page into the site (with its history list, if it has one)."""
+    def write(self, recipe: str, data: bytes, sha256: str) -> None:
+        """Write a finished page (whose sha256 is `sha256`) into the site, with its history
+        list if it has one."""
         page = Path("recipes", recipe, "index.html")
         (self.site / page).parent.mkdir(parents=True, exist_ok=True)
         listing = self.lists.get(recipe)
@@ -259,12 +274,15 @@ class _Placer:
         write_or_link(
             self.site / page, data, None if self.previous is None else self.previous / page
         )
+        if self.written is not None and listing is None:
+            self.written[page.as_posix()] = Written.of(self.site / page, sha256)
 
     def place(self, recipe: str, key: str, data: bytes) -> None:
         """Write a newly rendered page into the site and the page cache."""
-        self.write(recipe, data)
+        digest = hashlib.sha256(data).hexdigest()
+        self.write(recipe, data, digest)
         if self.cache is not None:
-            self.cache.put_html(key, data)
+            self.cache.put_html(key, data, digest)
 
 
 @dataclass(frozen=True)
@@ -294,11 +312,11 @@ def _render_page(job: _Job, tab: Tab, key: str) -> None:
 def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
     """Place a cached finished page; False when there is none (or it cannot be read)."""
     cache = job.placer.cache
-    data = None if cache is None else cache.get_html(key)
-    if data is None:
+    cached = None if cache is None else cache.get_html(key)
+    if cached is None:
         return False
     try:
-        job.placer.write(tab.recipe, data)
+        job.placer.write(tab.recipe, *cached)
     except OSError:
         return False
     return True
@@ -315,10 +333,12 @@ def write_recipe_pages(
     helpers: int = 0,
     lists: Mapping[str, bytes] | None = None,
     previous: Path | None = None,
+    written: dict[str, Written] | None = None,
 ) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
     `previous`: the output this site replaces, whose pages written again byte for byte are
-    linked (`write_or_link`).
+    linked (`write_or_link`). `written` is given the sha256 of each page this process writes
+    (by its path in the site), so the manifest need not read it again.
 
     `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached
     pages are copied, the others rendered: here, and with `helpers` > 0 and enough of them, in
@@ -331,7 +351,7 @@ def write_recipe_pages(
     """
     renderer = RecipePages(model, templates)
     full = shell_keys(keys, shell) if cache is not None else [""] * len(model.tabs)
-    job = _Job(renderer, shell, _Placer(site, cache, lists or {}, previous))
+    job = _Job(renderer, shell, _Placer(site, cache, lists or {}, previous, written))
     key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
     todo = [tab for tab in model.tabs if not _copy_cached(job, tab, key_of[tab.recipe])]
     render_shared(
