@@ -46,7 +46,7 @@ from generator.cacheauth import CacheAuth, Purpose, note_failure, read_cache_fil
 from generator.data.writers import series_file_name
 from generator.errors import EvidenceDashError
 from generator.folderdigest import listing, streamed_digest, tree_digest
-from generator.manifest import Written, recorded_sha256
+from generator.manifest import Written
 from generator.memofiles import (
     Changed,
     Checked,
@@ -353,10 +353,8 @@ class EvaluationMemo:
                 name: copied_digest(data_dir, staging / "data", name, written or {})
                 for name in listing(staging / "data")
             }
-            for name in away:
-                files[name] = recorded_sha256(
-                    written or {}, f"data/{name}", data_dir / name
-                ) or streamed_digest(data_dir / name)
+            for name in away:  # not copied: hashed where it is, unless hashed as written
+                files[name] = copied_digest(data_dir, data_dir, name, written or {})
             meta = {"key": key, "counts": counts.as_dict(), "series": series, "files": files}
             if away:
                 meta["away"] = {"site": str(published), "files": away}

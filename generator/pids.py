@@ -1,10 +1,12 @@
-"""Whether a process still runs: what the build's sweeps of folders left by killed builds ask."""
+"""Whether a process still runs, and the folders of builds that no longer do (what the build's
+sweeps of folders left by killed builds ask)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-__all__ = ["process_alive"]
+__all__ = ["dead_folders", "process_alive"]
 
 
 def process_alive(pid: int) -> bool:
@@ -18,3 +20,21 @@ def process_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def dead_folders(parent: Path, prefix: str) -> list[Path]:
+    """The folders (not links) directly in `parent` named `<prefix><pid>-...` whose process
+    `pid` no longer runs, in name order; none when `parent` cannot be listed."""
+    try:
+        with os.scandir(parent) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:
+        return []
+    dead: list[Path] = []
+    for entry in entries:
+        if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
+            continue
+        pid = entry.name[len(prefix) :].split("-", 1)[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            dead.append(Path(entry.path))
+    return dead

@@ -31,7 +31,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -47,7 +46,7 @@ from generator.data.gojson import (
     subtree_layout,
     write_go_json,
 )
-from generator.pids import process_alive
+from generator.pids import dead_folders
 
 __all__ = ["MIN_SPOOLED_POINTERS", "SPOOL_NAME", "DeferredWrite", "spool_folder"]
 
@@ -92,14 +91,9 @@ def spool_folder(pointers: int, beside: Path) -> tuple[Path, bool]:
 
 def _sweep_dead(root: Path) -> None:
     """Remove this user's spool folders under `root` whose build no longer runs."""
-    for entry in os.scandir(root):
-        if not entry.name.startswith(_FOLDER_PREFIX):
-            continue
-        pid = entry.name[len(_FOLDER_PREFIX) :].split("-", 1)[0]
-        info = entry.stat(follow_symlinks=False)
-        mine = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
-        if mine and pid.isdigit() and not process_alive(int(pid)):
-            shutil.rmtree(entry.path, ignore_errors=True)
+    for folder in dead_folders(root, _FOLDER_PREFIX):
+        if folder.lstat().st_uid == os.getuid():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Helped:

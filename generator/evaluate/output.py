@@ -22,7 +22,7 @@ from generator.errors import BuildError, EvidenceDashError
 from generator.manifest import Written, refresh_entries
 from generator.options import BuildOptions
 from generator.outputsize import measure, record
-from generator.pids import process_alive
+from generator.pids import dead_folders
 from generator.publish import finish_site, plan_site_changes
 from generator.site.build import SiteInputs, build_site
 from generator.site.recipepages import InputDigests
@@ -48,15 +48,9 @@ def sweep_dead_staging(parent: Path) -> list[Path]:
     A staging folder is named `.evidence-build-<pid>-<random>`; one whose pid is alive belongs to
     a concurrent build and is left alone. Returns what was removed.
     """
-    removed: list[Path] = []
-    for folder in sorted(parent.glob(f"{STAGING_PREFIX}*")):
-        pid_text = folder.name[len(STAGING_PREFIX) :].split("-", 1)[0]
-        if not folder.is_dir() or folder.is_symlink() or not pid_text.isdigit():
-            continue
-        if process_alive(int(pid_text)):
-            continue
+    removed = dead_folders(parent, STAGING_PREFIX)
+    for folder in removed:
         shutil.rmtree(folder, ignore_errors=True)
-        removed.append(folder)
     return removed
 
 

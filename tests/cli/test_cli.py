@@ -189,8 +189,13 @@ def test_a_build_sweeps_staging_folders_of_killed_builds_only(tmp_path: Path) ->
     unrelated = tmp_path / f"{STAGING_PREFIX}notapid"
     for folder in (dead, alive, unrelated):
         (folder / "site").mkdir(parents=True)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (tmp_path / f"{STAGING_PREFIX}999999998-link").symlink_to(kept)  # never followed
+    (tmp_path / f"{STAGING_PREFIX}999999997-file").write_text("x", encoding="utf-8")
     assert sweep_dead_staging(tmp_path) == [dead]
     assert not dead.exists() and alive.exists() and unrelated.exists()
+    assert kept.is_dir() and (tmp_path / f"{STAGING_PREFIX}999999997-file").is_file()
 
 
 def test_a_retired_output_is_gone_when_the_build_returns_or_swept_after_a_kill(
