@@ -310,7 +310,7 @@ def freshness_document(info: FreshnessInfo) -> dict[str, Any]:
 
 def pointers_document(
     records: Iterable[PointerRecord],
-    made: Mapping[str, dict[str, Any]] | None = None,
+    made: Mapping[str, Mapping[str, Any]] | None = None,
     *,
     board: Board | None = None,
 ) -> dict[str, Any]:

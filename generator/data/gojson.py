@@ -39,6 +39,7 @@ from typing import IO, Any
 import orjson
 
 from generator.data.gonumbers import go_numbers
+from generator.data.laidout import LAID_OUT, LaidOutEntry, materialized
 
 _GO_ESCAPES = {
     "<": "\\u003c",
@@ -87,6 +88,8 @@ def _finite(value: Any) -> Any:
     kind = type(value)
     if kind is float:
         return value if math.isfinite(value) else None
+    if kind in LAID_OUT:
+        return _finite(materialized(value))
     if kind is dict:
         return {k: _finite(v) for k, v in value.items()}
     if kind is list:
@@ -98,9 +101,12 @@ def _finite(value: Any) -> Any:
 
 def subtree_layout(value: Any) -> bytes:
     """The first step of a subtree's text: Python's `indent=2` layout at depth 0 (UTF-8),
-    before Go's numbers, indent and escaping (`finish_layout`)."""
+    before Go's numbers, indent and escaping (`finish_layout`). A `LaidOutEntry` is its own
+    layout, kept from when it was first made."""
+    if type(value) is LaidOutEntry:
+        return value.layout
     try:
-        return orjson.dumps(value, option=_ORJSON)
+        return orjson.dumps(value, option=_ORJSON, default=materialized)
     except TypeError:  # orjson.JSONEncodeError: something orjson does not write
         pass
     value = _finite(value)
@@ -109,6 +115,12 @@ def subtree_layout(value: Any) -> bytes:
     except (_Unusual, RecursionError):
         text = reference_json(value)
     return text.encode("utf-8")
+
+
+def orjson_layout(value: Any) -> bytes:
+    """`subtree_layout` of a value orjson writes whole; TypeError for one it does not (an
+    integer beyond 64 bits, a lone surrogate): such a value is laid out by the slow ways only."""
+    return orjson.dumps(value, option=_ORJSON)
 
 
 def finish_layout(layout: bytes, pad: str) -> bytes:

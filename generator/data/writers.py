@@ -139,7 +139,7 @@ def data_documents(
     records: Iterable[PointerRecord],
     build_time: str,
     build_info: Mapping[str, Any],
-    pointer_documents: Mapping[str, dict[str, Any]] | None = None,
+    pointer_documents: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """All data documents of one build: index, series (by recipe), pointers and build-info
     (`pointer_documents`: pointers.json entries already made, see `pointers_document`)."""

@@ -314,7 +314,9 @@ def _records(
     *,
     reused: RecipePlan | None = None,
     kept: dict[str, Made] | None = None,
-) -> tuple[list[PointerRecord], list[ReusedPointer], list[BoardEntry], dict[str, dict[str, Any]]]:
+) -> tuple[
+    list[PointerRecord], list[ReusedPointer], list[BoardEntry], dict[str, Mapping[str, Any]]
+]:
     """One record per pointer file evaluated (assessed here unless a worker did), one
     `ReusedPointer` per pointer file of a recipe whose stored product is reused (`reused`), the
     board entries (each bundle counted once) and the pointers.json entries (made by the workers
@@ -327,7 +329,7 @@ def _records(
     records: list[PointerRecord] = []
     from_products: list[ReusedPointer] = []
     candidates: list[tuple[bool, int, BoardEntry]] = []
-    documents: dict[str, dict[str, Any]] = {}
+    documents: dict[str, Mapping[str, Any]] = {}
     for item in files:
         path = item.location.path
         if isinstance(item, RejectedPointer):
@@ -355,7 +357,7 @@ def _evaluated(
     duplicate: str | None,
     assessor: Assessor,
     trust_root: str,
-    documents: dict[str, dict[str, Any]],
+    documents: dict[str, Mapping[str, Any]],
 ) -> tuple[PointerRecord, BoardEntry | None]:
     """The record (its verdict settled) and board entry of a pointer evaluated this time; its
     pointers.json entry goes into `documents`."""
@@ -377,7 +379,7 @@ def _evaluated(
 
 def _reused_document(
     product: PointerProduct, duplicate: str | None, plan: RecipePlan
-) -> dict[str, Any]:
+) -> Mapping[str, Any]:
     """The pointers.json entry of a pointer whose recipe's product was reused: the product's,
     as the duplicate it is now, its signer named by the current allowlist."""
     signer = product.outcome.signer

@@ -43,11 +43,11 @@ from generator.evaluate.assess import aicr_program
 from generator.evaluate.products import (
     PRODUCT_VERSION,
     PointerProduct,
-    ProductStore,
     RecipeProduct,
     StoredOutcome,
     classification_mark,
 )
+from generator.evaluate.productstore import ProductStore
 from generator.model import (
     Classification,
     ParsedPointer,

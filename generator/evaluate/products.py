@@ -10,30 +10,27 @@ while the allowlist still classifies those signers the same way. The verdict its
 kept: everything a build makes of it is in those entries, and reading 10,000 verdicts back
 cost a build on the maintainer's loop about a second.
 
-Products are stored one file per key under `<cache>/recipes/`, sealed with an HMAC tag
-(`generator.cacheauth`, purpose `recipe`) bound to the key, so an authentic product cannot stand
-in for another. Every byte read back is hostile until checked: a file that is a link or not a
-regular file, larger than `MAX_PRODUCT_BYTES`, whose tag does not check (a flipped byte, a
-truncation, another key's product) or whose content is not exactly the expected shape is a miss,
-and its recipe is evaluated again; a failed tag is counted as an authentication failure. Nothing
-executable is ever loaded: the products are JSON.
+A product is stored (`generator.evaluate.productstore`) as its JSON part and, after it, the
+`subtree_layout` text of each pointer's entry (`product_bytes`): a reused entry is read back as a
+`LaidOutEntry`, its few fields every build reads in the JSON part and the rest parsed only when
+asked, and data/pointers.json is written from its text as it is. Reading back checks the exact
+shape (`product_from_bytes`): every entry's span lies within the layouts and is an object's text,
+and anything else is a `ProductFormatError`. Nothing executable is ever loaded.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.corroborate import BoardEntry
+from generator.data.gojson import orjson_layout
+from generator.data.laidout import LaidOutEntry, head_of
 from generator.facts import Criteria
 from generator.model import (
     Classification,
@@ -52,21 +49,22 @@ from generator.model import (
 )
 
 __all__ = [
-    "MAX_PRODUCT_BYTES",
     "PRODUCT_VERSION",
     "PointerProduct",
     "ProductFormatError",
-    "ProductStore",
     "RecipeProduct",
     "ReusedPointer",
     "StoredKind",
     "StoredOutcome",
     "classification_mark",
+    "product_bytes",
+    "product_from_bytes",
+    "product_parts",
 ]
 
-PRODUCT_VERSION = "recipe-product/v2"
-MAX_PRODUCT_BYTES = 64 << 20
-"""A product file larger than this is not read (a recipe's product is a few MB at most)."""
+PRODUCT_VERSION = "recipe-product/v3"
+_LENGTH = 8
+"""The length of a stored product's JSON part, in front of it (big-endian)."""
 
 
 class ProductFormatError(ValueError):
@@ -129,9 +127,14 @@ class PointerProduct:
     entry: BoardEntry | None
     """Its board entry (before each bundle is counted once), or None."""
 
-    def document_as(self, duplicate: str | None, label: str | None) -> dict[str, Any]:
+    def document_as(self, duplicate: str | None, label: str | None) -> Mapping[str, Any]:
         """Its data/pointers.json entry as this build writes it: the duplicate it is now, and
-        its signer named by the current allowlist (a product does not depend on labels)."""
+        its signer named by the current allowlist (a product does not depend on labels). The
+        stored entry itself (laid out, not parsed) when neither changes it."""
+        signer = self.document.get("signer")
+        relabel = isinstance(signer, dict) and signer.get("label") != label
+        if duplicate is None and not relabel:
+            return self.document
         made = dict(self.document)
         if duplicate is not None:
             made["duplicateOf"] = duplicate
@@ -177,16 +180,41 @@ def classification_mark(classification: Classification) -> str:
 # --------------------------------------------------------------------------- to and from JSON
 
 
-def product_to_json(product: RecipeProduct) -> dict[str, Any]:
-    return {
+def product_parts(product: RecipeProduct) -> tuple[dict[str, Any], list[bytes]]:
+    """The product's JSON part and its pointers' entries' layouts, which the JSON part names
+    by offset and length. TypeError for an entry orjson does not write exactly."""
+    layouts: list[bytes] = []
+    pointers = []
+    offset = 0
+    for p in product.pointers:
+        layout, head = _laid_out(p.document)
+        pointers.append(_pointer_json(p, {"head": head, "layout": [offset, len(layout)]}))
+        layouts.append(layout)
+        offset += len(layout)
+    doc = {
         "version": PRODUCT_VERSION,
         "key": product.key,
         "signers": [[s.issuer, s.identity, mark] for s, mark in product.signers],
-        "pointers": [_pointer_json(p) for p in product.pointers],
+        "pointers": pointers,
     }
+    return doc, layouts
 
 
-def _pointer_json(p: PointerProduct) -> dict[str, Any]:
+def _laid_out(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
+    if isinstance(document, LaidOutEntry):
+        return document.layout, document.head()
+    return orjson_layout(document), head_of(document)
+
+
+def product_bytes(product: RecipeProduct) -> bytes:
+    """A product as stored: the length of its JSON part (8 bytes), the JSON part, then the
+    layouts of its pointers' entries. TypeError for what orjson does not write exactly."""
+    doc, layouts = product_parts(product)
+    head = _dumps(doc)
+    return len(head).to_bytes(_LENGTH, "big") + head + b"".join(layouts)
+
+
+def _pointer_json(p: PointerProduct, document: dict[str, Any]) -> dict[str, Any]:
     signer = p.outcome.signer
     return {
         "path": p.path,
@@ -195,7 +223,7 @@ def _pointer_json(p: PointerProduct) -> dict[str, Any]:
             "exit": int(p.outcome.exit),
             "signer": None if signer is None else [signer.issuer, signer.identity],
         },
-        "document": p.document,
+        "document": document,
         "entry": None if p.entry is None else _entry_json(p.entry),
     }
 
@@ -238,11 +266,29 @@ def _optional(value: Any) -> str | None:
     return None if value is None else _text(value)
 
 
-def product_from_json(
-    doc: Any, key: str, classify: Callable[[SignerIdentity], Classification]
+def product_from_bytes(
+    body: bytes, key: str, classify: Callable[[SignerIdentity], Classification]
 ) -> RecipeProduct:
-    """The product `product_to_json` wrote, its board entries' classifications asked of
-    `classify`. Raises `ProductFormatError` for anything else."""
+    """The product `product_bytes` wrote. Raises `ProductFormatError` for anything else."""
+    size = int.from_bytes(body[:_LENGTH], "big")
+    if len(body) < _LENGTH or size > len(body) - _LENGTH:
+        raise ProductFormatError("no JSON part of the length the product says")
+    try:
+        doc = _loads(body[_LENGTH : _LENGTH + size])
+    except ValueError as exc:
+        raise ProductFormatError(f"the JSON part does not parse: {exc}") from exc
+    return product_from_json(doc, key, classify, body[_LENGTH + size :])
+
+
+def product_from_json(
+    doc: Any,
+    key: str,
+    classify: Callable[[SignerIdentity], Classification],
+    layouts: bytes = b"",
+) -> RecipeProduct:
+    """The product `product_parts` made, its pointers' entries laid out in `layouts`, its board
+    entries' classifications asked of `classify`. Raises `ProductFormatError` for anything
+    else."""
     try:
         if not isinstance(doc, dict) or doc.get("version") != PRODUCT_VERSION:
             raise ProductFormatError("not a recipe product of this version")
@@ -252,7 +298,7 @@ def product_from_json(
             (SignerIdentity(_text(issuer), _text(identity)), _text(mark))
             for issuer, identity, mark in doc["signers"]
         )
-        pointers = tuple(_pointer_from(p, classify) for p in doc["pointers"])
+        pointers = tuple(_pointer_from(p, classify, layouts) for p in doc["pointers"])
     except ProductFormatError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -261,18 +307,31 @@ def product_from_json(
 
 
 def _pointer_from(
-    doc: Mapping[str, Any], classify: Callable[[SignerIdentity], Classification]
+    doc: Mapping[str, Any],
+    classify: Callable[[SignerIdentity], Classification],
+    layouts: bytes,
 ) -> PointerProduct:
-    document = doc["document"]
-    if not isinstance(document, dict):
-        raise ProductFormatError("a pointer document is not an object")
     entry = doc["entry"]
     return PointerProduct(
         path=_text(doc["path"]),
         outcome=_outcome_from(doc["outcome"]),
-        document=document,
+        document=_document_from(doc["document"], layouts),
         entry=None if entry is None else _entry_from(entry, classify),
     )
+
+
+def _document_from(doc: Mapping[str, Any], layouts: bytes) -> LaidOutEntry:
+    """A pointer's entry: its head, and its layout's span within `layouts`."""
+    span = doc["layout"]
+    if type(span) is not list or len(span) != 2 or any(type(n) is not int for n in span):
+        raise ProductFormatError(f"not a layout's offset and length: {span!r}")
+    start, length = span
+    if start < 0 or length < 2 or start + length > len(layouts):
+        raise ProductFormatError(f"a layout beyond the product's layouts: {span!r}")
+    layout = layouts[start : start + length]
+    if layout[:1] != b"{" or layout[-1:] != b"}":
+        raise ProductFormatError("a pointer's entry is not laid out as an object")
+    return LaidOutEntry.from_head(layout, doc["head"])
 
 
 def _outcome_from(doc: Mapping[str, Any]) -> StoredOutcome:
@@ -345,56 +404,3 @@ def _loads(body: bytes) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         return json.loads(body)  # integers beyond 64 bits; anything else raises again
-
-
-class ProductStore:
-    """The recipe products under `<cache>/recipes/`, one sealed file per key."""
-
-    def __init__(self, root: Path, auth: CacheAuth) -> None:
-        self.root = root
-        self.auth = auth
-
-    def _file(self, key: str) -> Path:
-        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-            raise ValueError(f"not a product key: {key!r}")
-        return self.root / f"{key}.json"
-
-    def load(
-        self, key: str, classify: Callable[[SignerIdentity], Classification]
-    ) -> RecipeProduct | None:
-        """The product stored under `key`, or None (absent, unreadable, too large, failing
-        its tag, or malformed): never an error."""
-        stored = read_cache_file(self._file(key), MAX_PRODUCT_BYTES)
-        if stored is None:
-            return None
-        body = self.auth.open(Purpose.RECIPE, stored, key.encode(), f"recipe product {key}")
-        if body is None:
-            return None
-        try:
-            return product_from_json(_loads(body), key, classify)
-        except (ProductFormatError, ValueError):
-            return None
-
-    def store(self, product: RecipeProduct) -> None:
-        """Keep `product` (written whole, then renamed into place); failures only cost the
-        next build."""
-        try:
-            body = _dumps(product_to_json(product))
-            self.auth.write_sealed(
-                self._file(product.key), Purpose.RECIPE, body, product.key.encode()
-            )
-        except (OSError, ValueError, TypeError):
-            pass
-
-    def keep_only(self, keys: Iterable[str]) -> None:
-        """Remove every stored product but those of `keys` (the current build's)."""
-        wanted = {f"{key}.json" for key in keys}
-        try:
-            with os.scandir(self.root) as entries:
-                names = [e.name for e in entries]
-        except OSError:
-            return
-        for name in names:
-            if name not in wanted:
-                with contextlib.suppress(OSError):
-                    os.unlink(self.root / name)

@@ -26,6 +26,7 @@ import orjson
 
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.changes.output import RECIPE_MARKER, fill_marked
+from generator.data.laidout import LaidOutEntry, materialized
 from generator.limits import LIMITS
 from generator.manifest import Written
 from generator.quickwrite import write_or_link
@@ -74,6 +75,14 @@ _EXACT_JSON = (
 of str, int, dict and list."""
 
 
+def _as_text(value: Any) -> Any:
+    """A laid-out pointer entry as its own text (`LaidOutEntry.layout`: exactly its content,
+    never parsed for a digest); TypeError for anything else orjson does not write."""
+    if type(value) is LaidOutEntry:
+        return orjson.Fragment(value.layout)
+    return materialized(value)
+
+
 def _digest(value: Any) -> str:
     """SHA-256 of a JSON-like value, serialized by content alone.
 
@@ -83,10 +92,15 @@ def _digest(value: Any) -> str:
     cannot write (an integer beyond 64 bits, a key that is not a string), is pickled without
     a memo instead, so equal values give equal bytes and different values different bytes. A
     tuple is written as the list it equals: a page renders both alike
-    (`tests/site/test_page_keys.py` pins that the documents hold no tuple).
+    (`tests/site/test_page_keys.py` pins that the documents hold no tuple). A pointer entry
+    kept laid out is written as its text: the same content as a dict gives other bytes (a
+    cache miss, never a wrong page).
     """
     try:
-        return "j" + hashlib.sha256(orjson.dumps(value, option=_EXACT_JSON)).hexdigest()
+        return (
+            "j"
+            + hashlib.sha256(orjson.dumps(value, option=_EXACT_JSON, default=_as_text)).hexdigest()
+        )
     except TypeError:
         pass
     buffer = io.BytesIO()

@@ -106,7 +106,7 @@ BOUNDS = [
     ("generator.buildmemo", "MAX_META_BYTES", "evaluation"),
     ("generator.freshness.memo", "MAX_MEMO_BYTES", "freshness"),
     ("generator.site.recipepages", "MAX_PAGE_ENTRY_BYTES", "pages"),
-    ("generator.evaluate.products", "MAX_PRODUCT_BYTES", "recipes"),
+    ("generator.evaluate.productstore", "MAX_PRODUCT_BYTES", "recipes"),
     ("generator.site.bytecode", "MAX_BYTECODE_BYTES", "templates"),
     ("generator.evaluate.pointermemo", "MAX_MEMO_BYTES", "tree"),
     ("generator.verify.cache", "MAX_PACK_BYTES", "verify"),

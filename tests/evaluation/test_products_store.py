@@ -14,12 +14,12 @@ import pytest
 from generator.cacheauth import CacheAuth, Purpose
 from generator.evaluate.products import (
     PointerProduct,
-    ProductStore,
     RecipeProduct,
     StoredKind,
     StoredOutcome,
-    product_to_json,
+    product_parts,
 )
+from generator.evaluate.productstore import ProductStore
 from generator.model import FailureCause, FailureClass, NoVerdict, Pending, Rejected, VerifyExit
 from tests._evidence_fakes import identity, make_evidence, make_verified
 
@@ -72,8 +72,11 @@ def test_a_product_orjson_cannot_hold_exactly_is_not_kept(tmp_path: Path, value:
     assert store.load(KEY, lambda signer: pytest.fail("no board entry")) == edge
 
 
-def _sealed(store: ProductStore, doc: dict[str, Any]) -> None:
-    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, json.dumps(doc).encode(), KEY.encode())
+def _sealed(store: ProductStore, doc: dict[str, Any], layouts: bytes) -> None:
+    """Authentic product bytes: the JSON part's length, the JSON part, the layouts."""
+    head = json.dumps(doc).encode()
+    body = len(head).to_bytes(8, "big") + head + layouts
+    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, body, KEY.encode())
 
 
 @pytest.mark.parametrize(
@@ -95,12 +98,12 @@ def test_a_sealed_product_with_a_malformed_outcome_is_a_miss(
     tmp_path: Path, field: str, value: Any
 ) -> None:
     """Authentic bytes of the wrong shape (a future or foreign writer) are not a product."""
-    doc = product_to_json(_product({}))
+    doc, layouts = product_parts(_product({}))
     store = ProductStore(tmp_path, AUTH)
-    _sealed(store, doc)
+    _sealed(store, doc, b"".join(layouts))
     assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is not None
     doc["pointers"][0]["outcome"][field] = value
-    _sealed(store, doc)
+    _sealed(store, doc, b"".join(layouts))
     assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
 
 
@@ -168,3 +171,62 @@ def test_a_reused_entry_takes_the_current_label_and_duplicate(
         "signer": signer,
         "duplicateOf": None,
     }  # the product is untouched
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda doc, layouts: (doc["document"].update(layout=[-1, 10]), layouts),
+        lambda doc, layouts: (doc["document"].update(layout=[0, len(layouts) + 1]), layouts),
+        lambda doc, layouts: (doc["document"].update(layout=[1, len(layouts)]), layouts),
+        lambda doc, layouts: (doc["document"].update(layout=[0, 1]), layouts),
+        lambda doc, layouts: (doc["document"].update(layout=[0, "9"]), layouts),
+        lambda doc, layouts: (doc["document"].update(layout=[0, True]), layouts),
+        lambda doc, layouts: (doc["document"].update(layout=[0]), layouts),
+        lambda doc, layouts: (doc["document"].update(layout=None), layouts),
+        lambda doc, layouts: (None, layouts[:-1]),
+        lambda doc, layouts: (None, b"[" + layouts[1:]),
+        lambda doc, layouts: (doc["document"]["head"].update(keys=None), layouts),
+        lambda doc, layouts: (doc["document"].pop("head"), layouts),
+        lambda doc, layouts: (doc.update(document={"path": "x"}), layouts),
+    ],
+    ids=[
+        "negative-offset",
+        "beyond-the-end",
+        "shifted",
+        "too-short",
+        "length-not-int",
+        "length-bool",
+        "one-number",
+        "no-span",
+        "truncated",
+        "not-an-object",
+        "bad-head",
+        "no-head",
+        "a-dict-document",
+    ],
+)
+def test_a_sealed_product_with_a_damaged_layout_is_a_miss(tmp_path: Path, damage: Any) -> None:
+    """Authentic bytes whose entries' spans or heads do not fit their layouts are not a
+    product: nothing beyond the layouts is ever read as an entry."""
+    doc, layouts = product_parts(_product({"n": 1}))
+    store = ProductStore(tmp_path, AUTH)
+    blob = b"".join(layouts)
+    _sealed(store, doc, blob)
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None and loaded == _product({"n": 1})
+    blob = damage(doc["pointers"][0], blob)[1]
+    _sealed(store, doc, blob)
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
+
+
+def test_a_product_whose_json_part_overruns_its_bytes_is_a_miss(tmp_path: Path) -> None:
+    doc, layouts = product_parts(_product({}))
+    store = ProductStore(tmp_path, AUTH)
+    head = json.dumps(doc).encode()
+    for size in (len(head) + sum(map(len, layouts)) + 1, 2**63, 0):
+        body = size.to_bytes(8, "big") + head + b"".join(layouts)
+        AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, body, KEY.encode())
+        assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
+    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, b"\0\0", KEY.encode())
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None

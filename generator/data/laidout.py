@@ -1,0 +1,250 @@
+"""A pointers.json entry kept as its text, read field by field and parsed whole only when asked.
+
+A one-change build at 10,000 attestations reuses almost every pointer's entry from its
+recipe's stored product (`generator.evaluate.products`). Parsing all of them (90 MB) and laying
+them out again for data/pointers.json and for the page keys cost about half a second, while
+the build only reads a few small fields of most of them: where each sits, its recipe, verdict,
+signer and freshness, and when its evidence was signed. `LaidOutEntry` holds the entry's
+`subtree_layout` text (what data/pointers.json is written from, `generator.data.gojson`) with
+those fields (`HEAD_KEYS`, and parts of `PART_KEYS`) already read; any other field parses the
+text once. It is a read-only `Mapping`, never a dict: code that needs a dict says so
+(`materialized`) and nothing can change it behind its text.
+
+The text is laid out with sorted keys, so an entry iterates its keys in sorted order, where a
+freshly made entry keeps the order it was made in: no page or document depends on it (every
+test of `tests/evaluation/test_incremental.py` compares a build from laid-out entries with a
+cold build, byte for byte). The text comes from an authenticated product
+(`generator.cacheauth`); a text that does not parse as the keys it was stored with raises
+`LayoutError` (a build error: the previous output stays), never another value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "HEAD_KEYS",
+    "PART_KEYS",
+    "LAID_OUT",
+    "LaidOutEntry",
+    "LayoutError",
+    "head_of",
+    "materialized",
+]
+
+HEAD_KEYS = ("freshness", "path", "recipe", "signer")
+"""The top-level fields read of every pointer (the site's indexes, the change feed)."""
+PART_KEYS = {"evidence": ("attestedAt", "loggedAt"), "verify": ("exit", "pending")}
+"""The objects read of every pointer only in part: when its evidence was signed (the order of
+pages), its verdict (not the verification steps)."""
+_PART_NAMES = frozenset(PART_KEYS)
+
+
+class LayoutError(ValueError):
+    """A laid-out entry's text is not the JSON object its fields say it is."""
+
+
+class LaidOutEntry(Mapping[str, Any]):
+    """A pointers.json entry: its layout text, its keys, and the fields read so far."""
+
+    __slots__ = ("_full", "_keys", "_known", "layout")
+
+    def __init__(self, layout: bytes, keys: tuple[str, ...], known: dict[str, Any]) -> None:
+        self.layout = layout
+        """`subtree_layout` of the entry: the exact text data/pointers.json is made from."""
+        self._keys = keys
+        self._known = known
+        self._full: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, doc: Mapping[str, Any], layout: bytes) -> LaidOutEntry:
+        """The entry `doc`, whose `subtree_layout` is `layout`."""
+        return cls.from_head(layout, head_of(doc))
+
+    @classmethod
+    def from_head(cls, layout: bytes, head: Mapping[str, Any]) -> LaidOutEntry:
+        """The entry of `layout` with the fields `head_of` read (ValueError for another
+        shape)."""
+        keys, key_set = _keys(head.get("keys"))
+        known = head.get("known")
+        parts = head.get("parts")
+        if type(known) is not dict or type(parts) is not dict:
+            raise ValueError("an entry's head has no known fields and parts")
+        if not key_set.issuperset(known) or not _PART_NAMES.issuperset(parts):
+            raise ValueError("the known fields are not among the entry's keys")
+        entry = cls(layout, keys, dict(known))
+        for name, part in parts.items():
+            if name in known or name not in key_set or type(part) is not dict:
+                raise ValueError(f"the part {name!r} is known whole, absent or not an object")
+            part_keys, part_set = _keys(part.get("keys"))
+            part_known = part.get("known")
+            if type(part_known) is not dict or not part_set.issuperset(part_known):
+                raise ValueError(f"the known fields of {name!r} are not among its keys")
+            entry._known[name] = _Part(entry, name, part_keys, part_known)
+        return entry
+
+    def __getitem__(self, key: str) -> Any:
+        known = self._known
+        if key in known:
+            return known[key]
+        if self._full is None:
+            if key not in self._keys:
+                raise KeyError(key)
+            return self._parsed()[key]
+        return self._full[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @property
+    def is_parsed(self) -> bool:
+        """Whether a field beyond the head was asked for (the text was parsed)."""
+        return self._full is not None
+
+    def __repr__(self) -> str:
+        return f"LaidOutEntry({self.get('path')!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuilt, (self.layout, self.head()))
+
+    def head(self) -> dict[str, Any]:
+        """What it reads without parsing, as `head_of` gives it (`from_head` takes it back)."""
+        known: dict[str, Any] = {}
+        parts: dict[str, Any] = {}
+        for key, value in self._known.items():
+            if type(value) is _Part:
+                parts[key] = {"keys": list(value.keys_), "known": dict(value.known)}
+            else:
+                known[key] = value
+        return {"keys": list(self._keys), "known": known, "parts": parts}
+
+    def _parsed(self) -> dict[str, Any]:
+        """The whole entry, parsed once (its text is a product's, authenticated)."""
+        if self._full is None:
+            try:
+                full = orjson.loads(self.layout)
+            except orjson.JSONDecodeError as exc:
+                raise LayoutError(f"a laid-out pointer entry does not parse: {exc}") from exc
+            if not isinstance(full, dict) or tuple(full) != self._keys:
+                raise LayoutError("a laid-out pointer entry has other keys than it says")
+            self._full = full
+        return self._full
+
+    def materialized(self) -> dict[str, Any]:
+        """The entry as a new dict of its parsed values."""
+        return dict(self._parsed())
+
+
+class _Part(Mapping[str, Any]):
+    """An object field of a `LaidOutEntry` (`PART_KEYS`): some fields read, the rest parsed
+    from the entry."""
+
+    __slots__ = ("entry", "keys_", "known", "name")
+
+    def __init__(
+        self, entry: LaidOutEntry, name: str, keys: tuple[str, ...], known: dict[str, Any]
+    ) -> None:
+        self.entry = entry
+        self.name = name
+        self.keys_ = keys
+        self.known = known
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.known:
+            return self.known[key]
+        if key not in self.keys_:
+            raise KeyError(key)
+        whole: Mapping[str, Any] = self.entry._parsed()[self.name]
+        return whole[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys_
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys_)
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+    def materialized(self) -> dict[str, Any]:
+        return dict(self.entry._parsed()[self.name])
+
+
+def _rebuilt(layout: bytes, head: dict[str, Any]) -> LaidOutEntry:
+    return LaidOutEntry.from_head(layout, head)
+
+
+_SHAPES: dict[tuple[str, ...], frozenset[str]] = {}
+"""Key lists already checked (a tree's entries have a handful of shapes), up to `_MAX_SHAPES`."""
+_MAX_SHAPES = 4096
+
+
+def _keys(value: Any) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A head's key list as a tuple, with its set; ValueError unless a list of strings."""
+    if type(value) is not list:
+        raise ValueError("an entry's keys are not a list")
+    keys = tuple(value)
+    try:
+        seen = _SHAPES.get(keys)
+    except TypeError:  # an unhashable item: not a string
+        seen = None
+    if seen is None:
+        if not set(map(type, keys)) <= {str}:
+            raise ValueError("an entry's keys are not all strings")
+        seen = frozenset(keys)
+        if len(_SHAPES) < _MAX_SHAPES:
+            _SHAPES[keys] = seen
+    return keys, seen
+
+
+def head_of(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """What a `LaidOutEntry` of `doc` reads without parsing: its sorted keys, its `HEAD_KEYS`
+    fields and, of each `PART_KEYS` field that is an object, its sorted keys and those fields
+    (a part that is not an object is known whole)."""
+    known = {k: doc[k] for k in HEAD_KEYS if k in doc}
+    parts: dict[str, Any] = {}
+    for name, wanted in PART_KEYS.items():
+        if name not in doc:
+            continue
+        value = doc[name]
+        if isinstance(value, Mapping):
+            parts[name] = {
+                "keys": sorted(value),
+                "known": {k: value[k] for k in wanted if k in value},
+            }
+        else:
+            known[name] = value
+    return {"keys": sorted(doc), "known": known, "parts": parts}
+
+
+LAID_OUT: frozenset[type] = frozenset({LaidOutEntry, _Part})
+"""The types of a laid-out entry and of its parts: Mappings that are not dicts."""
+
+
+def materialized(value: Any) -> Any:
+    """`value` as plain JSON types where it is a laid-out entry or part of one (a serializer's
+    `default`); TypeError for anything else, as a serializer without a `default` raises."""
+    if type(value) in LAID_OUT:
+        return value.materialized()
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
