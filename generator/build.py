@@ -15,6 +15,8 @@ import dataclasses
 
 from generator.buildmemo import Counts
 from generator.cacheauth import reset_failures
+from generator.data.laidout import LayoutError
+from generator.errors import BuildError
 from generator.evaluate.clock import build_time_for, rfc3339, verdict_logged
 from generator.evaluate.engine import Engines
 from generator.evaluate.evaluation import Evaluation, evaluate, schema_rejection
@@ -76,6 +78,29 @@ def _build(options: BuildOptions) -> BuildSummary:
     if published is not None:
         check_unverified(options, published.counts)
         return _finish(options, published.counts, published.recipes, from_memo=True, wrote=False)
+    try:
+        return _evaluate_and_publish(options, memo)
+    except (LayoutError, BuildError) as error:
+        if not _laid_out_damage(error):
+            raise
+    # A stored pointer entry's text was not what its product names: its file is gone (counted
+    # as a cache failure), so its recipe is evaluated again; nothing was published.
+    try:
+        return _evaluate_and_publish(options, memo)
+    except LayoutError as error:
+        raise BuildError(
+            f"the cache changed while the site was built: {error}",
+            hint="the previous output was left in place; build again",
+        ) from error
+
+
+def _laid_out_damage(error: Exception) -> bool:
+    """Whether `error` is, or was caused by, a damaged file of laid-out entries."""
+    return isinstance(error, LayoutError) or isinstance(error.__cause__, LayoutError)
+
+
+def _evaluate_and_publish(options: BuildOptions, memo: MemoSlot) -> BuildSummary:
+    """Stages 2 to 6 of `_build`: evaluate (or reuse an identical evaluation) and publish."""
     # 2. The engine: the OCI layouts are indexed on the other core while the tree is read.
     with Engines(options.engine) as engines:
         # 3. An identical earlier evaluation is reused; nothing is verified.

@@ -20,10 +20,17 @@ cold build, byte for byte). The text comes from an authenticated product
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 from collections.abc import Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
 
 import orjson
+
+from generator.cacheauth import note_failure, read_cache_file
 
 __all__ = [
     "HEAD_KEYS",
@@ -31,6 +38,8 @@ __all__ = [
     "LAID_OUT",
     "LaidOutEntry",
     "LayoutError",
+    "LayoutFile",
+    "Span",
     "head_of",
     "materialized",
 ]
@@ -44,20 +53,84 @@ _PART_NAMES = frozenset(PART_KEYS)
 
 
 class LayoutError(ValueError):
-    """A laid-out entry's text is not the JSON object its fields say it is."""
+    """A laid-out entry's text is not the JSON object its fields say it is, or not the text
+    its digest names."""
+
+
+class LayoutFile:
+    """A file of laid-out entries (a recipe product's, `generator.evaluate.productstore`), read
+    whole the first time one of its entries' text is asked for. The file is not sealed: each
+    entry's text is checked against its sha256, which the sealed product names. A file that is
+    not what it was stored as is removed (the next build evaluates its recipe again) and raises
+    `LayoutError`."""
+
+    __slots__ = ("_data", "path", "size")
+
+    def __init__(self, path: Path, size: int) -> None:
+        self.path = path
+        self.size = size
+        self._data: bytes | None = None
+
+    def text(self, span: Span) -> bytes:
+        """The text of `span`, checked against its sha256."""
+        if self._data is None:
+            data = read_cache_file(self.path, self.size)
+            if data is None or len(data) != self.size:
+                self.damaged()
+            self._data = data
+        text = self._data[span.offset : span.offset + span.length]
+        if len(text) != span.length or hashlib.sha256(text).digest() != span.sha256:
+            self.damaged()
+        return text
+
+    def damaged(self) -> NoReturn:
+        """Remove the file (its product is a miss from now on) and raise `LayoutError`."""
+        self._data = None
+        note_failure(f"recipe layouts {self.path.name}")
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        raise LayoutError(f"{self.path} is not the file of laid-out entries it was stored as")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where an entry's text lies in its `LayoutFile`, and the sha256 of that text."""
+
+    file: LayoutFile
+    offset: int
+    length: int
+    sha256: bytes
 
 
 class LaidOutEntry(Mapping[str, Any]):
-    """A pointers.json entry: its layout text, its keys, and the fields read so far."""
+    """A pointers.json entry: its layout text (or where it lies), its keys, and the fields read
+    so far."""
 
-    __slots__ = ("_full", "_keys", "_known", "layout")
+    __slots__ = ("_full", "_keys", "_known", "_layout", "span")
 
-    def __init__(self, layout: bytes, keys: tuple[str, ...], known: dict[str, Any]) -> None:
-        self.layout = layout
-        """`subtree_layout` of the entry: the exact text data/pointers.json is made from."""
+    def __init__(self, layout: bytes | Span, keys: tuple[str, ...], known: dict[str, Any]) -> None:
+        self._layout = layout if isinstance(layout, bytes) else None
+        self.span = layout if isinstance(layout, Span) else None
+        """Where its text lies, when it was not read yet (None once it is)."""
         self._keys = keys
         self._known = known
         self._full: dict[str, Any] | None = None
+
+    @property
+    def layout(self) -> bytes:
+        """`subtree_layout` of the entry: the exact text data/pointers.json is made from."""
+        if self._layout is None:
+            assert self.span is not None
+            self._layout = self.span.file.text(self.span)
+            self.span = None
+        return self._layout
+
+    @property
+    def sha256(self) -> bytes:
+        """The sha256 of its text (the stored one when the text was not read)."""
+        if self.span is not None:
+            return self.span.sha256
+        return hashlib.sha256(self.layout).digest()
 
     @classmethod
     def of(cls, doc: Mapping[str, Any], layout: bytes) -> LaidOutEntry:
@@ -65,7 +138,7 @@ class LaidOutEntry(Mapping[str, Any]):
         return cls.from_head(layout, head_of(doc))
 
     @classmethod
-    def from_head(cls, layout: bytes, head: Mapping[str, Any]) -> LaidOutEntry:
+    def from_head(cls, layout: bytes | Span, head: Mapping[str, Any]) -> LaidOutEntry:
         """The entry of `layout` with the fields `head_of` read (ValueError for another
         shape)."""
         keys, key_set = _keys(head.get("keys"))

@@ -20,7 +20,10 @@ that cannot be written (the memory file system filled up meanwhile) is not hande
 helper: the build writes that document itself.
 
 A spool is a series of records, each a kind byte, an 8-byte length and its payload: `T` text,
-`L` a subtree's layout (a 2-byte indent length, the indent, the layout). The helper reads `P`
+`L` a subtree's layout (a 2-byte indent length, the indent, the layout), `S` a laid-out pointer
+entry whose text the build did not read (the indent as for `L`, then the text's offset and
+length, 8 bytes each, its sha256 and its file's path: `generator.data.laidout.Span`). The helper
+reads that text itself and checks it against its sha256. The helper reads `P`
 records (a spool's path, then its document's) on its standard input and answers the sha256
 (hex) of each document it wrote, a line each, in order.
 """
@@ -31,6 +34,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -46,6 +50,7 @@ from generator.data.gojson import (
     subtree_layout,
     write_go_json,
 )
+from generator.data.laidout import LaidOutEntry
 from generator.pids import dead_folders
 
 __all__ = ["MIN_SPOOLED_POINTERS", "SPOOL_NAME", "DeferredWrite", "spool_folder"]
@@ -215,7 +220,8 @@ class DeferredWrite:
 
 
 def _spool(spool: Path, doc: Any) -> None:
-    """Write the spool of `doc`: the text of its walked levels, the layout of each subtree."""
+    """Write the spool of `doc`: the text of its walked levels, the layout of each subtree, or
+    where a laid-out entry's text lies when it was not read."""
     with spool.open("wb") as out:
         for part in go_json_plan(doc):
             if type(part) is bytes:
@@ -223,8 +229,15 @@ def _spool(spool: Path, doc: Any) -> None:
                 continue
             assert isinstance(part, Subtree)
             pad = part.pad.encode("ascii")
-            layout = subtree_layout(part.value)
-            _record(out, b"L", len(pad).to_bytes(2, "big") + pad + layout)
+            padded = len(pad).to_bytes(2, "big") + pad
+            value = part.value
+            span = value.span if type(value) is LaidOutEntry else None
+            if span is not None:
+                where = span.offset.to_bytes(8, "big") + span.length.to_bytes(8, "big")
+                place = where + span.sha256 + os.fsencode(span.file.path)
+                _record(out, b"S", padded + place)
+            else:
+                _record(out, b"L", padded + subtree_layout(value))
 
 
 def _join(proc: subprocess.Popen[bytes] | None) -> list[str | None]:
@@ -267,21 +280,64 @@ def _read_record(inp: IO[bytes]) -> tuple[bytes, bytes] | None:
     return head[:1], payload
 
 
+class _Spans:
+    """The helper's reader of laid-out entries' text (`S` records): each span read from its
+    file, never through a link, and checked against its sha256 (ValueError when it does not
+    check: the build then writes the document itself, and finds the damage)."""
+
+    def __init__(self) -> None:
+        self._path = b""
+        self._fd = -1
+
+    def text(self, payload: bytes) -> bytes:
+        offset = int.from_bytes(payload[:8], "big")
+        length = int.from_bytes(payload[8:16], "big")
+        sha256, path = payload[16:48], payload[48:]
+        if path != self._path:
+            self.close()
+            self._fd = os.open(path, _SPAN_FLAGS)
+            self._path = path
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                raise ValueError("a file of laid-out entries that is not a regular file")
+        text = os.pread(self._fd, length, offset)
+        if len(text) != length or hashlib.sha256(text).digest() != sha256:
+            raise ValueError("a laid-out entry that is not the text its digest names")
+        return text
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd = -1
+        self._path = b""
+
+
+_SPAN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
 def serve(spool: Path, target: Path) -> str:
     """Write the document of `spool` at `target`; its sha256 (hex)."""
     digest = hashlib.sha256()
+    spans = _Spans()
     with spool.open("rb") as inp, target.open("wb") as out:
-        while (record := _read_record(inp)) is not None:
-            kind, payload = record
-            if kind == b"T":
-                text = payload
-            elif kind == b"L":
+        try:
+            while (record := _read_record(inp)) is not None:
+                kind, payload = record
+                if kind == b"T":
+                    text = payload
+                    digest.update(text)
+                    out.write(text)
+                    continue
+                if kind not in (b"L", b"S"):
+                    raise ValueError(f"unknown spool record {kind!r}")
                 size = int.from_bytes(payload[:2], "big")
-                text = finish_layout(payload[2 + size :], payload[2 : 2 + size].decode("ascii"))
-            else:
-                raise ValueError(f"unknown spool record {kind!r}")
-            digest.update(text)
-            out.write(text)
+                pad = payload[2 : 2 + size].decode("ascii")
+                rest = payload[2 + size :]
+                layout = spans.text(rest) if kind == b"S" else rest
+                text = finish_layout(layout, pad)
+                digest.update(text)
+                out.write(text)
+        finally:
+            spans.close()
     return digest.hexdigest()
 
 

@@ -10,16 +10,19 @@ while the allowlist still classifies those signers the same way. The verdict its
 kept: everything a build makes of it is in those entries, and reading 10,000 verdicts back
 cost a build on the maintainer's loop about a second.
 
-A product is stored (`generator.evaluate.productstore`) as its JSON part and, after it, the
-`subtree_layout` text of each pointer's entry (`product_bytes`): a reused entry is read back as a
-`LaidOutEntry`, its few fields every build reads in the JSON part and the rest parsed only when
-asked, and data/pointers.json is written from its text as it is. Reading back checks the exact
-shape (`product_from_bytes`): every entry's span lies within the layouts and is an object's text,
-and anything else is a `ProductFormatError`. Nothing executable is ever loaded.
+A product is stored (`generator.evaluate.productstore`) as its JSON part, sealed, and a file of
+the `subtree_layout` text of each pointer's entry (`product_bytes`), which the JSON part names by
+offset, length and sha256. A reused entry is read back as a `LaidOutEntry`: the few fields every
+build reads are in the JSON part, and its text is read (and checked against its sha256) only
+when asked: data/pointers.json is written from it by the data helper, which checks it too
+(`generator.data.spool`), and the page keys take its sha256. Reading back checks the exact
+shape (`product_from_json`): every entry's span lies within the file of the size the product
+names, and anything else is a `ProductFormatError`. Nothing executable is ever loaded.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -30,7 +33,7 @@ import orjson
 
 from generator.corroborate import BoardEntry
 from generator.data.gojson import orjson_layout
-from generator.data.laidout import LaidOutEntry, head_of
+from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of
 from generator.facts import Criteria
 from generator.model import (
     Classification,
@@ -57,14 +60,16 @@ __all__ = [
     "StoredKind",
     "StoredOutcome",
     "classification_mark",
+    "MAX_LAYOUTS_BYTES",
+    "layouts_size",
     "product_bytes",
-    "product_from_bytes",
+    "product_from_json",
     "product_parts",
 ]
 
-PRODUCT_VERSION = "recipe-product/v3"
-_LENGTH = 8
-"""The length of a stored product's JSON part, in front of it (big-endian)."""
+PRODUCT_VERSION = "recipe-product/v4"
+MAX_LAYOUTS_BYTES = 256 << 20
+"""A file of laid-out entries larger than this is not read (a few MB per recipe)."""
 
 
 class ProductFormatError(ValueError):
@@ -182,13 +187,14 @@ def classification_mark(classification: Classification) -> str:
 
 def product_parts(product: RecipeProduct) -> tuple[dict[str, Any], list[bytes]]:
     """The product's JSON part and its pointers' entries' layouts, which the JSON part names
-    by offset and length. TypeError for an entry orjson does not write exactly."""
+    by offset, length and sha256. TypeError for an entry orjson does not write exactly."""
     layouts: list[bytes] = []
     pointers = []
     offset = 0
     for p in product.pointers:
         layout, head = _laid_out(p.document)
-        pointers.append(_pointer_json(p, {"head": head, "layout": [offset, len(layout)]}))
+        span = [offset, len(layout), hashlib.sha256(layout).hexdigest()]
+        pointers.append(_pointer_json(p, {"head": head, "layout": span}))
         layouts.append(layout)
         offset += len(layout)
     doc = {
@@ -196,6 +202,7 @@ def product_parts(product: RecipeProduct) -> tuple[dict[str, Any], list[bytes]]:
         "key": product.key,
         "signers": [[s.issuer, s.identity, mark] for s, mark in product.signers],
         "pointers": pointers,
+        "layouts": offset,
     }
     return doc, layouts
 
@@ -206,12 +213,11 @@ def _laid_out(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     return orjson_layout(document), head_of(document)
 
 
-def product_bytes(product: RecipeProduct) -> bytes:
-    """A product as stored: the length of its JSON part (8 bytes), the JSON part, then the
-    layouts of its pointers' entries. TypeError for what orjson does not write exactly."""
+def product_bytes(product: RecipeProduct) -> tuple[bytes, bytes]:
+    """A product as stored: its JSON part (sealed), and its pointers' entries' layouts (the
+    file of laid-out entries). TypeError for what orjson does not write exactly."""
     doc, layouts = product_parts(product)
-    head = _dumps(doc)
-    return len(head).to_bytes(_LENGTH, "big") + head + b"".join(layouts)
+    return _dumps(doc), b"".join(layouts)
 
 
 def _pointer_json(p: PointerProduct, document: dict[str, Any]) -> dict[str, Any]:
@@ -266,34 +272,31 @@ def _optional(value: Any) -> str | None:
     return None if value is None else _text(value)
 
 
-def product_from_bytes(
-    body: bytes, key: str, classify: Callable[[SignerIdentity], Classification]
-) -> RecipeProduct:
-    """The product `product_bytes` wrote. Raises `ProductFormatError` for anything else."""
-    size = int.from_bytes(body[:_LENGTH], "big")
-    if len(body) < _LENGTH or size > len(body) - _LENGTH:
-        raise ProductFormatError("no JSON part of the length the product says")
-    try:
-        doc = _loads(body[_LENGTH : _LENGTH + size])
-    except ValueError as exc:
-        raise ProductFormatError(f"the JSON part does not parse: {exc}") from exc
-    return product_from_json(doc, key, classify, body[_LENGTH + size :])
+def layouts_size(doc: Any) -> int:
+    """The size of the file of laid-out entries a product's JSON part names; ProductFormatError
+    for anything but a size."""
+    size = doc.get("layouts") if isinstance(doc, dict) else None
+    if type(size) is not int or not 0 <= size <= MAX_LAYOUTS_BYTES:
+        raise ProductFormatError(f"not the size of a file of laid-out entries: {size!r}")
+    return size
 
 
 def product_from_json(
     doc: Any,
     key: str,
     classify: Callable[[SignerIdentity], Classification],
-    layouts: bytes = b"",
+    layouts: LayoutFile,
 ) -> RecipeProduct:
-    """The product `product_parts` made, its pointers' entries laid out in `layouts`, its board
-    entries' classifications asked of `classify`. Raises `ProductFormatError` for anything
-    else."""
+    """The product `product_parts` made, its pointers' entries laid out in `layouts` (of the
+    size the product names: `layouts_size`), its board entries' classifications asked of
+    `classify`. Raises `ProductFormatError` for anything else."""
     try:
         if not isinstance(doc, dict) or doc.get("version") != PRODUCT_VERSION:
             raise ProductFormatError("not a recipe product of this version")
         if doc.get("key") != key:
             raise ProductFormatError("a product for another key")
+        if layouts.size != layouts_size(doc):
+            raise ProductFormatError("a file of laid-out entries of another size")
         signers = tuple(
             (SignerIdentity(_text(issuer), _text(identity)), _text(mark))
             for issuer, identity, mark in doc["signers"]
@@ -309,7 +312,7 @@ def product_from_json(
 def _pointer_from(
     doc: Mapping[str, Any],
     classify: Callable[[SignerIdentity], Classification],
-    layouts: bytes,
+    layouts: LayoutFile,
 ) -> PointerProduct:
     entry = doc["entry"]
     return PointerProduct(
@@ -320,18 +323,22 @@ def _pointer_from(
     )
 
 
-def _document_from(doc: Mapping[str, Any], layouts: bytes) -> LaidOutEntry:
-    """A pointer's entry: its head, and its layout's span within `layouts`."""
+_HEX = frozenset("0123456789abcdef")
+
+
+def _document_from(doc: Mapping[str, Any], layouts: LayoutFile) -> LaidOutEntry:
+    """A pointer's entry: its head, and where its text lies in `layouts` (read when asked)."""
     span = doc["layout"]
-    if type(span) is not list or len(span) != 2 or any(type(n) is not int for n in span):
-        raise ProductFormatError(f"not a layout's offset and length: {span!r}")
-    start, length = span
-    if start < 0 or length < 2 or start + length > len(layouts):
+    if type(span) is not list or len(span) != 3:
+        raise ProductFormatError(f"not a layout's offset, length and digest: {span!r}")
+    start, length, digest = span
+    if type(start) is not int or type(length) is not int or type(digest) is not str:
+        raise ProductFormatError(f"not a layout's offset, length and digest: {span!r}")
+    if start < 0 or length < 2 or start + length > layouts.size:
         raise ProductFormatError(f"a layout beyond the product's layouts: {span!r}")
-    layout = layouts[start : start + length]
-    if layout[:1] != b"{" or layout[-1:] != b"}":
-        raise ProductFormatError("a pointer's entry is not laid out as an object")
-    return LaidOutEntry.from_head(layout, doc["head"])
+    if len(digest) != 64 or not _HEX.issuperset(digest):
+        raise ProductFormatError(f"not a sha256: {digest!r}")
+    return LaidOutEntry.from_head(Span(layouts, start, length, bytes.fromhex(digest)), doc["head"])
 
 
 def _outcome_from(doc: Mapping[str, Any]) -> StoredOutcome:
@@ -389,7 +396,7 @@ def _entry_from(
     )
 
 
-# --------------------------------------------------------------------------- the store
+# --------------------------------------------------------------------------- the JSON part
 
 
 def _dumps(doc: Any) -> bytes:
@@ -397,10 +404,3 @@ def _dumps(doc: Any) -> bytes:
     a lone surrogate): such a product is not kept, as orjson would read an integer it
     cannot hold back as a float (the recipe is evaluated again instead, exactly)."""
     return orjson.dumps(doc)
-
-
-def _loads(body: bytes) -> Any:
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return json.loads(body)  # integers beyond 64 bits; anything else raises again

@@ -1,32 +1,89 @@
 """Where the recipe products (`generator.evaluate.products`) are kept between builds.
 
-Products are stored one file per key under `<cache>/recipes/`, sealed with an HMAC tag
-(`generator.cacheauth`, purpose `recipe`) bound to the key, so an authentic product cannot stand
-in for another. Every byte read back is hostile until checked: a file that is a link or not a
-regular file, larger than `MAX_PRODUCT_BYTES`, whose tag does not check or whose content is not
-exactly the expected shape (`product_from_bytes`) is a miss, and its recipe is evaluated again.
+Products are stored two files per key under `<cache>/recipes/`: `<key>.json`, the JSON part,
+sealed with an HMAC tag (`generator.cacheauth`, purpose `recipe`) bound to the key, so an
+authentic product cannot stand in for another; and `<key>.layouts`, its pointers' entries'
+text, whose every entry the JSON part names by sha256 (checked when the text is read:
+`generator.data.laidout.LayoutFile`). Every byte read back is hostile until checked: a file that
+is a link or not a regular file, larger than its limit, whose tag does not check, whose shape
+is not exactly the expected one (`product_from_json`), or a file of entries of another size
+than the product names, is a miss, and its recipe is evaluated again. A file of entries changed
+to the same size is found when an entry's text is read: it is removed and the build starts its
+evaluation again once (`generator.build`), with that recipe a miss.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import stat
+import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
+from generator.data.laidout import LayoutFile
 from generator.evaluate.products import (
+    MAX_LAYOUTS_BYTES,
     ProductFormatError,
     RecipeProduct,
+    layouts_size,
     product_bytes,
-    product_from_bytes,
+    product_from_json,
 )
 from generator.model import Classification, SignerIdentity
 
-__all__ = ["MAX_PRODUCT_BYTES", "ProductStore"]
+__all__ = ["LAYOUTS_SUFFIX", "MAX_PRODUCT_BYTES", "ProductStore"]
 
 MAX_PRODUCT_BYTES = 64 << 20
 """A product file larger than this is not read (a recipe's product is a few MB at most)."""
+LAYOUTS_SUFFIX = ".layouts"
+"""The file of a product's laid-out entries: `<key>.layouts`."""
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _loads(body: bytes) -> Any:
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)  # integers beyond 64 bits; anything else raises again
+
+
+def _layout_file(path: Path, size: int) -> LayoutFile | None:
+    """The file of laid-out entries at `path` when it is a regular file (not through a link)
+    of `size` bytes (its content is checked entry by entry when read); None for anything else.
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size != size or size > MAX_LAYOUTS_BYTES:
+        return None
+    return LayoutFile(path, size)
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write `data` beside `path`, then rename it into place. Raises OSError."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 class ProductStore:
@@ -36,10 +93,10 @@ class ProductStore:
         self.root = root
         self.auth = auth
 
-    def _file(self, key: str) -> Path:
+    def _file(self, key: str, suffix: str = ".json") -> Path:
         if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
             raise ValueError(f"not a product key: {key!r}")
-        return self.root / f"{key}.json"
+        return self.root / f"{key}{suffix}"
 
     def load(
         self, key: str, classify: Callable[[SignerIdentity], Classification]
@@ -53,7 +110,11 @@ class ProductStore:
         if body is None:
             return None
         try:
-            return product_from_bytes(body, key, classify)
+            doc = _loads(body)
+            layouts = _layout_file(self._file(key, LAYOUTS_SUFFIX), layouts_size(doc))
+            if layouts is None:
+                return None
+            return product_from_json(doc, key, classify, layouts)
         except (ProductFormatError, ValueError):
             return None
 
@@ -61,7 +122,8 @@ class ProductStore:
         """Keep `product` (written whole, then renamed into place); failures only cost the
         next build."""
         try:
-            body = product_bytes(product)
+            body, layouts = product_bytes(product)
+            _write_whole(self._file(product.key, LAYOUTS_SUFFIX), layouts)
             self.auth.write_sealed(
                 self._file(product.key), Purpose.RECIPE, body, product.key.encode()
             )
@@ -70,7 +132,7 @@ class ProductStore:
 
     def keep_only(self, keys: Iterable[str]) -> None:
         """Remove every stored product but those of `keys` (the current build's)."""
-        wanted = {f"{key}.json" for key in keys}
+        wanted = {f"{key}{suffix}" for key in keys for suffix in (".json", LAYOUTS_SUFFIX)}
         try:
             with os.scandir(self.root) as entries:
                 names = [e.name for e in entries]

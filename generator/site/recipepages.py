@@ -76,10 +76,11 @@ of str, int, dict and list."""
 
 
 def _as_text(value: Any) -> Any:
-    """A laid-out pointer entry as its own text (`LaidOutEntry.layout`: exactly its content,
-    never parsed for a digest); TypeError for anything else orjson does not write."""
+    """A laid-out pointer entry as the sha256 of its text (`LaidOutEntry.sha256`: its content,
+    never read or parsed for a digest), written as an object with a key no entry has; TypeError
+    for anything else orjson does not write."""
     if type(value) is LaidOutEntry:
-        return orjson.Fragment(value.layout)
+        return orjson.Fragment(b'{"\\u0000sha256":"' + value.sha256.hex().encode() + b'"}')
     return materialized(value)
 
 
@@ -93,8 +94,8 @@ def _digest(value: Any) -> str:
     a memo instead, so equal values give equal bytes and different values different bytes. A
     tuple is written as the list it equals: a page renders both alike
     (`tests/site/test_page_keys.py` pins that the documents hold no tuple). A pointer entry
-    kept laid out is written as its text: the same content as a dict gives other bytes (a
-    cache miss, never a wrong page).
+    kept laid out is written as the sha256 of its text: the same content as a dict gives other
+    bytes (a cache miss, never a wrong page).
     """
     try:
         return (

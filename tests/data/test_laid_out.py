@@ -5,17 +5,22 @@ text that does not match."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import pickle
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator.cacheauth import failures, reset_failures
 from generator.data.gojson import go_json_bytes, subtree_layout
 from generator.data.laidout import (
     HEAD_KEYS,
     PART_KEYS,
     LaidOutEntry,
     LayoutError,
+    LayoutFile,
+    Span,
     head_of,
     materialized,
 )
@@ -191,3 +196,45 @@ def test_a_text_that_does_not_match_its_head_raises_instead_of_answering(layout:
         entry["bundle"]
     with pytest.raises(LayoutError):
         entry["evidence"]["bandwidth"]
+
+
+def _stored(tmp_path: Path, docs: list[dict[str, Any]]) -> tuple[list[LaidOutEntry], LayoutFile]:
+    """`docs` as entries whose text lies in a file (as a reused product's do)."""
+    layouts = [subtree_layout(d) for d in docs]
+    path = tmp_path / "entries.layouts"
+    path.write_bytes(b"".join(layouts))
+    file = LayoutFile(path, path.stat().st_size)
+    entries, offset = [], 0
+    for doc, layout in zip(docs, layouts, strict=True):
+        span = Span(file, offset, len(layout), hashlib.sha256(layout).digest())
+        entries.append(LaidOutEntry.from_head(span, head_of(doc)))
+        offset += len(layout)
+    return entries, file
+
+
+def test_a_stored_entry_reads_its_text_only_when_asked(tmp_path: Path) -> None:
+    docs = _cases()
+    entries, file = _stored(tmp_path, docs)
+    for entry, doc in zip(entries, docs, strict=True):
+        assert entry["path"] == doc["path"]
+        assert entry.sha256 == hashlib.sha256(subtree_layout(doc)).digest()
+    assert _digest(entries) == _digest(_stored(tmp_path / "..", docs)[0])
+    assert all(e.span is not None for e in entries) and file._data is None  # nothing read
+    assert entries[0] == docs[0] and entries[0].span is None
+    assert [materialized(e) for e in entries] == docs
+    assert _digest(entries) == _digest([_entry(d) for d in docs])  # read or not, one key
+
+
+def test_a_stored_entry_whose_text_changed_raises_and_removes_its_file(tmp_path: Path) -> None:
+    reset_failures()
+    entries, file = _stored(tmp_path, _cases())
+    text = file.path.read_bytes()
+    file.path.write_bytes(text.replace(b'"r"', b'"s"', 1))  # the same size
+    assert entries[0]["recipe"] == "r"  # the head still answers
+    with pytest.raises(LayoutError):
+        entries[0]["bundle"]
+    assert not file.path.exists()
+    with pytest.raises(LayoutError):
+        entries[1]["bundle"]
+    assert failures() == {"recipe layouts entries.layouts"}
+    reset_failures()

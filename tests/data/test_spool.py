@@ -138,3 +138,70 @@ def test_the_helper_refuses_a_malformed_spool(tmp_path: Path, spooled: bytes) ->
     (tmp_path / "spool").write_bytes(spooled)
     with pytest.raises(ValueError, match="spool"):
         serve(tmp_path / "spool", tmp_path / "out.json")
+
+
+def _stored_entries(folder: Path, docs: list[dict[str, Any]]) -> tuple[list[Any], Path]:
+    """`docs` as laid-out entries whose text lies in a file of their own (not read yet)."""
+    from generator.data.gojson import subtree_layout
+    from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of
+
+    layouts = [subtree_layout(d) for d in docs]
+    path = folder / "entries.layouts"
+    path.write_bytes(b"".join(layouts))
+    file = LayoutFile(path, path.stat().st_size)
+    entries, offset = [], 0
+    for doc, layout in zip(docs, layouts, strict=True):
+        span = Span(file, offset, len(layout), hashlib.sha256(layout).digest())
+        entries.append(LaidOutEntry.from_head(span, head_of(doc)))
+        offset += len(layout)
+    return entries, path
+
+
+ENTRIES: list[dict[str, Any]] = [
+    {"path": "evidence/a.yaml", "recipe": "a", "n": [1.5e-10, 2**60], "html": "<&> \u2028"},
+    {"path": "evidence/b.yaml", "evidence": {"loggedAt": "t", "x": {}}, "verify": None},
+]
+
+
+def test_the_helper_reads_laid_out_entries_itself_and_writes_what_the_build_would(
+    tmp_path: Path,
+) -> None:
+    entries, _ = _stored_entries(tmp_path, ENTRIES)
+    doc = {"pointers": [*entries, {"path": "evidence/c.yaml", "fresh": True}], "n": 1}
+    expected = go_json_bytes(
+        {"pointers": [*ENTRIES, {"path": "evidence/c.yaml", "fresh": True}], "n": 1}
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    digests = _written(out, {"pointers.json": doc}, helped=True)
+    assert (out / "pointers.json").read_bytes() == expected
+    assert digests["pointers.json"] == hashlib.sha256(expected).hexdigest()
+    assert all(e.span is not None for e in entries)  # the build never read their text
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda path: path.write_bytes(path.read_bytes().replace(b'"a"', b'"z"')),
+        lambda path: (path.rename(path.with_name("real")), path.symlink_to("real")),
+    ],
+    ids=["changed-same-size", "a-link"],
+)
+def test_a_damaged_file_of_entries_fails_the_helper_and_then_the_build(
+    tmp_path: Path, damage: Any
+) -> None:
+    """The helper checks each entry's text against its sha256 and gives up on a mismatch; the
+    build, writing the document itself, finds the damage too: `LayoutError`, never a text that
+    is not the entry's."""
+    from generator.data.laidout import LayoutError
+
+    entries, path = _stored_entries(tmp_path, ENTRIES)
+    damage(path)
+    out = tmp_path / "out"
+    out.mkdir()
+    deferred = DeferredWrite(out)
+    deferred.take(out / "pointers.json", {"pointers": entries})
+    assert deferred.helper_digests() is None
+    with pytest.raises(LayoutError):
+        deferred.finish()
+    deferred.abandon()

@@ -357,3 +357,28 @@ def test_a_damaged_product_is_rejected_and_its_recipe_evaluated_again(
         "authenticationFailures": 0
     }
     assert_same_as_cold(tree, out)
+
+
+def test_an_entry_file_changed_to_its_own_size_costs_one_evaluation_more(tree: Tree) -> None:
+    """A product's file of laid-out entries changed without changing its size passes the
+    product's read (only its size is checked there) and is found when an entry's text is read
+    to write data/pointers.json: the build starts its evaluation again, that recipe a miss, and
+    publishes the data a cold build publishes, the damage counted and the product stored
+    afresh."""
+    tree.build()
+    tree.forget_memo()
+    layouts = tree.product_of(H200).with_suffix(".layouts")
+    intact = layouts.read_bytes()
+    flip(layouts)
+    out = tree.root / "after-damage"
+    tree.seen.clear()
+    run_build(tree.options(out, tree.cache))
+    runs = [(e.recipes_evaluated, e.recipes_reused) for e in tree.seen]
+    assert runs == [(0, ALL), (1, ALL - 1)]
+    cold = tree.cold()
+    for name in ("pointers.json", "index.json"):
+        assert (out / "data" / name).read_bytes() == (cold / "data" / name).read_bytes()
+    assert files(out / "data" / "series") == files(cold / "data" / "series")
+    info = json.loads((out / "data" / "build-info.json").read_bytes())
+    assert info["cache"] == {"authenticationFailures": 1}
+    assert layouts.read_bytes() == intact

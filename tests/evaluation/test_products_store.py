@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.cacheauth import CacheAuth, Purpose
+from generator.cacheauth import CacheAuth, Purpose, failures, reset_failures
+from generator.data.laidout import LayoutError
 from generator.evaluate.products import (
     PointerProduct,
     RecipeProduct,
@@ -19,7 +21,7 @@ from generator.evaluate.products import (
     StoredOutcome,
     product_parts,
 )
-from generator.evaluate.productstore import ProductStore
+from generator.evaluate.productstore import LAYOUTS_SUFFIX, ProductStore
 from generator.model import FailureCause, FailureClass, NoVerdict, Pending, Rejected, VerifyExit
 from tests._evidence_fakes import identity, make_evidence, make_verified
 
@@ -73,10 +75,9 @@ def test_a_product_orjson_cannot_hold_exactly_is_not_kept(tmp_path: Path, value:
 
 
 def _sealed(store: ProductStore, doc: dict[str, Any], layouts: bytes) -> None:
-    """Authentic product bytes: the JSON part's length, the JSON part, the layouts."""
-    head = json.dumps(doc).encode()
-    body = len(head).to_bytes(8, "big") + head + layouts
-    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, body, KEY.encode())
+    """An authentic product: its JSON part sealed, its file of laid-out entries beside it."""
+    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, json.dumps(doc).encode(), KEY.encode())
+    store._file(KEY, LAYOUTS_SUFFIX).write_bytes(layouts)
 
 
 @pytest.mark.parametrize(
@@ -173,22 +174,32 @@ def test_a_reused_entry_takes_the_current_label_and_duplicate(
     }  # the product is untouched
 
 
+def _span(doc: dict[str, Any], offset: Any = None, length: Any = None, sha: Any = None) -> None:
+    span = doc["document"]["layout"]
+    doc["document"]["layout"] = [
+        span[0] if offset is None else offset,
+        span[1] if length is None else length,
+        span[2] if sha is None else sha,
+    ]
+
+
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda doc, layouts: (doc["document"].update(layout=[-1, 10]), layouts),
-        lambda doc, layouts: (doc["document"].update(layout=[0, len(layouts) + 1]), layouts),
-        lambda doc, layouts: (doc["document"].update(layout=[1, len(layouts)]), layouts),
-        lambda doc, layouts: (doc["document"].update(layout=[0, 1]), layouts),
-        lambda doc, layouts: (doc["document"].update(layout=[0, "9"]), layouts),
-        lambda doc, layouts: (doc["document"].update(layout=[0, True]), layouts),
-        lambda doc, layouts: (doc["document"].update(layout=[0]), layouts),
-        lambda doc, layouts: (doc["document"].update(layout=None), layouts),
-        lambda doc, layouts: (None, layouts[:-1]),
-        lambda doc, layouts: (None, b"[" + layouts[1:]),
-        lambda doc, layouts: (doc["document"]["head"].update(keys=None), layouts),
-        lambda doc, layouts: (doc["document"].pop("head"), layouts),
-        lambda doc, layouts: (doc.update(document={"path": "x"}), layouts),
+        lambda doc, n: _span(doc, offset=-1),
+        lambda doc, n: _span(doc, length=n + 1),
+        lambda doc, n: _span(doc, offset=1),
+        lambda doc, n: _span(doc, length=1),
+        lambda doc, n: _span(doc, length="9"),
+        lambda doc, n: _span(doc, length=True),
+        lambda doc, n: _span(doc, sha="ab"),
+        lambda doc, n: _span(doc, sha="Z" * 64),
+        lambda doc, n: _span(doc, sha=7),
+        lambda doc, n: doc["document"].update(layout=[0, n]),
+        lambda doc, n: doc["document"].update(layout=None),
+        lambda doc, n: doc["document"]["head"].update(keys=None),
+        lambda doc, n: doc["document"].pop("head"),
+        lambda doc, n: doc.update(document={"path": "x"}),
     ],
     ids=[
         "negative-offset",
@@ -197,36 +208,73 @@ def test_a_reused_entry_takes_the_current_label_and_duplicate(
         "too-short",
         "length-not-int",
         "length-bool",
-        "one-number",
+        "digest-short",
+        "digest-not-hex",
+        "digest-not-text",
+        "no-digest",
         "no-span",
-        "truncated",
-        "not-an-object",
         "bad-head",
         "no-head",
         "a-dict-document",
     ],
 )
-def test_a_sealed_product_with_a_damaged_layout_is_a_miss(tmp_path: Path, damage: Any) -> None:
-    """Authentic bytes whose entries' spans or heads do not fit their layouts are not a
-    product: nothing beyond the layouts is ever read as an entry."""
+def test_a_sealed_product_with_a_damaged_span_or_head_is_a_miss(
+    tmp_path: Path, damage: Any
+) -> None:
+    """Authentic bytes whose entries' spans or heads do not fit their file of laid-out entries
+    are not a product: nothing beyond that file is ever read as an entry."""
     doc, layouts = product_parts(_product({"n": 1}))
     store = ProductStore(tmp_path, AUTH)
     blob = b"".join(layouts)
     _sealed(store, doc, blob)
     loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
     assert loaded is not None and loaded == _product({"n": 1})
-    blob = damage(doc["pointers"][0], blob)[1]
+    damage(doc["pointers"][0], len(blob))
     _sealed(store, doc, blob)
     assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
 
 
-def test_a_product_whose_json_part_overruns_its_bytes_is_a_miss(tmp_path: Path) -> None:
-    doc, layouts = product_parts(_product({}))
+@pytest.mark.parametrize(
+    "plant",
+    [
+        lambda path, blob: path.unlink(),
+        lambda path, blob: path.write_bytes(blob[:-1]),
+        lambda path, blob: path.write_bytes(blob + b" "),
+        lambda path, blob: (path.unlink(), path.mkdir()),
+        lambda path, blob: (path.unlink(), os.mkfifo(path)),
+        lambda path, blob: (path.rename(path.with_name("real")), path.symlink_to("real")),
+    ],
+    ids=["missing", "shorter", "longer", "a-folder", "a-fifo", "a-link"],
+)
+def test_a_product_whose_file_of_entries_is_not_what_it_names_is_a_miss(
+    tmp_path: Path, plant: Any
+) -> None:
+    """The file of laid-out entries is not sealed: anything but a regular file of the size the
+    sealed part names is a miss when the product is read (never followed, never blocking)."""
     store = ProductStore(tmp_path, AUTH)
-    head = json.dumps(doc).encode()
-    for size in (len(head) + sum(map(len, layouts)) + 1, 2**63, 0):
-        body = size.to_bytes(8, "big") + head + b"".join(layouts)
-        AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, body, KEY.encode())
-        assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
-    AUTH.write_sealed(store._file(KEY), Purpose.RECIPE, b"\0\0", KEY.encode())
+    store.store(_product({"n": 1}))
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is not None
+    path = store._file(KEY, LAYOUTS_SUFFIX)
+    plant(path, path.read_bytes())
     assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
+
+
+def test_an_entry_changed_to_the_same_size_raises_and_its_file_goes(tmp_path: Path) -> None:
+    """A change the size does not show is found when the entry's text is read: `LayoutError`
+    (the build evaluates again, `generator.build`), the file removed, the failure counted, so
+    the next read of the product is a miss."""
+    reset_failures()
+    store = ProductStore(tmp_path, AUTH)
+    store.store(_product({"n": 1}))
+    path = store._file(KEY, LAYOUTS_SUFFIX)
+    path.write_bytes(path.read_bytes().replace(b'"n": 1', b'"n": 2'))
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None
+    entry = loaded.pointers[0].document
+    assert entry["path"] == "evidence/r/s/sha256-x.yaml"  # the sealed head still answers
+    with pytest.raises(LayoutError):
+        entry["n"]
+    assert not path.exists()
+    assert failures() == {f"recipe layouts {path.name}"}
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
+    reset_failures()
