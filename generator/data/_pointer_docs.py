@@ -12,6 +12,7 @@ from typing import Any
 
 from generator.corroborate import Board, run_id_for
 from generator.data._board_docs import omitted_document
+from generator.data.laidout import plain
 from generator.data.records import FreshnessInfo, PointerRecord
 from generator.errors import InputError
 from generator.facts import (
@@ -328,7 +329,7 @@ def pointers_document(
     for path in sorted({*by_path, *known}):
         doc = known.get(path) or pointer_document(by_path[path])
         if path in left:
-            doc = {**doc, "omitted": left[path]}
+            doc = {**plain(doc), "omitted": left[path]}
         pointers.append(doc)
     out: dict[str, Any] = {"pointers": pointers}
     recipes = {

@@ -120,7 +120,7 @@ def subtree_layout(value: Any) -> bytes:
 def orjson_layout(value: Any) -> bytes:
     """`subtree_layout` of a value orjson writes whole; TypeError for one it does not (an
     integer beyond 64 bits, a lone surrogate): such a value is laid out by the slow ways only."""
-    return orjson.dumps(value, option=_ORJSON)
+    return orjson.dumps(value, option=_ORJSON, default=materialized)
 
 
 def finish_layout(layout: bytes, pad: str) -> bytes:

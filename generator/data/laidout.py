@@ -42,6 +42,7 @@ __all__ = [
     "Span",
     "head_of",
     "materialized",
+    "plain",
 ]
 
 HEAD_KEYS = ("freshness", "path", "recipe", "signer")
@@ -317,7 +318,13 @@ LAID_OUT: frozenset[type] = frozenset({LaidOutEntry, _Part})
 
 def materialized(value: Any) -> Any:
     """`value` as plain JSON types where it is a laid-out entry or part of one (a serializer's
-    `default`); TypeError for anything else, as a serializer without a `default` raises."""
+    `default`; `dict(entry)` keeps its parts as they are); TypeError for anything else, as a
+    serializer without a `default` raises."""
     if type(value) in LAID_OUT:
         return value.materialized()
     raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
+def plain(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A pointer entry as a new dict of plain values, laid out or not."""
+    return document.materialized() if type(document) is LaidOutEntry else dict(document)

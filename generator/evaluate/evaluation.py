@@ -238,7 +238,7 @@ def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool
     memo.save()
     if docs is not None:
         docs.save()
-    plan.keep(kept)
+    plan.keep(kept, documents)
     del kept
     board = build_board(entries, organisation_of=remembered(organisation_of))
     build_time = build_time_for(options.clock.source_date_epoch, [e.run.logged_at for e in entries])

@@ -26,6 +26,7 @@ evaluate everything.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -146,6 +147,8 @@ class RecipePlan:
     """Each group's usable pointer paths, in path order."""
     reused: dict[str, PointerProduct] = field(default_factory=dict)
     reused_groups: set[str] = field(default_factory=set)
+    loaded: dict[str, RecipeProduct] = field(default_factory=dict)
+    """The product of each reused group."""
     _classified: dict[SignerIdentity, Classification] = field(default_factory=dict)
 
     @property
@@ -199,6 +202,7 @@ class RecipePlan:
             product = store.load(key, plan.classify)
             if product is not None and plan._fits(product, plan.paths[name]):
                 plan.reused_groups.add(name)
+                plan.loaded[name] = product
                 plan.reused.update((p.path, p) for p in product.pointers)
         return plan
 
@@ -223,9 +227,13 @@ class RecipePlan:
         """The files to evaluate: those of the groups not reused."""
         return [f for f in files if f.location.path not in self.reused]
 
-    def keep(self, made: Mapping[str, Made]) -> None:
+    def keep(
+        self, made: Mapping[str, Made], documents: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
         """Store the product of every evaluated group whose verdicts were all definite, and
-        let the products of recipes this tree no longer has go."""
+        let the products of recipes this tree no longer has go. A reused product whose entries
+        `documents` gave another signer label is stored again with it: an entry kept laid out
+        is only written from its text while its label is the current one."""
         if self.store is None:
             return
         kept = []
@@ -235,6 +243,9 @@ class RecipePlan:
                 continue
             kept.append(key)
             if name in self.reused_groups:
+                relabeled = _relabeled(self.loaded[name], documents or {})
+                if relabeled is not None:
+                    self.store.store(relabeled)
                 continue
             product = self._product(key, [made.get(p) for p in paths])
             if product is not None:
@@ -259,6 +270,30 @@ class RecipePlan:
             pointers.append(PointerProduct(record.path, outcome, document, entry))
         ordered = tuple(sorted(signers.items(), key=lambda s: (s[0].issuer, s[0].identity)))
         return RecipeProduct(key, ordered, tuple(pointers))
+
+
+def _label(document: Mapping[str, Any]) -> Any:
+    signer = document.get("signer")
+    return signer.get("label") if isinstance(signer, Mapping) else None
+
+
+def _relabeled(
+    product: RecipeProduct, documents: Mapping[str, Mapping[str, Any]]
+) -> RecipeProduct | None:
+    """`product` with the signer labels its entries have in `documents` (as a pointer that
+    duplicates none), or None when every label is the stored one."""
+    pointers = []
+    for pointer in product.pointers:
+        document = documents.get(pointer.path, pointer.document)
+        if _label(document) == _label(pointer.document):
+            pointers.append(pointer)
+            continue
+        if document.get("duplicateOf") is not None:
+            document = {**document, "duplicateOf": None}
+        pointers.append(dataclasses.replace(pointer, document=document))
+    if all(new is old for new, old in zip(pointers, product.pointers, strict=True)):
+        return None
+    return dataclasses.replace(product, pointers=tuple(pointers))
 
 
 def _common_digest(options: EvaluationOptions, trust_digest: str, policy: str) -> str:

@@ -33,7 +33,7 @@ import orjson
 
 from generator.corroborate import BoardEntry
 from generator.data.gojson import orjson_layout
-from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of
+from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of, plain
 from generator.facts import Criteria
 from generator.model import (
     Classification,
@@ -140,7 +140,7 @@ class PointerProduct:
         relabel = isinstance(signer, dict) and signer.get("label") != label
         if duplicate is None and not relabel:
             return self.document
-        made = dict(self.document)
+        made = plain(self.document)
         if duplicate is not None:
             made["duplicateOf"] = duplicate
         signer = made.get("signer")

@@ -23,6 +23,7 @@ from generator.data.laidout import (
     Span,
     head_of,
     materialized,
+    plain,
 )
 from generator.site.recipepages import _digest
 
@@ -238,3 +239,12 @@ def test_a_stored_entry_whose_text_changed_raises_and_removes_its_file(tmp_path:
         entries[1]["bundle"]
     assert failures() == {"recipe layouts entries.layouts"}
     reset_failures()
+
+
+def test_plain_gives_a_dict_of_plain_values_where_dict_keeps_the_parts() -> None:
+    entry = _entry(FULL)
+    assert type(dict(entry)["evidence"]) is not dict  # a part, read lazily
+    made = plain(entry)
+    assert made == FULL and type(made) is dict
+    assert all(type(made[name]) is dict for name in PART_KEYS)
+    assert plain(FULL) == FULL and plain(FULL) is not FULL

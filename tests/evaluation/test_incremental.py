@@ -30,6 +30,7 @@ import pytest
 import generator.build as build_module
 import generator.evaluate.evaluation as evaluation_module
 from generator.build import BuildOptions, run_build
+from generator.data.laidout import LaidOutEntry
 from generator.evaluate import Evaluation, evaluate
 from generator.evaluate.memoize import counts_of
 from generator.testing.authority import TestAuthority
@@ -283,6 +284,27 @@ def test_a_changed_label_re_evaluates_nothing_and_shows_the_new_label(tree: Tree
         ]
     }
     assert "acme-cloud/nightly-2" in labels and "acme-cloud/nightly" not in labels
+    # the products of the renamed signer's recipe were stored again with the new label, so
+    # later builds write their entries from their text (once the pages keyed by the renamed
+    # entries' content are cached again), none parsed
+    stored = (tree.product_of("evidence/gb300-eks-ubuntu-inference-dynamo")).read_bytes()
+    assert b'"label":"acme-cloud/nightly-2"' in stored and b'"acme-cloud/nightly"' not in stored
+    parsed: list[str] = []
+    real = LaidOutEntry._parsed
+
+    def counting(self: LaidOutEntry) -> dict[str, Any]:
+        if not self.is_parsed:
+            parsed.append(str(self.get("path")))
+        return real(self)
+
+    tree.forget_memo()
+    tree.build()
+    tree.forget_memo()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(LaidOutEntry, "_parsed", counting)
+        out, evaluation = tree.build()
+    assert (evaluation.recipes_evaluated, parsed) == (0, [])
+    assert_same_as_cold(tree, out)
 
 
 def test_another_trust_root_re_evaluates_everything(tree: Tree) -> None:
