@@ -26,6 +26,7 @@ import orjson
 
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.changes.output import RECIPE_MARKER, fill_marked
+from generator.data.gojson import subtree_layout
 from generator.data.laidout import LaidOutEntry, materialized
 from generator.limits import LIMITS
 from generator.manifest import Written
@@ -75,15 +76,6 @@ _EXACT_JSON = (
 of str, int, dict and list."""
 
 
-def _as_text(value: Any) -> Any:
-    """A laid-out pointer entry as the sha256 of its text (`LaidOutEntry.sha256`: its content,
-    never read or parsed for a digest), written as an object with a key no entry has; TypeError
-    for anything else orjson does not write."""
-    if type(value) is LaidOutEntry:
-        return orjson.Fragment(b'{"\\u0000sha256":"' + value.sha256.hex().encode() + b'"}')
-    return materialized(value)
-
-
 def _digest(value: Any) -> str:
     """SHA-256 of a JSON-like value, serialized by content alone.
 
@@ -93,14 +85,15 @@ def _digest(value: Any) -> str:
     cannot write (an integer beyond 64 bits, a key that is not a string), is pickled without
     a memo instead, so equal values give equal bytes and different values different bytes. A
     tuple is written as the list it equals: a page renders both alike
-    (`tests/site/test_page_keys.py` pins that the documents hold no tuple). A pointer entry
-    kept laid out is written as the sha256 of its text: the same content as a dict gives other
-    bytes (a cache miss, never a wrong page).
+    (`tests/site/test_page_keys.py` pins that the documents hold no tuple). The pointer
+    entries are hashed as their layouts' digests (`_entry_digests`) by `input_digests`.
     """
     try:
         return (
             "j"
-            + hashlib.sha256(orjson.dumps(value, option=_EXACT_JSON, default=_as_text)).hexdigest()
+            + hashlib.sha256(
+                orjson.dumps(value, option=_EXACT_JSON, default=materialized)
+            ).hexdigest()
         )
     except TypeError:
         pass
@@ -154,13 +147,28 @@ def input_digests(model: SiteModel) -> InputDigests:
     )
     recipes = tuple(
         _digest(
-            [tab.recipe, tab.doc, model.series.get(tab.recipe, {}), model.pointers_for(tab.recipe)]
+            [
+                tab.recipe,
+                tab.doc,
+                model.series.get(tab.recipe, {}),
+                _entry_digests(model.pointers_for(tab.recipe)),
+            ]
         )
         for tab in model.tabs
     )
     orphans = [p for p in model.pointers if not model.has_recipe(p.get("recipe"))]
     index = {k: v for k, v in model.index.items() if k != "groups"}
-    return InputDigests(context, recipes, _digest([orphans, index]))
+    return InputDigests(context, recipes, _digest([_entry_digests(orphans), index]))
+
+
+def _entry_digests(pointers: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each pointer entry as the sha256 of its layout text (`subtree_layout`): exactly its
+    content, whether it was kept laid out (its stored digest: never read for a key) or made
+    this build, so a page's key does not change with how its entries were kept."""
+    return [
+        (p.sha256 if type(p) is LaidOutEntry else hashlib.sha256(subtree_layout(p)).digest()).hex()
+        for p in pointers
+    ]
 
 
 def page_keys(digests: InputDigests, code: str) -> tuple[list[str], str]:

@@ -25,7 +25,7 @@ from generator.data.laidout import (
     materialized,
     plain,
 )
-from generator.site.recipepages import _digest
+from generator.site.recipepages import _entry_digests
 
 FULL: dict[str, Any] = {
     "path": "evidence/r/s/sha256-a.yaml",
@@ -135,11 +135,11 @@ def test_a_document_of_entries_is_written_byte_for_byte_as_of_dicts() -> None:
     assert go_json_bytes(slow) == go_json_bytes({"a": {"b": {"c": [docs[0], 2**70]}}})
 
 
-def test_a_page_key_digest_takes_an_entry_as_its_text_without_parsing() -> None:
+def test_a_page_key_takes_an_entry_as_its_digest_alike_laid_out_or_not() -> None:
     entry = _entry(FULL)
     other = _entry({**FULL, "bundle": {"digest": "sha256:" + "c" * 64}})
-    assert _digest([entry]) == _digest([_entry(copy.deepcopy(FULL))])
-    assert _digest([entry]) != _digest([other])
+    assert _entry_digests([entry]) == _entry_digests([copy.deepcopy(FULL)])
+    assert _entry_digests([entry]) != _entry_digests([other])
     assert not entry.is_parsed and not other.is_parsed
 
 
@@ -219,11 +219,11 @@ def test_a_stored_entry_reads_its_text_only_when_asked(tmp_path: Path) -> None:
     for entry, doc in zip(entries, docs, strict=True):
         assert entry["path"] == doc["path"]
         assert entry.sha256 == hashlib.sha256(subtree_layout(doc)).digest()
-    assert _digest(entries) == _digest(_stored(tmp_path / "..", docs)[0])
+    keys = _entry_digests(entries)
     assert all(e.span is not None for e in entries) and file._data is None  # nothing read
     assert entries[0] == docs[0] and entries[0].span is None
     assert [materialized(e) for e in entries] == docs
-    assert _digest(entries) == _digest([_entry(d) for d in docs])  # read or not, one key
+    assert keys == _entry_digests(entries) == _entry_digests(docs)  # read or not, one key
 
 
 def test_a_stored_entry_whose_text_changed_raises_and_removes_its_file(tmp_path: Path) -> None:
