@@ -74,8 +74,8 @@ class LayoutFile:
 
     def text(self, span: Span) -> bytes:
         """The text of `span`, checked against its sha256."""
-        if self._data is None:
-            data = read_cache_file(self.path, self.size)
+        if self._data is None:  # its first `size` bytes: a product stored again appends
+            data = read_cache_file(self.path, self.size, head=True)
             if data is None or len(data) != self.size:
                 self.damaged()
             self._data = data
@@ -107,12 +107,13 @@ class LaidOutEntry(Mapping[str, Any]):
     """A pointers.json entry: its layout text (or where it lies), its keys, and the fields read
     so far."""
 
-    __slots__ = ("_full", "_keys", "_known", "_layout", "span")
+    __slots__ = ("_digest", "_full", "_keys", "_known", "_layout", "span")
 
     def __init__(self, layout: bytes | Span, keys: tuple[str, ...], known: dict[str, Any]) -> None:
         self._layout = layout if isinstance(layout, bytes) else None
         self.span = layout if isinstance(layout, Span) else None
-        """Where its text lies, when it was not read yet (None once it is)."""
+        """Where its text lies in a product's file (None: made here)."""
+        self._digest = None if self.span is None else self.span.sha256
         self._keys = keys
         self._known = known
         self._full: dict[str, Any] | None = None
@@ -123,15 +124,19 @@ class LaidOutEntry(Mapping[str, Any]):
         if self._layout is None:
             assert self.span is not None
             self._layout = self.span.file.text(self.span)
-            self.span = None
         return self._layout
 
     @property
+    def unread(self) -> Span | None:
+        """Where its text lies while the text was not read (the data helper reads it then)."""
+        return self.span if self._layout is None else None
+
+    @property
     def sha256(self) -> bytes:
-        """The sha256 of its text (the stored one when the text was not read)."""
-        if self.span is not None:
-            return self.span.sha256
-        return hashlib.sha256(self.layout).digest()
+        """The sha256 of its text (the stored one, which reading the text checked)."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(self.layout).digest()
+        return self._digest
 
     @classmethod
     def of(cls, doc: Mapping[str, Any], layout: bytes) -> LaidOutEntry:

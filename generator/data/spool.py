@@ -231,7 +231,7 @@ def _spool(spool: Path, doc: Any) -> None:
             pad = part.pad.encode("ascii")
             padded = len(pad).to_bytes(2, "big") + pad
             value = part.value
-            span = value.span if type(value) is LaidOutEntry else None
+            span = value.unread if type(value) is LaidOutEntry else None
             if span is not None:
                 where = span.offset.to_bytes(8, "big") + span.length.to_bytes(8, "big")
                 place = where + span.sha256 + os.fsencode(span.file.path)

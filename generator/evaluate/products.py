@@ -185,18 +185,32 @@ def classification_mark(classification: Classification) -> str:
 # --------------------------------------------------------------------------- to and from JSON
 
 
-def product_parts(product: RecipeProduct) -> tuple[dict[str, Any], list[bytes]]:
-    """The product's JSON part and its pointers' entries' layouts, which the JSON part names
-    by offset, length and sha256. TypeError for an entry orjson does not write exactly."""
+def product_parts(
+    product: RecipeProduct, kept: LayoutFile | None = None
+) -> tuple[dict[str, Any], list[bytes], int]:
+    """The product's JSON part, its pointers' entries' layouts, which the JSON part names by
+    offset, length and sha256, and how many bytes of layouts it names. With `kept`, the file
+    the product is stored over: its entries whose text lies there keep their place (not read),
+    and the layouts returned go after its `kept.size` bytes. TypeError for an entry orjson
+    does not write exactly."""
     layouts: list[bytes] = []
     pointers = []
-    offset = 0
+    offset = 0 if kept is None else kept.size
+    live = 0
     for p in product.pointers:
-        layout, head = _laid_out(p.document)
-        span = [offset, len(layout), hashlib.sha256(layout).hexdigest()]
-        pointers.append(_pointer_json(p, {"head": head, "layout": span}))
+        document = p.document
+        span = document.span if isinstance(document, LaidOutEntry) else None
+        if span is not None and span.file is kept and isinstance(document, LaidOutEntry):
+            place = [span.offset, span.length, span.sha256.hex()]
+            pointers.append(_pointer_json(p, {"head": document.head(), "layout": place}))
+            live += span.length
+            continue
+        layout, head, digest = _laid_out(document)
+        place = [offset, len(layout), digest.hex()]
+        pointers.append(_pointer_json(p, {"head": head, "layout": place}))
         layouts.append(layout)
         offset += len(layout)
+        live += len(layout)
     doc = {
         "version": PRODUCT_VERSION,
         "key": product.key,
@@ -204,20 +218,31 @@ def product_parts(product: RecipeProduct) -> tuple[dict[str, Any], list[bytes]]:
         "pointers": pointers,
         "layouts": offset,
     }
-    return doc, layouts
+    return doc, layouts, live
 
 
-def _laid_out(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
+def _laid_out(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any], bytes]:
+    """An entry's layout text, head and the text's sha256."""
     if isinstance(document, LaidOutEntry):
-        return document.layout, document.head()
-    return orjson_layout(document), head_of(document)
+        return document.layout, document.head(), document.sha256
+    layout = orjson_layout(document)
+    return layout, head_of(document), hashlib.sha256(layout).digest()
 
 
-def product_bytes(product: RecipeProduct) -> tuple[bytes, bytes]:
-    """A product as stored: its JSON part (sealed), and its pointers' entries' layouts (the
-    file of laid-out entries). TypeError for what orjson does not write exactly."""
-    doc, layouts = product_parts(product)
-    return _dumps(doc), b"".join(layouts)
+def product_bytes(
+    product: RecipeProduct, kept: LayoutFile | None = None
+) -> tuple[bytes, bytes, bool]:
+    """A product as stored: its JSON part (sealed) and its pointers' entries' layouts (the file
+    of laid-out entries); with `kept` (see `product_parts`), the layouts to append to that
+    file's first `kept.size` bytes, and whether they are so (False: the file holds more text
+    no entry names than entries' text, and is written afresh). TypeError for what orjson does
+    not write exactly."""
+    if kept is not None:
+        doc, layouts, live = product_parts(product, kept)
+        if live >= doc["layouts"] - live:
+            return _dumps(doc), b"".join(layouts), True
+    doc, layouts, _ = product_parts(product)
+    return _dumps(doc), b"".join(layouts), False
 
 
 def _pointer_json(p: PointerProduct, document: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,9 @@ Products are stored two files per key under `<cache>/recipes/`: `<key>.json`, th
 sealed with an HMAC tag (`generator.cacheauth`, purpose `recipe`) bound to the key, so an
 authentic product cannot stand in for another; and `<key>.layouts`, its pointers' entries'
 text, whose every entry the JSON part names by sha256 (checked when the text is read:
-`generator.data.laidout.LayoutFile`). Every byte read back is hostile until checked: a file that
+`generator.data.laidout.LayoutFile`). A reused product stored again (a signer renamed) keeps
+its file's bytes and appends the new text after them, so the entries of the build that stores
+it still find their text where it was (written afresh once most of it is text no entry names). Every byte read back is hostile until checked: a file that
 is a link or not a regular file, larger than its limit, whose tag does not check, whose shape
 is not exactly the expected one (`product_from_json`), or a file of entries of another size
 than the product names, is a miss, and its recipe is evaluated again. A file of entries changed
@@ -26,7 +28,7 @@ from typing import Any
 import orjson
 
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
-from generator.data.laidout import LayoutFile
+from generator.data.laidout import LayoutFile, Span
 from generator.evaluate.products import (
     MAX_LAYOUTS_BYTES,
     ProductFormatError,
@@ -70,6 +72,26 @@ def _layout_file(path: Path, size: int) -> LayoutFile | None:
     if not stat.S_ISREG(info.st_mode) or info.st_size != size or size > MAX_LAYOUTS_BYTES:
         return None
     return LayoutFile(path, size)
+
+
+def _stored_over(product: RecipeProduct, target: Path) -> LayoutFile | None:
+    """The file of laid-out entries `product` is stored over, when its entries came from it
+    (a reused product stored again): they keep their place, the new text is appended, and the
+    entries of this build still read their text where it was."""
+    for pointer in product.pointers:
+        span = getattr(pointer.document, "span", None)
+        if isinstance(span, Span) and span.file.path == target:
+            return span.file
+    return None
+
+
+def _prefix(kept: LayoutFile) -> bytes:
+    """The first `kept.size` bytes of the file kept (not checked: each entry's text is, when
+    read); OSError when it is not a file that long."""
+    data = read_cache_file(kept.path, kept.size, head=True)
+    if data is None or len(data) != kept.size:
+        raise OSError(f"{kept.path} is shorter than its product says")
+    return data
 
 
 def _write_whole(path: Path, data: bytes) -> None:
@@ -122,8 +144,17 @@ class ProductStore:
         """Keep `product` (written whole, then renamed into place); failures only cost the
         next build."""
         try:
-            body, layouts = product_bytes(product)
-            _write_whole(self._file(product.key, LAYOUTS_SUFFIX), layouts)
+            target = self._file(product.key, LAYOUTS_SUFFIX)
+            kept = _stored_over(product, target)
+            body, layouts, appended = product_bytes(product, kept)
+            head = _prefix(kept) if appended and kept is not None else b""
+            # a product stored again (a signer renamed) replaces its files: removed first, as
+            # renaming over a file makes ext4 write the new one out at once (auto_da_alloc),
+            # half a second for a tree's products; a reader in between finds no product
+            for suffix in (".json", LAYOUTS_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(self._file(product.key, suffix))
+            _write_whole(target, head + layouts)
             self.auth.write_sealed(
                 self._file(product.key), Purpose.RECIPE, body, product.key.encode()
             )

@@ -220,8 +220,8 @@ def test_a_stored_entry_reads_its_text_only_when_asked(tmp_path: Path) -> None:
         assert entry["path"] == doc["path"]
         assert entry.sha256 == hashlib.sha256(subtree_layout(doc)).digest()
     keys = _entry_digests(entries)
-    assert all(e.span is not None for e in entries) and file._data is None  # nothing read
-    assert entries[0] == docs[0] and entries[0].span is None
+    assert all(e.unread is not None for e in entries) and file._data is None  # nothing read
+    assert entries[0] == docs[0] and entries[0].unread is None
     assert [materialized(e) for e in entries] == docs
     assert keys == _entry_digests(entries) == _entry_digests(docs)  # read or not, one key
 

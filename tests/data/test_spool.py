@@ -176,7 +176,7 @@ def test_the_helper_reads_laid_out_entries_itself_and_writes_what_the_build_woul
     digests = _written(out, {"pointers.json": doc}, helped=True)
     assert (out / "pointers.json").read_bytes() == expected
     assert digests["pointers.json"] == hashlib.sha256(expected).hexdigest()
-    assert all(e.span is not None for e in entries)  # the build never read their text
+    assert all(e.unread is not None for e in entries)  # the build never read their text
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from generator.cacheauth import CacheAuth, Purpose, failures, reset_failures
-from generator.data.laidout import LayoutError
+from generator.data.laidout import LayoutError, plain
 from generator.evaluate.products import (
     PointerProduct,
     RecipeProduct,
@@ -99,7 +99,7 @@ def test_a_sealed_product_with_a_malformed_outcome_is_a_miss(
     tmp_path: Path, field: str, value: Any
 ) -> None:
     """Authentic bytes of the wrong shape (a future or foreign writer) are not a product."""
-    doc, layouts = product_parts(_product({}))
+    doc, layouts, _ = product_parts(_product({}))
     store = ProductStore(tmp_path, AUTH)
     _sealed(store, doc, b"".join(layouts))
     assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is not None
@@ -223,7 +223,7 @@ def test_a_sealed_product_with_a_damaged_span_or_head_is_a_miss(
 ) -> None:
     """Authentic bytes whose entries' spans or heads do not fit their file of laid-out entries
     are not a product: nothing beyond that file is ever read as an entry."""
-    doc, layouts = product_parts(_product({"n": 1}))
+    doc, layouts, _ = product_parts(_product({"n": 1}))
     store = ProductStore(tmp_path, AUTH)
     blob = b"".join(layouts)
     _sealed(store, doc, blob)
@@ -278,3 +278,70 @@ def test_an_entry_changed_to_the_same_size_raises_and_its_file_goes(tmp_path: Pa
     assert failures() == {f"recipe layouts {path.name}"}
     assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
     reset_failures()
+
+
+def _relabel(product: RecipeProduct, label: str) -> RecipeProduct:
+    """`product` (as read back) with its first entry renamed, as a build stores it again."""
+    first = product.pointers[0]
+    renamed = {**plain(first.document), "signer": {"label": label}}
+    return dataclasses.replace(
+        product, pointers=(dataclasses.replace(first, document=renamed), *product.pointers[1:])
+    )
+
+
+def _two_pointers() -> RecipeProduct:
+    one = _product({"n": 1})
+    second = dataclasses.replace(
+        one.pointers[0], path="evidence/r/s/sha256-y.yaml", document={"path": "y", "m": [2]}
+    )
+    return dataclasses.replace(one, pointers=(one.pointers[0], second))
+
+
+def test_a_product_stored_again_keeps_its_entries_in_place_and_appends(tmp_path: Path) -> None:
+    """A reused product stored again keeps the bytes of its file and appends the renamed
+    entry's text: the entries this build read from that file still find their text where it
+    was, and the product reads back renamed."""
+    store = ProductStore(tmp_path, AUTH)
+    store.store(_two_pointers())
+    path = store._file(KEY, LAYOUTS_SUFFIX)
+    before = path.read_bytes()
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None
+    kept_entry = loaded.pointers[1].document
+    store.store(_relabel(loaded, "renamed"))
+    after = path.read_bytes()
+    assert after.startswith(before) and len(after) > len(before)
+    assert kept_entry == {"path": "y", "m": [2]}  # read from the file as it is now
+    again = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert again is not None
+    assert plain(again.pointers[0].document)["signer"] == {"label": "renamed"}
+    assert again.pointers[1].document == {"path": "y", "m": [2]}
+
+
+def test_a_file_mostly_of_text_no_entry_names_is_written_afresh(tmp_path: Path) -> None:
+    store = ProductStore(tmp_path, AUTH)
+    store.store(_product({"n": 1}))
+    path = store._file(KEY, LAYOUTS_SUFFIX)
+    for label in ("a", "b", "c"):
+        loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+        assert loaded is not None
+        store.store(_relabel(loaded, label))
+        size = path.stat().st_size
+        fresh = len(b"".join(product_parts(_relabel(loaded, label))[1]))
+        assert size < 3 * fresh  # never more text no entry names than text it names, and more
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None and plain(loaded.pointers[0].document)["signer"]["label"] == "c"
+
+
+def test_a_kept_file_cut_short_leaves_the_product_as_it_was(tmp_path: Path) -> None:
+    store = ProductStore(tmp_path, AUTH)
+    store.store(_two_pointers())
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None
+    renamed = _relabel(loaded, "renamed")
+    path = store._file(KEY, LAYOUTS_SUFFIX)
+    path.write_bytes(path.read_bytes()[:-1])
+    store.store(renamed)  # not stored: the file it keeps is not what it names
+    header = store._file(KEY).read_bytes()
+    assert b"renamed" not in header
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None  # cut short
