@@ -34,18 +34,12 @@ import orjson
 from generator.corroborate import BoardEntry
 from generator.data.gojson import orjson_layout
 from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of, plain
-from generator.facts import Criteria
+from generator.evaluate.productentries import ProductFormatError, entry_from, entry_json, text
 from generator.model import (
     Classification,
-    OciDigest,
     Pending,
-    Phase,
-    RecipeName,
     Rejected,
-    Run,
-    Sha256Hex,
     SignerIdentity,
-    TestResult,
     Verdict,
     Verified,
     VerifyExit,
@@ -70,10 +64,6 @@ __all__ = [
 PRODUCT_VERSION = "recipe-product/v4"
 MAX_LAYOUTS_BYTES = 256 << 20
 """A file of laid-out entries larger than this is not read (a few MB per recipe)."""
-
-
-class ProductFormatError(ValueError):
-    """A stored product does not have the expected shape."""
 
 
 class StoredKind(StrEnum):
@@ -255,46 +245,8 @@ def _pointer_json(p: PointerProduct, document: dict[str, Any]) -> dict[str, Any]
             "signer": None if signer is None else [signer.issuer, signer.identity],
         },
         "document": document,
-        "entry": None if p.entry is None else _entry_json(p.entry),
+        "entry": None if p.entry is None else entry_json(p.entry),
     }
-
-
-def _entry_json(entry: BoardEntry) -> dict[str, Any]:
-    run = entry.run
-    return {
-        "origin": entry.origin,
-        "criteria": entry.criteria.as_dict(),
-        "run": {
-            "recipe": run.recipe,
-            "signer": [run.signer.issuer, run.signer.identity],
-            "runId": run.run_id,
-            "aicrVersion": run.aicr_version,
-            "aicrCommit": run.aicr_commit,
-            "k8sVersion": run.k8s_version,
-            "attestedAt": run.attested_at,
-            "evidenceRef": run.evidence_ref,
-            "recipeDigest": run.recipe_digest,
-            "results": [
-                [str(ph.value), name, str(r.value)] for (ph, name), r in run.results.items()
-            ],
-            "bundleDigest": run.bundle_digest,
-            "profile": run.profile,
-            "skipReasons": [
-                [str(ph.value), name, why] for (ph, name), why in run.skip_reasons.items()
-            ],
-            "loggedAt": run.logged_at,
-        },
-    }
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ProductFormatError(f"expected a string, found {type(value).__name__}")
-    return value
-
-
-def _optional(value: Any) -> str | None:
-    return None if value is None else _text(value)
 
 
 def layouts_size(doc: Any) -> int:
@@ -323,7 +275,7 @@ def product_from_json(
         if layouts.size != layouts_size(doc):
             raise ProductFormatError("a file of laid-out entries of another size")
         signers = tuple(
-            (SignerIdentity(_text(issuer), _text(identity)), _text(mark))
+            (SignerIdentity(text(issuer), text(identity)), text(mark))
             for issuer, identity, mark in doc["signers"]
         )
         pointers = tuple(_pointer_from(p, classify, layouts) for p in doc["pointers"])
@@ -341,10 +293,10 @@ def _pointer_from(
 ) -> PointerProduct:
     entry = doc["entry"]
     return PointerProduct(
-        path=_text(doc["path"]),
+        path=text(doc["path"]),
         outcome=_outcome_from(doc["outcome"]),
         document=_document_from(doc["document"], layouts),
-        entry=None if entry is None else _entry_from(entry, classify),
+        entry=None if entry is None else entry_from(entry, classify),
     )
 
 
@@ -378,46 +330,7 @@ def _outcome_from(doc: Mapping[str, Any]) -> StoredOutcome:
     return StoredOutcome(
         kind,
         exits[code],
-        None if signer is None else SignerIdentity(_text(signer[0]), _text(signer[1])),
-    )
-
-
-_PHASES = {p.value: p for p in Phase}
-_RESULTS = {r.value: r for r in TestResult}
-"""Value -> member, looked up as a dict (hundreds of thousands of times in a build: calling an
-enum class costs several times more). An unknown value raises KeyError: a malformed product."""
-
-
-def _entry_from(
-    doc: Mapping[str, Any], classify: Callable[[SignerIdentity], Classification]
-) -> BoardEntry:
-    run = doc["run"]
-    issuer, identity = run["signer"]
-    signer = SignerIdentity(_text(issuer), _text(identity))
-    criteria = doc["criteria"]
-    logged_at = run["loggedAt"]
-    return BoardEntry(
-        run=Run(
-            recipe=RecipeName(_text(run["recipe"])),
-            signer=signer,
-            classification=classify(signer),
-            run_id=_text(run["runId"]),
-            aicr_version=_text(run["aicrVersion"]),
-            aicr_commit=_optional(run["aicrCommit"]),
-            k8s_version=_text(run["k8sVersion"]),
-            attested_at=_text(run["attestedAt"]),
-            evidence_ref=_text(run["evidenceRef"]),
-            recipe_digest=Sha256Hex(_text(run["recipeDigest"])),
-            results={(_PHASES[ph], _text(name)): _RESULTS[r] for ph, name, r in run["results"]},
-            bundle_digest=OciDigest(_text(run["bundleDigest"])),
-            profile=_optional(run["profile"]),
-            skip_reasons={
-                (_PHASES[ph], _text(name)): _text(why) for ph, name, why in run["skipReasons"]
-            },
-            logged_at=_text(logged_at),
-        ),
-        criteria=Criteria(**{_text(k): _text(v) for k, v in criteria.items()}),
-        origin=_text(doc["origin"]),
+        None if signer is None else SignerIdentity(text(signer[0]), text(signer[1])),
     )
 
 
