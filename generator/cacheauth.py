@@ -42,6 +42,7 @@ __all__ = [
     "key_file_path",
     "load_key",
     "note_failure",
+    "cache_file_size",
     "read_cache_file",
     "reset_failures",
 ]
@@ -314,6 +315,22 @@ _READ_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_NONBLOCK", 0)  # a FIFO planted as an entry must not block the open
 )
+
+
+def cache_file_size(path: Path | str) -> int | None:
+    """The size of a cache entry that is a regular file (not followed through a link); None
+    for anything else (opened without blocking: a FIFO planted there is never waited on)."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
 def read_cache_file(path: Path | str, limit: int, *, head: bool = False) -> bytes | None:

@@ -103,11 +103,33 @@ class Span:
     sha256: bytes
 
 
-class LaidOutEntry(Mapping[str, Any]):
+class _Fields(Mapping[str, Any]):
+    """A read-only mapping whose keys are known before its values (`_keys`, in order)."""
+
+    __slots__ = ("_keys",)
+    _keys: tuple[str, ...]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+class LaidOutEntry(_Fields):
     """A pointers.json entry: its layout text (or where it lies), its keys, and the fields read
     so far."""
 
-    __slots__ = ("_digest", "_full", "_keys", "_known", "_layout", "span")
+    __slots__ = ("_digest", "_full", "_known", "_layout", "span")
 
     def __init__(self, layout: bytes | Span, keys: tuple[str, ...], known: dict[str, Any]) -> None:
         self._layout = layout if isinstance(layout, bytes) else None
@@ -175,21 +197,6 @@ class LaidOutEntry(Mapping[str, Any]):
             return self._parsed()[key]
         return self._full[key]
 
-    def get(self, key: str, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._keys
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._keys)
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
     @property
     def is_parsed(self) -> bool:
         """Whether a field beyond the head was asked for (the text was parsed)."""
@@ -207,7 +214,7 @@ class LaidOutEntry(Mapping[str, Any]):
         parts: dict[str, Any] = {}
         for key, value in self._known.items():
             if type(value) is _Part:
-                parts[key] = {"keys": list(value.keys_), "known": dict(value.known)}
+                parts[key] = {"keys": list(value._keys), "known": dict(value.known)}
             else:
                 known[key] = value
         return {"keys": list(self._keys), "known": known, "parts": parts}
@@ -229,42 +236,27 @@ class LaidOutEntry(Mapping[str, Any]):
         return dict(self._parsed())
 
 
-class _Part(Mapping[str, Any]):
+class _Part(_Fields):
     """An object field of a `LaidOutEntry` (`PART_KEYS`): some fields read, the rest parsed
     from the entry."""
 
-    __slots__ = ("entry", "keys_", "known", "name")
+    __slots__ = ("entry", "known", "name")
 
     def __init__(
         self, entry: LaidOutEntry, name: str, keys: tuple[str, ...], known: dict[str, Any]
     ) -> None:
         self.entry = entry
         self.name = name
-        self.keys_ = keys
+        self._keys = keys
         self.known = known
 
     def __getitem__(self, key: str) -> Any:
         if key in self.known:
             return self.known[key]
-        if key not in self.keys_:
+        if key not in self._keys:
             raise KeyError(key)
         whole: Mapping[str, Any] = self.entry._parsed()[self.name]
         return whole[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.keys_
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys_)
-
-    def __len__(self) -> int:
-        return len(self.keys_)
 
     def materialized(self) -> dict[str, Any]:
         return dict(self.entry._parsed()[self.name])

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from generator.cacheauth import CacheAuth, Purpose, read_cache_file
+from generator.cacheauth import CacheAuth, Purpose, cache_file_size, read_cache_file
 from generator.data.laidout import LayoutFile, Span
 from generator.evaluate.products import (
     MAX_LAYOUTS_BYTES,
@@ -45,7 +44,6 @@ MAX_PRODUCT_BYTES = 64 << 20
 """A product file larger than this is not read (a recipe's product is a few MB at most)."""
 LAYOUTS_SUFFIX = ".layouts"
 """The file of a product's laid-out entries: `<key>.layouts`."""
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def _loads(body: bytes) -> Any:
@@ -59,17 +57,7 @@ def _layout_file(path: Path, size: int) -> LayoutFile | None:
     """The file of laid-out entries at `path` when it is a regular file (not through a link)
     of `size` bytes (its content is checked entry by entry when read); None for anything else.
     """
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_size != size or size > MAX_LAYOUTS_BYTES:
+    if size > MAX_LAYOUTS_BYTES or cache_file_size(path) != size:
         return None
     return LayoutFile(path, size)
 

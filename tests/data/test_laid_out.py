@@ -19,13 +19,12 @@ from generator.data.laidout import (
     PART_KEYS,
     LaidOutEntry,
     LayoutError,
-    LayoutFile,
-    Span,
     head_of,
     materialized,
     plain,
 )
 from generator.site.recipepages import _entry_digests
+from tests.data.laidout_files import stored_entries
 
 FULL: dict[str, Any] = {
     "path": "evidence/r/s/sha256-a.yaml",
@@ -199,23 +198,9 @@ def test_a_text_that_does_not_match_its_head_raises_instead_of_answering(layout:
         entry["evidence"]["bandwidth"]
 
 
-def _stored(tmp_path: Path, docs: list[dict[str, Any]]) -> tuple[list[LaidOutEntry], LayoutFile]:
-    """`docs` as entries whose text lies in a file (as a reused product's do)."""
-    layouts = [subtree_layout(d) for d in docs]
-    path = tmp_path / "entries.layouts"
-    path.write_bytes(b"".join(layouts))
-    file = LayoutFile(path, path.stat().st_size)
-    entries, offset = [], 0
-    for doc, layout in zip(docs, layouts, strict=True):
-        span = Span(file, offset, len(layout), hashlib.sha256(layout).digest())
-        entries.append(LaidOutEntry.from_head(span, head_of(doc)))
-        offset += len(layout)
-    return entries, file
-
-
 def test_a_stored_entry_reads_its_text_only_when_asked(tmp_path: Path) -> None:
     docs = _cases()
-    entries, file = _stored(tmp_path, docs)
+    entries, file = stored_entries(tmp_path, docs)
     for entry, doc in zip(entries, docs, strict=True):
         assert entry["path"] == doc["path"]
         assert entry.sha256 == hashlib.sha256(subtree_layout(doc)).digest()
@@ -228,7 +213,7 @@ def test_a_stored_entry_reads_its_text_only_when_asked(tmp_path: Path) -> None:
 
 def test_a_stored_entry_whose_text_changed_raises_and_removes_its_file(tmp_path: Path) -> None:
     reset_failures()
-    entries, file = _stored(tmp_path, _cases())
+    entries, file = stored_entries(tmp_path, _cases())
     text = file.path.read_bytes()
     file.path.write_bytes(text.replace(b'"r"', b'"s"', 1))  # the same size
     assert entries[0]["recipe"] == "r"  # the head still answers

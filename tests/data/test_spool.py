@@ -15,6 +15,7 @@ import pytest
 from generator.data import spool
 from generator.data.gojson import go_json_bytes
 from generator.data.spool import DeferredWrite, serve
+from tests.data.laidout_files import stored_entries
 
 
 class Colour(StrEnum):
@@ -140,23 +141,6 @@ def test_the_helper_refuses_a_malformed_spool(tmp_path: Path, spooled: bytes) ->
         serve(tmp_path / "spool", tmp_path / "out.json")
 
 
-def _stored_entries(folder: Path, docs: list[dict[str, Any]]) -> tuple[list[Any], Path]:
-    """`docs` as laid-out entries whose text lies in a file of their own (not read yet)."""
-    from generator.data.gojson import subtree_layout
-    from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of
-
-    layouts = [subtree_layout(d) for d in docs]
-    path = folder / "entries.layouts"
-    path.write_bytes(b"".join(layouts))
-    file = LayoutFile(path, path.stat().st_size)
-    entries, offset = [], 0
-    for doc, layout in zip(docs, layouts, strict=True):
-        span = Span(file, offset, len(layout), hashlib.sha256(layout).digest())
-        entries.append(LaidOutEntry.from_head(span, head_of(doc)))
-        offset += len(layout)
-    return entries, path
-
-
 ENTRIES: list[dict[str, Any]] = [
     {"path": "evidence/a.yaml", "recipe": "a", "n": [1.5e-10, 2**60], "html": "<&> \u2028"},
     {"path": "evidence/b.yaml", "evidence": {"loggedAt": "t", "x": {}}, "verify": None},
@@ -166,7 +150,7 @@ ENTRIES: list[dict[str, Any]] = [
 def test_the_helper_reads_laid_out_entries_itself_and_writes_what_the_build_would(
     tmp_path: Path,
 ) -> None:
-    entries, _ = _stored_entries(tmp_path, ENTRIES)
+    entries, _ = stored_entries(tmp_path, ENTRIES)
     doc = {"pointers": [*entries, {"path": "evidence/c.yaml", "fresh": True}], "n": 1}
     expected = go_json_bytes(
         {"pointers": [*ENTRIES, {"path": "evidence/c.yaml", "fresh": True}], "n": 1}
@@ -195,8 +179,8 @@ def test_a_damaged_file_of_entries_fails_the_helper_and_then_the_build(
     is not the entry's."""
     from generator.data.laidout import LayoutError
 
-    entries, path = _stored_entries(tmp_path, ENTRIES)
-    damage(path)
+    entries, file = stored_entries(tmp_path, ENTRIES)
+    damage(file.path)
     out = tmp_path / "out"
     out.mkdir()
     deferred = DeferredWrite(out)

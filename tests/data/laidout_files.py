@@ -1,0 +1,27 @@
+"""Laid-out pointer entries whose text lies in a file, as a reused recipe product's do
+(`generator.evaluate.productstore`), for the tests of `generator.data`."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from generator.data.gojson import subtree_layout
+from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of
+
+
+def stored_entries(
+    folder: Path, docs: list[dict[str, Any]]
+) -> tuple[list[LaidOutEntry], LayoutFile]:
+    """`docs` as entries whose text lies in `folder/entries.layouts`, none read yet."""
+    layouts = [subtree_layout(d) for d in docs]
+    path = folder / "entries.layouts"
+    path.write_bytes(b"".join(layouts))
+    file = LayoutFile(path, path.stat().st_size)
+    entries, offset = [], 0
+    for doc, layout in zip(docs, layouts, strict=True):
+        span = Span(file, offset, len(layout), hashlib.sha256(layout).digest())
+        entries.append(LaidOutEntry.from_head(span, head_of(doc)))
+        offset += len(layout)
+    return entries, file
