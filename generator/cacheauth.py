@@ -43,8 +43,10 @@ __all__ = [
     "load_key",
     "note_failure",
     "cache_file_size",
+    "open_cache_entry",
     "read_cache_file",
     "reset_failures",
+    "write_whole",
 ]
 
 CACHE_KEY_ENV = "EVIDENCE_DASHBOARD_CACHE_KEY"
@@ -113,16 +115,7 @@ class CacheAuth:
     def write_sealed(self, path: Path, purpose: Purpose, data: bytes, name: bytes = b"") -> None:
         """Store `data` sealed at `path`: written whole beside it, then renamed into place, so
         a reader never sees half an entry. Raises `OSError`."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(self.seal(purpose, data, name))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_whole(path, self.seal(purpose, data, name))
 
     def unseal(self, purpose: Purpose, stored: bytes, name: bytes = b"") -> bytes | None:
         """The data of a `seal`ed entry, or None when its tag does not check."""
@@ -317,9 +310,25 @@ _READ_FLAGS = (
 )
 
 
-def cache_file_size(path: Path | str) -> int | None:
-    """The size of a cache entry that is a regular file (not followed through a link); None
-    for anything else (opened without blocking: a FIFO planted there is never waited on)."""
+def write_whole(path: Path, data: bytes) -> None:
+    """Write `data` at `path`: whole beside it, then renamed into place, so a reader never
+    sees half of it. Raises `OSError`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def open_cache_entry(path: Path | str) -> tuple[int, os.stat_result] | None:
+    """An open descriptor of a cache entry that is a regular file, never followed through a
+    link and never blocking (a FIFO planted there is not waited on), with its status; None for
+    anything else. The caller closes the descriptor."""
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError:
@@ -327,23 +336,33 @@ def cache_file_size(path: Path | str) -> int | None:
     try:
         info = os.fstat(fd)
     except OSError:
-        return None
-    finally:
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):
         os.close(fd)
-    return info.st_size if stat.S_ISREG(info.st_mode) else None
+        return None
+    return fd, info
+
+
+def cache_file_size(path: Path | str) -> int | None:
+    """The size of a cache entry that is a regular file (`open_cache_entry`); None for anything
+    else."""
+    opened = open_cache_entry(path)
+    if opened is None:
+        return None
+    os.close(opened[0])
+    return opened[1].st_size
 
 
 def read_cache_file(path: Path | str, limit: int, *, head: bool = False) -> bytes | None:
     """The bytes of a cache entry: a regular file (not followed through a link) of at most
     `limit` bytes; None for anything else (a miss, never an error). `head=True` reads the
     first `limit` bytes of a file of any size instead (a pack's header line)."""
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError:
+    opened = open_cache_entry(path)
+    if opened is None:
         return None
+    fd, info = opened
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or (info.st_size > limit and not head):
+        if info.st_size > limit and not head:
             return None
         wanted = min(info.st_size, limit)  # as much as fstat says: no buffer of `limit` bytes
         with os.fdopen(fd, "rb", closefd=False) as fh:

@@ -72,13 +72,18 @@ class LayoutFile:
         self.size = size
         self._data: bytes | None = None
 
+    def stored(self) -> bytes | None:
+        """Its first `size` bytes as the file holds them now, unchecked (a product stored again
+        appends after them); None when it is not a regular file that long."""
+        data = read_cache_file(self.path, self.size, head=True)
+        return data if data is not None and len(data) == self.size else None
+
     def text(self, span: Span) -> bytes:
-        """The text of `span`, checked against its sha256."""
-        if self._data is None:  # its first `size` bytes: a product stored again appends
-            data = read_cache_file(self.path, self.size, head=True)
-            if data is None or len(data) != self.size:
+        """The text of `span`, checked against its sha256 (the file read once)."""
+        if self._data is None:
+            self._data = self.stored()
+            if self._data is None:
                 self.damaged()
-            self._data = data
         text = self._data[span.offset : span.offset + span.length]
         if len(text) != span.length or hashlib.sha256(text).digest() != span.sha256:
             self.damaged()
@@ -159,11 +164,6 @@ class LaidOutEntry(_Fields):
         if self._digest is None:
             self._digest = hashlib.sha256(self.layout).digest()
         return self._digest
-
-    @classmethod
-    def of(cls, doc: Mapping[str, Any], layout: bytes) -> LaidOutEntry:
-        """The entry `doc`, whose `subtree_layout` is `layout`."""
-        return cls.from_head(layout, head_of(doc))
 
     @classmethod
     def from_head(cls, layout: bytes | Span, head: Mapping[str, Any]) -> LaidOutEntry:

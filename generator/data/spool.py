@@ -34,7 +34,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from generator.cacheauth import open_cache_entry
 from generator.data.gojson import (
     Subtree,
     finish_layout,
@@ -295,10 +295,10 @@ class _Spans:
         sha256, path = payload[16:48], payload[48:]
         if path != self._path:
             self.close()
-            self._fd = os.open(path, _SPAN_FLAGS)
-            self._path = path
-            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+            opened = open_cache_entry(os.fsdecode(path))
+            if opened is None:
                 raise ValueError("a file of laid-out entries that is not a regular file")
+            self._fd, self._path = opened[0], path
         text = os.pread(self._fd, length, offset)
         if len(text) != length or hashlib.sha256(text).digest() != sha256:
             raise ValueError("a laid-out entry that is not the text its digest names")
@@ -309,9 +309,6 @@ class _Spans:
             os.close(self._fd)
         self._fd = -1
         self._path = b""
-
-
-_SPAN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def serve(spool: Path, target: Path) -> str:

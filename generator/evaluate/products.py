@@ -189,8 +189,8 @@ def product_parts(
     live = 0
     for p in product.pointers:
         document = p.document
-        span = document.span if isinstance(document, LaidOutEntry) else None
-        if span is not None and span.file is kept and isinstance(document, LaidOutEntry):
+        if isinstance(document, LaidOutEntry) and document.span and document.span.file is kept:
+            span = document.span
             place = [span.offset, span.length, span.sha256.hex()]
             pointers.append(_pointer_json(p, {"head": document.head(), "layout": place}))
             live += span.length

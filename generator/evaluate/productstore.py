@@ -6,8 +6,8 @@ authentic product cannot stand in for another; and `<key>.layouts`, its pointers
 text, whose every entry the JSON part names by sha256 (checked when the text is read:
 `generator.data.laidout.LayoutFile`). A reused product stored again (a signer renamed) keeps
 its file's bytes and appends the new text after them, so the entries of the build that stores
-it still find their text where it was (written afresh once most of it is text no entry names). Every byte read back is hostile until checked: a file that
-is a link or not a regular file, larger than its limit, whose tag does not check, whose shape
+it still find their text where it was (written afresh once most of it is text no entry names).
+Every byte read back is hostile until checked: a file that is a link or not a regular file, larger than its limit, whose tag does not check, whose shape
 is not exactly the expected one (`product_from_json`), or a file of entries of another size
 than the product names, is a miss, and its recipe is evaluated again. A file of entries changed
 to the same size is found when an entry's text is read: it is removed and the build starts its
@@ -19,15 +19,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from generator.cacheauth import CacheAuth, Purpose, cache_file_size, read_cache_file
-from generator.data.laidout import LayoutFile, Span
+from generator.cacheauth import (
+    CacheAuth,
+    Purpose,
+    cache_file_size,
+    read_cache_file,
+    write_whole,
+)
+from generator.data.laidout import LaidOutEntry, LayoutFile
 from generator.evaluate.products import (
     MAX_LAYOUTS_BYTES,
     ProductFormatError,
@@ -67,33 +72,11 @@ def _stored_over(product: RecipeProduct, target: Path) -> LayoutFile | None:
     (a reused product stored again): they keep their place, the new text is appended, and the
     entries of this build still read their text where it was."""
     for pointer in product.pointers:
-        span = getattr(pointer.document, "span", None)
-        if isinstance(span, Span) and span.file.path == target:
-            return span.file
+        document = pointer.document
+        if isinstance(document, LaidOutEntry) and document.span is not None:
+            if document.span.file.path == target:
+                return document.span.file
     return None
-
-
-def _prefix(kept: LayoutFile) -> bytes:
-    """The first `kept.size` bytes of the file kept (not checked: each entry's text is, when
-    read); OSError when it is not a file that long."""
-    data = read_cache_file(kept.path, kept.size, head=True)
-    if data is None or len(data) != kept.size:
-        raise OSError(f"{kept.path} is shorter than its product says")
-    return data
-
-
-def _write_whole(path: Path, data: bytes) -> None:
-    """Write `data` beside `path`, then rename it into place. Raises OSError."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 class ProductStore:
@@ -135,14 +118,19 @@ class ProductStore:
             target = self._file(product.key, LAYOUTS_SUFFIX)
             kept = _stored_over(product, target)
             body, layouts, appended = product_bytes(product, kept)
-            head = _prefix(kept) if appended and kept is not None else b""
+            head = b""
+            if appended and kept is not None:
+                kept_bytes = kept.stored()  # not checked: each entry's text is, when read
+                if kept_bytes is None:
+                    return  # cut short or gone: the product stays as it was
+                head = kept_bytes
             # a product stored again (a signer renamed) replaces its files: removed first, as
             # renaming over a file makes ext4 write the new one out at once (auto_da_alloc),
             # half a second for a tree's products; a reader in between finds no product
             for suffix in (".json", LAYOUTS_SUFFIX):
                 with contextlib.suppress(OSError):
                     os.unlink(self._file(product.key, suffix))
-            _write_whole(target, head + layouts)
+            write_whole(target, head + layouts)
             self.auth.write_sealed(
                 self._file(product.key), Purpose.RECIPE, body, product.key.encode()
             )

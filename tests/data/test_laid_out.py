@@ -56,7 +56,7 @@ def _cases() -> list[dict[str, Any]]:
 
 
 def _entry(doc: dict[str, Any]) -> LaidOutEntry:
-    return LaidOutEntry.of(doc, subtree_layout(doc))
+    return LaidOutEntry.from_head(subtree_layout(doc), head_of(doc))
 
 
 @pytest.mark.parametrize(
