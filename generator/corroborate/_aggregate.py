@@ -118,8 +118,10 @@ def _skip(skipped: list[Skip], entry: BoardEntry, reason: str, detail: str) -> N
 
 
 def _stage(entries: Iterable[BoardEntry], names: Naming, skipped: list[Skip]) -> list[Staged]:
-    """The countable entries with their coordinates, in board order; the rest are skipped."""
+    """The countable entries with their coordinates, in board order; the rest are skipped.
+    A coordinate is worked out once per criteria and profile (a recipe's entries share them)."""
     staged: list[Staged] = []
+    coordinates: dict[tuple[Criteria, str | None], Coordinate] = {}
     for entry in entries:
         run = entry.run
         if not countable(run):
@@ -154,17 +156,21 @@ def _stage(entries: Iterable[BoardEntry], names: Naming, skipped: list[Skip]) ->
                     f"profile selection {run.profile!r} is not name=value",
                 )
                 continue
-        try:
-            raw = names.coordinate_for(entry.criteria, segment)
-        except Exception as exc:  # the recipe seam fails closed with its own error types
-            _skip(
-                skipped,
-                entry,
-                "no-coordinate",
-                str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+        coordinate = coordinates.get((entry.criteria, segment))
+        if coordinate is None:
+            try:
+                raw = names.coordinate_for(entry.criteria, segment)
+            except Exception as exc:  # the recipe seam fails closed with its own error types
+                _skip(
+                    skipped,
+                    entry,
+                    "no-coordinate",
+                    str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+                )
+                continue
+            coordinate = coordinates[entry.criteria, segment] = Coordinate(
+                raw.group, raw.dashboard, raw.tab
             )
-            continue
-        coordinate = Coordinate(raw.group, raw.dashboard, raw.tab)
         staged.append(
             (coordinate.path, str(run.signer.slug), run.run_id, entry, coordinate, segment)
         )

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from generator.buildmemo import code_digest, evaluation_inputs
 from generator.cacheauth import CacheAuth
 from generator.corroborate import BoardEntry
@@ -317,7 +319,7 @@ def _group_key(
     digests: Mapping[str, str],
 ) -> str | None:
     """One group's key (each pointer file by the digest of the bytes the scan parsed), or
-    None when one of its files has none."""
+    None when one of its files has none. Every part is text or null, so the JSON is exact."""
     parts: list[Any] = []
     for item in items:
         path = item.location.path
@@ -325,5 +327,4 @@ def _group_key(
         if state is None:
             return None
         parts.append([path, state, [[s, overlays.state(s)] for s in _overlay_stems(item)]])
-    text = json.dumps([common, parts], default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(orjson.dumps([common, parts])).hexdigest()

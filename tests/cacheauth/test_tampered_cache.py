@@ -197,11 +197,12 @@ def flip_pointer_docs(cache: Path) -> None:
 
 
 def rename_recipe_in_pointer_docs(cache: Path) -> None:
-    """Every parsed pointer document now names another recipe (the tag no longer checks)."""
+    """Every remembered pointer now names another recipe (the tag no longer checks): a
+    record is `[schemaVersion, recipe, ...]`."""
     shutil.rmtree(cache / "evaluation")
     _rewrite(
         cache / "tree" / "pointer-docs.json",
-        lambda data: re.sub(rb'"recipe":"([^"]+)"', rb'"recipe":"\1-forged"', data),
+        lambda data: re.sub(rb'\[("1\.0[^"]*"),"([^"]+)"', rb'[\1,"\2-forged"', data),
     )
 
 

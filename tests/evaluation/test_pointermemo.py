@@ -14,7 +14,17 @@ import generator.evaluate.pointermemo as pointermemo
 from generator.cacheauth import CacheAuth, Purpose, failures, reset_failures
 from generator.errors import PointerError
 from generator.evaluate.pointermemo import PointerDocs
+from generator.model import (
+    BundleRef,
+    ClaimedSigner,
+    OciDigest,
+    Pointer,
+    PredicateType,
+    RecipeName,
+    SignerIdentity,
+)
 from generator.tree import parse_pointer
+from generator.tree.pointerrecord import pointer_from_record, pointer_record
 
 DEMO = Path(__file__).resolve().parents[2] / "recipes" / "evidence"
 AUTH = CacheAuth(b"k" * 40)
@@ -90,15 +100,20 @@ def test_the_memo_keeps_only_the_files_this_build_read(tmp_path: Path) -> None:
     fewer = PointerDocs.load(tmp_path / "memo.json", AUTH)
     parse_all(fewer, kept)
     fewer.save()
-    stored = (tmp_path / "memo.json").read_bytes().split(b"\n", 1)[1]
-    assert len(json.loads(stored)["entries"]) == len(set(kept.values()))
+    stored = json.loads((tmp_path / "memo.json").read_bytes().split(b"\n", 1)[1])
+    assert len(stored["pointers"]) + len(stored["entries"]) == len(set(kept.values()))
 
 
-def _entries_rewritten(memo: Path, edit: dict[str, object] | None) -> None:
-    """Replace every entry of a sealed memo with `edit` and seal it again (as the key holder
-    would): the tag checks, the content is what the test says."""
+def _entries_rewritten(memo: Path, edit: object, part: str = "entries") -> None:
+    """Replace every entry of `part` of a sealed memo with `edit` and seal it again (as the
+    key holder would): the tag checks, the content is what the test says. A valid pointer's
+    document is kept as `entries` for this (the rules run on it)."""
     body = json.loads(memo.read_bytes().split(b"\n", 1)[1])
-    body["entries"] = dict.fromkeys(body["entries"], edit)
+    if part == "entries":
+        body["entries"] = dict.fromkeys((*body["entries"], *body["pointers"]), edit)
+        body["pointers"] = {}
+    else:
+        body[part] = dict.fromkeys(body[part], edit)
     data = json.dumps(body).encode()
     memo.write_bytes(AUTH.seal(Purpose.POINTER, data, pointermemo._SEAL_NAME))
 
@@ -202,3 +217,121 @@ def test_a_memo_with_or_without_tagged_values_reads_back_as_parsed(
         p: _outcome(lambda d=d, p=p: second.parse(d, p)) for p, d in pointers.items()
     } == expected
     assert second.hits == len(pointers) and not failures()
+
+
+def test_a_valid_pointer_is_kept_as_its_record_and_read_back_without_its_yaml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pointer whose rules passed comes back from its record: neither the YAML nor the rules
+    run again (both made to fail here), and the pointer is the one the bytes give."""
+    pointers = demo_pointers()
+    expected = {path: parse_pointer(data, file=path) for path, data in pointers.items()}
+    _saved(tmp_path)
+
+    def refuse(*_args: object, **_kwargs: object) -> object:
+        raise AssertionError("parsed or checked again")
+
+    monkeypatch.setattr(pointermemo, "load_pointer_doc", refuse)
+    monkeypatch.setattr(pointermemo, "validate_pointer", refuse)
+    again = PointerDocs.load(tmp_path / "memo.json", AUTH)
+    assert parse_all(again, pointers) == expected and again.hits == len(pointers)
+
+
+def _good_record(tmp_path: Path) -> list[object]:
+    body = json.loads(_saved(tmp_path).read_bytes().split(b"\n", 1)[1])
+    return next(iter(body["pointers"].values()))  # type: ignore[no-any-return]
+
+
+def _altered(record: list[object], at: int, value: object) -> list[object]:
+    changed = list(record)
+    changed[at] = value
+    return changed
+
+
+@pytest.mark.parametrize(
+    "alter",
+    [
+        lambda r: r[:-1],
+        lambda r: [*r, None],
+        lambda r: {"record": r},
+        lambda r: _altered(r, 0, 1),
+        lambda r: _altered(r, 1, None),
+        lambda r: _altered(r, 2, 7),
+        lambda r: _altered(r, 3, ["oci"]),
+        lambda r: _altered(r, 4, 5),
+        lambda r: _altered(r, 5, "https://example.com/not-a-predicate"),
+        lambda r: _altered(r, 5, None),
+        lambda r: _altered(r, 6, "signer"),
+        lambda r: _altered(r, 6, ["issuer", "identity"]),
+        lambda r: _altered(r, 6, ["issuer", 3, None]),
+        lambda r: _altered(r, 6, ["issuer", "identity", True]),
+        lambda r: _altered(r, 6, ["issuer", "identity", "12"]),
+        lambda r: _altered(r, 7, None),
+    ],
+    ids=[
+        "short",
+        "long",
+        "object",
+        "schema-int",
+        "recipe-null",
+        "profile-int",
+        "oci-list",
+        "digest-int",
+        "predicate-unknown",
+        "predicate-null",
+        "signer-text",
+        "signer-short",
+        "identity-int",
+        "log-index-bool",
+        "log-index-text",
+        "attested-null",
+    ],
+)
+def test_a_pointer_record_of_another_shape_is_a_miss(tmp_path: Path, alter: object) -> None:
+    """Every malformed record, sealed by the key holder, is a miss: the file is parsed and
+    checked again, and the pointer is the one its bytes give."""
+    record = _good_record(tmp_path)
+    _entries_rewritten(tmp_path / "memo.json", alter(record), part="pointers")  # type: ignore[operator]
+    pointers = demo_pointers()
+    expected = {path: parse_pointer(data, file=path) for path, data in pointers.items()}
+    again = PointerDocs.load(tmp_path / "memo.json", AUTH)
+    assert parse_all(again, pointers) == expected and again.hits == 0
+
+
+@pytest.mark.parametrize(
+    "pointer",
+    [
+        Pointer(
+            "1.0.0",
+            RecipeName("r-a"),
+            "gpuStack=x",
+            BundleRef(
+                "reg.example/e@sha256:" + "a" * 64,
+                OciDigest("sha256:" + "a" * 64),
+                PredicateType.V3,
+            ),
+            ClaimedSigner(SignerIdentity("https://issuer", "id@example.com"), 12),
+            "2026-01-01T00:00:00Z",
+        ),
+        Pointer(
+            "1.0",
+            RecipeName("r-b"),
+            None,
+            BundleRef("reg.example/e:tag", None, PredicateType.V1),
+            None,
+            "2026-01-01T00:00:00Z",
+        ),
+        Pointer(
+            "1.0.1",
+            RecipeName("r-c"),
+            None,
+            BundleRef("reg.example/e", OciDigest("sha256:" + "b" * 64), PredicateType.V2),
+            ClaimedSigner(SignerIdentity("i", ""), None),
+            "2026-01-01T00:00:00.5Z",
+        ),
+    ],
+    ids=["signed-profile", "pending", "no-log-index"],
+)
+def test_a_pointer_record_reads_back_as_the_pointer(pointer: Pointer) -> None:
+    record = json.loads(json.dumps(pointer_record(pointer)))
+    assert pointer_from_record(record) == pointer
