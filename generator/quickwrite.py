@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 
-__all__ = ["write_or_link"]
+__all__ = ["link_checked", "write_or_link"]
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 _READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -39,16 +40,21 @@ def write_or_link(
         os.unlink(path)
     except FileNotFoundError:
         pass
-    if previous is not None and _link_same(previous, path, data):
+    if previous is not None and link_checked(previous, path, len(data), data.__eq__):
         return True
     _write(os.open(path, _NEW, 0o666), data)
     return False
 
 
-def _link_same(previous: str | os.PathLike[str], path: str | os.PathLike[str], data: bytes) -> bool:
-    """Link `previous` as `path` when it is a regular file of one name that, once linked,
-    holds exactly `data` (read after the link named it, through the descriptor the link was
-    checked against); False, with nothing left at `path`, otherwise."""
+def link_checked(
+    previous: str | os.PathLike[str],
+    path: str | os.PathLike[str],
+    size: int,
+    holds: Callable[[bytes], bool],
+) -> bool:
+    """Link `previous` as the new name `path` when it is a regular file of one name and
+    `size` bytes whose bytes, read once linked (through the descriptor the link was checked
+    against), satisfy `holds`; False, with nothing left at `path`, otherwise."""
     try:
         fd = os.open(previous, _READ)
     except OSError:
@@ -56,12 +62,14 @@ def _link_same(previous: str | os.PathLike[str], path: str | os.PathLike[str], d
     linked = same = False
     try:
         info = os.fstat(fd)
-        if _sole_regular(info, len(data)):
+        if _sole_regular(info, size):
             os.link(previous, path, follow_symlinks=False)
             linked = True
             named = os.lstat(path)
             same = (named.st_dev, named.st_ino) == (info.st_dev, info.st_ino)
-            same = same and _read_all(fd, len(data)) == data
+            if same:
+                got = _read_all(fd, size)
+                same = len(got) == size and holds(got)
     except (OSError, NotImplementedError):  # no links here, or none without following
         same = False
     finally:

@@ -35,10 +35,10 @@ from generator.site.mkdocs_adapter import (
     shell_markdown,
     split_fragments,
 )
+from generator.site.pagecache import PageCache
 from generator.site.pages import SiteModel, render_pages
 from generator.site.recipepages import (
     InputDigests,
-    PageCache,
     input_digests,
     meta_pages,
     page_keys,

@@ -12,11 +12,11 @@ check is rendered again and counted as an authentication failure.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
 import pickle
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +24,6 @@ from typing import Any
 
 import orjson
 
-from generator.cacheauth import CacheAuth, Purpose, read_cache_file
 from generator.changes.output import RECIPE_MARKER, fill_marked
 from generator.data.gojson import subtree_layout
 from generator.data.laidout import LaidOutEntry, materialized
@@ -32,16 +31,12 @@ from generator.limits import LIMITS
 from generator.manifest import Written
 from generator.quickwrite import write_or_link
 from generator.site.mkdocs_adapter import PageShell
+from generator.site.pagecache import ROWS_NAME, PageCache
 from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 
 RENDER_VERSION = "3"
 """Bump when page output changes in a way the hashed inputs and sources below cannot see."""
-MAX_PAGE_ENTRY_BYTES = 512 << 20
-"""A page cache entry larger than this is a miss (a page is hundreds of KB, the Markdown pages
-of a 10,000-attestation site 13 MB): a planted file, link or FIFO never takes a build down."""
-ROWS_NAME = "rows.json"
-"""The page cache entry holding the Markdown pages' rows (`generator.site.rowcache`)."""
 SITE_CODE = Path(__file__).resolve().parent
 """The page code: every module of this package is hashed into the page keys (computed, not
 listed: a module added for the cards changes the key by being there)."""
@@ -65,8 +60,6 @@ def templates_digest(templates: Path, code: Path = SITE_CODE) -> str:
     return h.hexdigest()
 
 
-_DIGEST_HEX = 64
-_HEX = frozenset("0123456789abcdef")
 _EXACT_JSON = (
     orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
@@ -181,87 +174,6 @@ def page_keys(digests: InputDigests, code: str) -> tuple[list[str], str]:
     return [key(r) for r in digests.recipes], key(digests.site, *digests.recipes)
 
 
-class PageCache:
-    """Rendered pages on disk: finished recipe pages (`<key>.html`) and the Markdown pages of
-    one site (`markdown-<key>.json`), each sealed with its HMAC tag. Writes are atomic;
-    unreadable entries are misses, and so are entries whose tag does not check (counted)."""
-
-    def __init__(self, root: Path, auth: CacheAuth | None = None) -> None:
-        self.root = root
-        self.auth = auth if auth is not None else CacheAuth.from_environment()
-
-    def _write(self, name: str, data: bytes) -> None:
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".page-", dir=self.root)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(self.auth.seal(Purpose.PAGE, data, name.encode()))
-            os.replace(tmp, self.root / name)
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
-
-    def _read(self, name: str) -> bytes | None:
-        stored = read_cache_file(self.root / name, MAX_PAGE_ENTRY_BYTES)
-        if stored is None:
-            return None
-        return self.auth.open(Purpose.PAGE, stored, name.encode(), f"page {name}")
-
-    def get_html(self, key: str) -> tuple[bytes, str] | None:
-        """A finished page's bytes and their sha256 (hex, made when it was kept), when cached
-        and authentic: a page placed from the cache is never hashed again for the manifest."""
-        stored = self._read(f"{key}.html")
-        if stored is None or stored[_DIGEST_HEX : _DIGEST_HEX + 1] != b"\n":
-            return None
-        digest = stored[:_DIGEST_HEX].decode("ascii", "replace")
-        if not set(digest) <= _HEX:
-            return None  # an entry of another layout
-        return stored[_DIGEST_HEX + 1 :], digest
-
-    def put_html(self, key: str, data: bytes, sha256: str) -> None:
-        """Keep a finished page (its UTF-8 bytes, as written into the site, and their
-        sha256)."""
-        self._write(f"{key}.html", sha256.encode("ascii") + b"\n" + data)
-
-    def get_markdown(self, key: str) -> dict[str, str] | None:
-        return self._string_map(f"markdown-{key}.json")
-
-    def _string_map(self, name: str) -> dict[str, str] | None:
-        """A stored JSON object of strings, or None (missing, not authentic, other shape)."""
-        data = self._read(name)
-        if data is None:
-            return None
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            return None
-        if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
-            return None
-        return {str(k): v for k, v in doc.items()}
-
-    def put_markdown(self, key: str, pages: dict[str, str]) -> None:
-        self._write(f"markdown-{key}.json", orjson.dumps(pages))
-
-    def get_rows(self) -> dict[str, str] | None:
-        """The Markdown pages' rows the last build kept (`generator.site.rowcache`)."""
-        return self._string_map(ROWS_NAME)
-
-    def put_rows(self, rows: dict[str, str]) -> None:
-        self._write(ROWS_NAME, orjson.dumps(rows))
-
-    def keep_only(self, names: set[str]) -> None:
-        """Delete entries this build did not use, so the cache holds one site's pages."""
-        try:
-            entries = list(os.scandir(self.root))
-        except OSError:
-            return
-        for entry in entries:
-            if entry.name not in names:
-                try:
-                    os.unlink(entry.path)
-                except OSError:
-                    pass
-
-
 @dataclass(frozen=True)
 class PageMeta:
     """What the build needs of a written page (the body stays on disk)."""
@@ -300,6 +212,23 @@ class _Placer:
         if self.written is not None and listing is None:
             self.written[page.as_posix()] = Written.of(self.site / page, sha256)
 
+    def link_cached(self, recipe: str, key: str) -> bool:
+        """Link the replaced output's page of `recipe` when it is exactly the cached page of
+        `key` and gets no history list (`PageCache.link_html`): the cached copy is not read."""
+        if self.cache is None or self.previous is None or recipe in self.lists:
+            return False
+        page = Path("recipes", recipe, "index.html")
+        target = self.site / page
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target)
+        digest = self.cache.link_html(key, self.previous / page, target)
+        if digest is None:
+            return False
+        if self.written is not None:
+            self.written[page.as_posix()] = Written.of(target, digest)
+        return True
+
     def place(self, recipe: str, key: str, data: bytes) -> None:
         """Write a newly rendered page into the site and the page cache."""
         digest = hashlib.sha256(data).hexdigest()
@@ -333,7 +262,10 @@ def _render_page(job: _Job, tab: Tab, key: str) -> None:
 
 
 def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
-    """Place a cached finished page; False when there is none (or it cannot be read)."""
+    """Place a cached finished page (linked when the replaced output holds it); False when
+    there is none (or it cannot be read)."""
+    if job.placer.link_cached(tab.recipe, key):
+        return True
     cache = job.placer.cache
     cached = None if cache is None else cache.get_html(key)
     if cached is None:

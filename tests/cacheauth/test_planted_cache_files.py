@@ -105,7 +105,7 @@ def test_a_cache_file_is_read_only_up_to_its_limit(tmp_path: Path, patience: Non
 BOUNDS = [
     ("generator.buildmemo", "MAX_META_BYTES", "evaluation"),
     ("generator.freshness.memo", "MAX_MEMO_BYTES", "freshness"),
-    ("generator.site.recipepages", "MAX_PAGE_ENTRY_BYTES", "pages"),
+    ("generator.site.pagecache", "MAX_PAGE_ENTRY_BYTES", "pages"),
     ("generator.evaluate.productstore", "MAX_PRODUCT_BYTES", "recipes"),
     ("generator.site.bytecode", "MAX_BYTECODE_BYTES", "templates"),
     ("generator.evaluate.pointermemo", "MAX_MEMO_BYTES", "tree"),

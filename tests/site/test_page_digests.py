@@ -16,7 +16,8 @@ import generator.publish as publish
 from generator.build import run_build
 from generator.cacheauth import CacheAuth, Purpose
 from generator.manifest import Written
-from generator.site.recipepages import PageCache, _Placer
+from generator.site.pagecache import PageCache
+from generator.site.recipepages import _Placer
 from tests._support import demo_build
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,9 +14,9 @@ import pytest
 import generator.site.pagehelper as pagehelper
 import generator.site.recipepages as recipepages
 from generator.site.mkdocs_adapter import PageShell
+from generator.site.pagecache import PageCache
 from generator.site.pages import SiteModel
 from generator.site.recipepages import (
-    PageCache,
     input_digests,
     page_keys,
     templates_digest,

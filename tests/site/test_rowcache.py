@@ -9,7 +9,7 @@ import jinja2
 import pytest
 
 from generator.cacheauth import CacheAuth
-from generator.site.recipepages import ROWS_NAME, PageCache
+from generator.site.pagecache import ROWS_NAME, PageCache
 from generator.site.rowcache import ROW_CACHE_NAME, CachedRows, RowCache
 
 TEMPLATE = '{% for r in recipes %}{% cached r, "kind", extra %}<{{ r }}:{{ v }}>{% endcached %}{% endfor %}'
