@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import orjson
 from jinja2 import nodes
 from jinja2.ext import Extension
 from markupsafe import Markup
@@ -27,6 +28,15 @@ __all__ = ["ROW_CACHE_NAME", "CachedRows", "RowCache"]
 
 ROW_CACHE_NAME = "_row_cache"
 """The template variable a `RowCache` is handed in (`render(..., _row_cache=rows)`)."""
+
+
+def _key_text(value: list[Any]) -> bytes:
+    """The JSON of a row's key parts; text orjson refuses (a lone surrogate) goes through
+    `json`, marked so that the two can never give the same bytes."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return b"\0" + json.dumps(value).encode("ascii")
 
 
 class RowCache:
@@ -47,9 +57,7 @@ class RowCache:
         if recipe_key is None:
             self.rendered += 1
             return render()
-        key = hashlib.sha256(
-            json.dumps([recipe_key, page, [str(p) for p in parts]]).encode()
-        ).hexdigest()
+        key = hashlib.sha256(_key_text([recipe_key, page, [str(p) for p in parts]])).hexdigest()
         text = self._used.get(key)
         if text is None:
             text = self._stored.get(key)

@@ -79,3 +79,16 @@ def test_stored_rows_are_sealed(tmp_path: Path) -> None:
     assert cache.get_rows() is None
     path.write_bytes(b"")
     assert cache.get_rows() is None
+
+
+def test_a_row_whose_parts_orjson_refuses_still_gets_its_own_key() -> None:
+    """A lone surrogate in a row's parts (orjson refuses it) still makes a key, distinct from
+    the same row with the text escaped."""
+    from generator.site.rowcache import _key_text
+
+    odd = _key_text(["k", "page", ["\udc80"]])
+    assert odd.startswith(b"\0")
+    assert odd != _key_text(["k", "page", ["\\udc80"]])
+    rows = RowCache({"r": "k"}, {})
+    assert rows.row("page", "r", ("\udc80",), lambda: "x") == "x"
+    assert rows.row("page", "r", ("\\udc80",), lambda: "y") == "y"
