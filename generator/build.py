@@ -119,7 +119,10 @@ def _evaluate_and_publish(options: BuildOptions, memo: MemoSlot) -> BuildSummary
         # 4. The evaluation: read the tree, verify, assess, corroborate, make the documents.
         # Per recipe: a recipe whose inputs did not change is reused (`--reevaluate`: none).
         evaluation = evaluate(
-            options.evaluation, engines, incremental=not options.output.reevaluate
+            options.evaluation,
+            engines,
+            incremental=not options.output.reevaluate,
+            hashed=memo.hashed,
         )
     counts = counts_of(evaluation)
     # 5. The policy: too many pointers without a verdict keeps the previous site.

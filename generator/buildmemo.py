@@ -144,21 +144,28 @@ def _program(path: Path | None) -> Any:
     return [str(path), info.st_size, info.st_mtime_ns]
 
 
-def fingerprint(options: EvaluationOptions, aicr: Path | None) -> str | None:
+def fingerprint(
+    options: EvaluationOptions, aicr: Path | None, *, hashed: dict[str, str] | None = None
+) -> str | None:
     """The memo key of a build's evaluation, or None when it must not be memoized.
 
     Derived from the options themselves (`evaluation_inputs`): adding an option to an
-    evaluation group without saying how it reaches the key is an error, not a stale memo."""
+    evaluation group without saying how it reaches the key is an error, not a stale memo.
+    `hashed` is told the sha256 of each file of the trees read for it (`tree_digest`)."""
     engine = options.engine
     if not engine.offline and engine.trust_root is None and engine.trust_mode == "production":
         return None  # the production root may be refreshed by TUF between builds
-    inputs = {"code": code_digest(), **evaluation_inputs(options, aicr)}
+    inputs = {"code": code_digest(), **evaluation_inputs(options, aicr, hashed=hashed)}
     text = json.dumps(inputs, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def evaluation_inputs(
-    options: Any, aicr: Path | None, *, per_recipe: bool = False
+    options: Any,
+    aicr: Path | None,
+    *,
+    per_recipe: bool = False,
+    hashed: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Every option of every group of `options` (an `EvaluationOptions`), keyed
     `group.field`, as its declared `MemoRole` says (MemoRole.NONE leaves it out); `aicr` is the
@@ -180,17 +187,19 @@ def evaluation_inputs(
                 root = Path(value)
                 inputs[f"{group.name}.{item.name}"] = [str(root.absolute()), _git_head(root)]
             else:
-                inputs[f"{group.name}.{item.name}"] = _keyed(role, value, aicr)
+                inputs[f"{group.name}.{item.name}"] = _keyed(role, value, aicr, hashed)
     return inputs
 
 
-def _keyed(role: MemoRole, value: Any, aicr: Path | None) -> Any:
-    """What an option of `role` contributes to the key."""
+def _keyed(
+    role: MemoRole, value: Any, aicr: Path | None, hashed: dict[str, str] | None = None
+) -> Any:
+    """What an option of `role` contributes to the key (`hashed`: see `fingerprint`)."""
     if role is MemoRole.FILE:
         return None if value is None else [str(value), _file_digest(value)]
     if role is MemoRole.TREE:
         root = Path(value)
-        return [str(root.absolute()), tree_digest(root), _git_head(root)]
+        return [str(root.absolute()), tree_digest(root, hashed=hashed), _git_head(root)]
     if role is MemoRole.LAYOUTS:
         return [[str(p), _file_digest(Path(p) / "index.json")] for p in value]
     if role is MemoRole.PROGRAM:

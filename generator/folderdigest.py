@@ -40,11 +40,19 @@ def walk(root: Path) -> Iterator[tuple[str, os.stat_result]]:
             yield entry.path, info
 
 
-def tree_digest(root: Path, known: Mapping[str, tuple[int, bytes]] | None = None) -> str:
+def tree_digest(
+    root: Path,
+    known: Mapping[str, tuple[int, bytes]] | None = None,
+    *,
+    hashed: dict[str, str] | None = None,
+) -> str:
     """A digest of every file (name, type, bytes) under `root`, OCI layout blobs excepted.
 
     `known` maps a file's POSIX path under `root` to its size and sha256 when the caller has
-    just hashed it (a published site's manifest): a file of that size is not read again."""
+    just hashed it (a published site's manifest): a file of that size is not read again.
+    `hashed`, when given, is told the sha256 (hex) of every regular file read, by its path as
+    walked (`root` joined with the names under it): a later reader of the same files in this
+    build need not read them again."""
     known = known or {}
     h = hashlib.sha256()
     base = len(str(root))
@@ -58,9 +66,13 @@ def tree_digest(root: Path, known: Mapping[str, tuple[int, bytes]] | None = None
                 h.update(size_and_digest[1])
                 continue
             try:
-                h.update(_file_sha256(path))
+                file_digest = _file_sha256(path)
             except OSError:
                 h.update(b"unreadable")
+                continue
+            h.update(file_digest)
+            if hashed is not None:
+                hashed[path] = file_digest.hex()
         elif stat.S_ISLNK(info.st_mode):
             h.update(b"l" + os.readlink(path).encode("utf-8", "surrogateescape"))
         else:

@@ -118,7 +118,11 @@ def schema_rejection(pointer: RejectedPointer) -> Rejected:
 
 
 def evaluate(
-    options: EvaluationOptions, engines: Engines | None = None, *, incremental: bool = False
+    options: EvaluationOptions,
+    engines: Engines | None = None,
+    *,
+    incremental: bool = False,
+    hashed: Mapping[str, str] | None = None,
 ) -> Evaluation:
     """Read, verify and corroborate the tree at `options.tree.recipes`; write nothing but caches.
 
@@ -127,10 +131,15 @@ def evaluate(
     `engines` builds the engine (a build's has the OCI layouts indexed meanwhile).
     `incremental` reuses the stored product of every recipe whose inputs did not change
     (`generator.evaluate.perrecipe`; never with `--bundle-refs`); the result is the same.
+    `hashed`: the sha256 of files of the tree this build already read, by path (the memo
+    key's `tree_digest`); a pointer file among them known to the pointer memo is not read again.
     """
     with bulk_allocation():
         return _evaluate(
-            options, engines or Engines(options.engine, prefetch=False), incremental=incremental
+            options,
+            engines or Engines(options.engine, prefetch=False),
+            incremental=incremental,
+            hashed=hashed or {},
         )
 
 
@@ -154,6 +163,7 @@ def _read_tree(
         allowlist=allowlist,
         allow_pending=options.policy.allow_pending,
         parse=None if docs is None else docs.parse,
+        known=None if docs is None else docs.known_file,
     )
     refs = () if options.tree.bundle_refs is None else load_bundle_refs(options.tree.bundle_refs)
     return allowlist, scan, refs
@@ -179,9 +189,12 @@ def _recipe_plan(
     )
 
 
-def _pointer_docs(options: EvaluationOptions) -> PointerDocs:
-    """The pointer documents of the last build: its pointer files are not parsed again."""
-    return PointerDocs.load(cache_root(options.engine) / MEMO_NAME, CacheAuth.from_environment())
+def _pointer_docs(options: EvaluationOptions, hashed: Mapping[str, str]) -> PointerDocs:
+    """The pointer documents of the last build: its pointer files are not parsed again (nor
+    read again, when `hashed` has their digest)."""
+    return PointerDocs.load(
+        cache_root(options.engine) / MEMO_NAME, CacheAuth.from_environment(), hashed
+    )
 
 
 def _verify_refs(
@@ -207,9 +220,11 @@ def _verify_refs(
     )
 
 
-def _evaluate(options: EvaluationOptions, engines: Engines, *, incremental: bool) -> Evaluation:
+def _evaluate(
+    options: EvaluationOptions, engines: Engines, *, incremental: bool, hashed: Mapping[str, str]
+) -> Evaluation:
     """`evaluate` itself: the stages of one evaluation, in order."""
-    docs = _pointer_docs(options) if incremental else None
+    docs = _pointer_docs(options, hashed) if incremental else None
     allowlist, scan, refs = _read_tree(options, docs)
     memo = ContentMemo(cache_root(options.engine) / "freshness" / "memo.json")
     assessor = Assessor.for_build(options, allowlist, memo)

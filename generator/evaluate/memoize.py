@@ -18,7 +18,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -103,16 +103,20 @@ class MemoSlot:
     key: str | None
     memos: EvaluationMemo
     output: str | None = None
+    hashed: dict[str, str] = field(default_factory=dict)
+    """The sha256 of each file of the tree the key read, by path (`tree_digest`): the
+    evaluation's scan takes a pointer file it read from there (`PointerDocs.known_file`)."""
 
     @classmethod
     def for_build(cls, options: BuildOptions) -> MemoSlot:
+        hashed: dict[str, str] = {}
         key = (
             None
             if options.output.reevaluate
-            else fingerprint(options.evaluation, aicr_program(options.freshness))
+            else fingerprint(options.evaluation, aicr_program(options.freshness), hashed=hashed)
         )
         output = None if key is None else output_key(options, key)
-        return cls(key, EvaluationMemo(cache_root(options.engine)), output)
+        return cls(key, EvaluationMemo(cache_root(options.engine)), output, hashed)
 
     def load(self) -> Memo | None:
         """The memo of an identical earlier evaluation, or None."""

@@ -22,6 +22,7 @@ this build read gave, no others, so it never outgrows the tree.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +49,13 @@ class PointerDocs:
     """`parse(data, file)`, the `ParsePointer` of a build's scan, with the documents of the
     previous build's pointer files at hand (see the module). `save` keeps this build's."""
 
-    def __init__(self, file: Path, auth: CacheAuth) -> None:
+    def __init__(
+        self, file: Path, auth: CacheAuth, hashed: Mapping[str, str] | None = None
+    ) -> None:
         self.file = file
         self.auth = auth
+        self.hashed = hashed or {}
+        """The sha256 (hex) of files this build already read, by path (`known_file`)."""
         self._code = code_digest()
         self._stored: dict[str, Any] = {}
         self._stored_pointers: dict[str, Any] = {}
@@ -64,9 +69,11 @@ class PointerDocs:
         """Each parsed file's path -> the sha256 of the bytes parsed."""
 
     @classmethod
-    def load(cls, file: Path, auth: CacheAuth) -> PointerDocs:
+    def load(
+        cls, file: Path, auth: CacheAuth, hashed: Mapping[str, str] | None = None
+    ) -> PointerDocs:
         """The memo at `file` (empty when absent or not usable: never an error)."""
-        docs = cls(file, auth)
+        docs = cls(file, auth, hashed)
         docs._stored, docs._stored_pointers = docs._read()
         return docs
 
@@ -115,6 +122,20 @@ class PointerDocs:
             raise
         self._kept_pointers[digest] = pointer_record(pointer)
         self._kept.pop(digest, None)
+        return pointer
+
+    def known_file(self, path: str, file: str) -> Pointer | None:
+        """The pointer of the file at `path` (named `file`) without reading it, when this
+        build already hashed it (`hashed`, the memo key's read of the tree) and its bytes gave
+        a pointer before; None: read and `parse` it. The bytes hashed were a regular file's,
+        read without following a link, and a remembered pointer's bytes passed the size cap."""
+        digest = self.hashed.get(path)
+        if digest is None:
+            return None
+        pointer = self._remembered_pointer(digest)
+        if pointer is not None:
+            self.digests[file] = digest
+            self.hits += 1
         return pointer
 
     def _remembered_pointer(self, digest: str) -> Pointer | None:

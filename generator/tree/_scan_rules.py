@@ -90,6 +90,9 @@ class _Signers:
 ParsePointer = Callable[[bytes, str], Pointer]
 """What parses a pointer file's bytes (named by its path) or raises `PointerError`:
 `parse_pointer`, or a faster one with the same answers (`scan_tree`'s `parse`)."""
+KnownPointer = Callable[[str, str], "Pointer | None"]
+"""What answers the pointer of a file (by its path, then its name in the tree) without
+reading it, when its bytes were read and gave one before; None: read and parse it."""
 
 
 def _parse_pointer(data: bytes, file: str) -> Pointer:
@@ -97,13 +100,18 @@ def _parse_pointer(data: bytes, file: str) -> Pointer:
 
 
 def _examine(
-    cand: _Candidate, signers: _Signers, allow_pending: bool, parse: ParsePointer = _parse_pointer
+    cand: _Candidate,
+    signers: _Signers,
+    allow_pending: bool,
+    parse: ParsePointer = _parse_pointer,
+    known: KnownPointer | None = None,
 ) -> PointerFile:
     """Read and check one candidate; the first failed rule wins."""
     refused = _refused_kind(cand)
     if refused is not None:
         return refused
-    pointer = _parse(cand, parse)
+    remembered = known(cand.path, cand.location.path) if known is not None else None
+    pointer = remembered if remembered is not None else _parse(cand, parse)
     if isinstance(pointer, RejectedPointer):
         return pointer
     if cand.kind == "flat":

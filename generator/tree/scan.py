@@ -37,6 +37,7 @@ from generator.model import (
     RejectedPointer,
 )
 from generator.tree._scan_rules import (
+    KnownPointer,
     ParsePointer,
     _Candidate,
     _examine,
@@ -50,6 +51,7 @@ __all__ = [
     "ALLOWLIST_NAME",
     "EVIDENCE_DIR",
     "LAYOUT_RULES",
+    "KnownPointer",
     "ParsePointer",
     "TreeScan",
     "Violation",
@@ -222,16 +224,19 @@ def scan_tree(
     allowlist: Allowlist,
     allow_pending: bool = True,
     parse: ParsePointer | None = None,
+    known: KnownPointer | None = None,
 ) -> TreeScan:
     """Find and check every pointer under `<recipes_root>/evidence/` (sorted by path).
 
     Unlisted signers are *not* rejected here (the build verifies them and reports them);
     first-party pointers are. Raises `InputError` only when the evidence root cannot be read.
-    `parse` parses each file's bytes (default `parse_pointer`; a build's remembers them).
+    `parse` parses each file's bytes (default `parse_pointer`; a build's remembers them);
+    `known` answers a file's pointer without reading it, when it can (a build's: the files its
+    memo key read).
     """
     signers = _Signers(allowlist)
     parse = parse or _parse_pointer
-    files = [_examine(c, signers, allow_pending, parse) for c in _walk(recipes_root)]
+    files = [_examine(c, signers, allow_pending, parse, known) for c in _walk(recipes_root)]
     return TreeScan(files=tuple(files), duplicate_of=MappingProxyType(_duplicates(files)))
 
 

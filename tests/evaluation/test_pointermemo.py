@@ -335,3 +335,64 @@ def test_a_pointer_record_of_another_shape_is_a_miss(tmp_path: Path, alter: obje
 def test_a_pointer_record_reads_back_as_the_pointer(pointer: Pointer) -> None:
     record = json.loads(json.dumps(pointer_record(pointer)))
     assert pointer_from_record(record) == pointer
+
+
+def test_a_file_hashed_by_this_build_is_answered_without_reading_it(tmp_path: Path) -> None:
+    """`known_file`: a path this build hashed (the memo key's read of the tree) whose digest
+    gave a pointer before is answered from the memo; a path not hashed, or whose digest gave
+    nothing before, is left to be read (None)."""
+    import hashlib
+
+    pointers = demo_pointers()
+    _saved(tmp_path)
+    (first_path, first_data), (second_path, _) = list(pointers.items())[:2]
+    hashed = {
+        "/abs/first.yaml": hashlib.sha256(first_data).hexdigest(),
+        "/abs/unknown.yaml": hashlib.sha256(b"never seen").hexdigest(),
+    }
+    docs = PointerDocs.load(tmp_path / "memo.json", AUTH, hashed)
+    assert docs.known_file("/abs/first.yaml", first_path) == parse_pointer(
+        first_data, file=first_path
+    )
+    assert docs.digests == {first_path: hashed["/abs/first.yaml"]} and docs.hits == 1
+    assert docs.known_file("/abs/unknown.yaml", second_path) is None
+    assert docs.known_file("/abs/not-hashed.yaml", second_path) is None
+    assert docs.hits == 1 and second_path not in docs.digests
+
+
+def test_the_scan_reads_only_the_files_it_cannot_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scan handed the build's digests of its files reads none whose pointer is remembered,
+    reads the others, and gives the same pointers as a scan that reads every file."""
+    import hashlib
+    import shutil
+
+    from generator.folderdigest import tree_digest
+    from generator.tree import _scan_rules, load_allowlist, scan_tree
+
+    root = tmp_path / "recipes"
+    shutil.copytree(DEMO, root / "evidence")
+    allowlist = load_allowlist(root / "evidence" / "allowlist.yaml")
+    plain = scan_tree(root, allowlist=allowlist)
+    first = PointerDocs.load(tmp_path / "memo.json", AUTH)
+    scan_tree(root, allowlist=allowlist, parse=first.parse)
+    first.save()
+    changed = sorted((root / "evidence").glob("*/*/sha256-*.yaml"))[0]
+    changed.write_bytes(changed.read_bytes() + b"# edited\n")
+    hashed: dict[str, str] = {}
+    tree_digest(root, hashed=hashed)
+    assert hashed[str(changed)] == hashlib.sha256(changed.read_bytes()).hexdigest()
+    reads: list[str] = []
+    real_read = _scan_rules._read
+
+    def counting(cand: object, guess: object) -> object:
+        reads.append(cand.path)  # type: ignore[attr-defined]
+        return real_read(cand, guess)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_scan_rules, "_read", counting)
+    again = PointerDocs.load(tmp_path / "memo.json", AUTH, hashed)
+    scan = scan_tree(root, allowlist=allowlist, parse=again.parse, known=again.known_file)
+    assert reads == [str(changed)]
+    assert scan.files == scan_tree(root, allowlist=allowlist).files
+    assert len(scan.files) == len(plain.files)
