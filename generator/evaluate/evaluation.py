@@ -15,19 +15,18 @@ from typing import Any
 import sigstore
 
 from generator import __version__
-from generator.bundlerefs import BundleRefEntry, load_bundle_refs
-from generator.cacheauth import CacheAuth
+from generator.bundlerefs import BundleRefEntry
 from generator.corroborate import BoardEntry, build_board, count_each_bundle_once
 from generator.data import PointerRecord, build_info_document, data_documents, pointer_document
-from generator.errors import InputError, Location
 from generator.evaluate.assess import Assessed, Assessor, remembered, settled
 from generator.evaluate.clock import build_time_for
 from generator.evaluate.engine import CacheLookup, Engines, cache_root
 from generator.evaluate.perrecipe import Made, RecipePlan
-from generator.evaluate.pointermemo import MEMO_NAME, PointerDocs
+from generator.evaluate.pointermemo import PointerDocs
 from generator.evaluate.pool import bulk_allocation, choose_verifier
 from generator.evaluate.products import PointerProduct, ReusedPointer
 from generator.evaluate.refs import verify_refs
+from generator.evaluate.treeread import pointer_docs, read_tree
 from generator.evaluate.verification import Progress, split_cached
 from generator.freshness import ContentMemo
 from generator.isolation import assess_isolated
@@ -46,9 +45,7 @@ from generator.tree import (
     Allowlist,
     TreeScan,
     display_label,
-    load_allowlist,
     organisation_of,
-    scan_tree,
 )
 from generator.verify.cache import verdict_policy
 from generator.verify.trust import Trust
@@ -143,32 +140,6 @@ def evaluate(
         )
 
 
-def _read_tree(
-    options: EvaluationOptions, docs: PointerDocs | None = None
-) -> tuple[Allowlist, TreeScan, tuple[BundleRefEntry, ...]]:
-    """The allowlist, the scanned pointer files (parsed through `docs`, when given) and the
-    `--bundle-refs` entries."""
-    evidence_root = options.tree.recipes / "evidence"
-    if not evidence_root.is_dir():
-        raise InputError(
-            "the recipes folder has no evidence/ folder",
-            location=Location(str(options.tree.recipes)),
-            expected="<recipes>/evidence/ with allowlist.yaml and pointer files",
-            found="no such folder",
-            hint="pass --recipes pointing at an aicr checkout's recipes/ folder",
-        )
-    allowlist = load_allowlist(evidence_root / "allowlist.yaml")
-    scan = scan_tree(
-        options.tree.recipes,
-        allowlist=allowlist,
-        allow_pending=options.policy.allow_pending,
-        parse=None if docs is None else docs.parse,
-        known=None if docs is None else docs.known_file,
-    )
-    refs = () if options.tree.bundle_refs is None else load_bundle_refs(options.tree.bundle_refs)
-    return allowlist, scan, refs
-
-
 def _recipe_plan(
     options: EvaluationOptions,
     scan: TreeScan,
@@ -186,14 +157,6 @@ def _recipe_plan(
         store_root=cache_root(options.engine) / "recipes",
         auth=lookup.verdicts.auth,
         digests=docs.digests,
-    )
-
-
-def _pointer_docs(options: EvaluationOptions, hashed: Mapping[str, str]) -> PointerDocs:
-    """The pointer documents of the last build: its pointer files are not parsed again (nor
-    read again, when `hashed` has their digest)."""
-    return PointerDocs.load(
-        cache_root(options.engine) / MEMO_NAME, CacheAuth.from_environment(), hashed
     )
 
 
@@ -224,8 +187,8 @@ def _evaluate(
     options: EvaluationOptions, engines: Engines, *, incremental: bool, hashed: Mapping[str, str]
 ) -> Evaluation:
     """`evaluate` itself: the stages of one evaluation, in order."""
-    docs = _pointer_docs(options, hashed) if incremental else None
-    allowlist, scan, refs = _read_tree(options, docs)
+    docs = pointer_docs(options, hashed) if incremental else None
+    allowlist, scan, refs = read_tree(options, docs)
     memo = ContentMemo(cache_root(options.engine) / "freshness" / "memo.json")
     assessor = Assessor.for_build(options, allowlist, memo)
     duplicate_of = dict(scan.duplicate_of)
