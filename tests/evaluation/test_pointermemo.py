@@ -11,18 +11,10 @@ from pathlib import Path
 import pytest
 
 import generator.evaluate.pointermemo as pointermemo
+import generator.model as m
 from generator.cacheauth import CacheAuth, Purpose, failures, reset_failures
 from generator.errors import PointerError
 from generator.evaluate.pointermemo import PointerDocs
-from generator.model import (
-    BundleRef,
-    ClaimedSigner,
-    OciDigest,
-    Pointer,
-    PredicateType,
-    RecipeName,
-    SignerIdentity,
-)
 from generator.tree import parse_pointer
 from generator.tree.pointerrecord import pointer_from_record, pointer_record
 
@@ -301,38 +293,38 @@ def test_a_pointer_record_of_another_shape_is_a_miss(tmp_path: Path, alter: obje
 @pytest.mark.parametrize(
     "pointer",
     [
-        Pointer(
+        m.Pointer(
             "1.0.0",
-            RecipeName("r-a"),
+            m.RecipeName("r-a"),
             "gpuStack=x",
-            BundleRef(
+            m.BundleRef(
                 "reg.example/e@sha256:" + "a" * 64,
-                OciDigest("sha256:" + "a" * 64),
-                PredicateType.V3,
+                m.OciDigest("sha256:" + "a" * 64),
+                m.PredicateType.V3,
             ),
-            ClaimedSigner(SignerIdentity("https://issuer", "id@example.com"), 12),
+            m.ClaimedSigner(m.SignerIdentity("https://issuer", "id@example.com"), 12),
             "2026-01-01T00:00:00Z",
         ),
-        Pointer(
+        m.Pointer(
             "1.0",
-            RecipeName("r-b"),
+            m.RecipeName("r-b"),
             None,
-            BundleRef("reg.example/e:tag", None, PredicateType.V1),
+            m.BundleRef("reg.example/e:tag", None, m.PredicateType.V1),
             None,
             "2026-01-01T00:00:00Z",
         ),
-        Pointer(
+        m.Pointer(
             "1.0.1",
-            RecipeName("r-c"),
+            m.RecipeName("r-c"),
             None,
-            BundleRef("reg.example/e", OciDigest("sha256:" + "b" * 64), PredicateType.V2),
-            ClaimedSigner(SignerIdentity("i", ""), None),
+            m.BundleRef("reg.example/e", m.OciDigest("sha256:" + "b" * 64), m.PredicateType.V2),
+            m.ClaimedSigner(m.SignerIdentity("i", ""), None),
             "2026-01-01T00:00:00.5Z",
         ),
     ],
     ids=["signed-profile", "pending", "no-log-index"],
 )
-def test_a_pointer_record_reads_back_as_the_pointer(pointer: Pointer) -> None:
+def test_a_pointer_record_reads_back_as_the_pointer(pointer: m.Pointer) -> None:
     record = json.loads(json.dumps(pointer_record(pointer)))
     assert pointer_from_record(record) == pointer
 
