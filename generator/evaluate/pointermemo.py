@@ -42,7 +42,10 @@ MEMO_NAME = Path("tree") / "pointer-docs.json"
 MAX_MEMO_BYTES = 128 << 20
 """A memo file larger than this is not read (10,000 pointers make a few MB)."""
 _VERSION = "pointer-docs/v2"
-_SEAL_NAME = _VERSION.encode()
+_SEAL_NAME = b"pointer-docs/v1"
+"""The name the memo is sealed under, the same for every format (its first version's): the
+body's `version` tells formats apart, so a memo of another format is a plain miss, not a tag
+that fails (which would be counted as a cache failure)."""
 
 
 class PointerDocs:

@@ -388,3 +388,15 @@ def test_the_scan_reads_only_the_files_it_cannot_answer(
     assert reads == [str(changed)]
     assert scan.files == scan_tree(root, allowlist=allowlist).files
     assert len(scan.files) == len(plain.files)
+
+
+def test_a_memo_of_another_format_is_a_plain_miss_not_a_failure(tmp_path: Path) -> None:
+    """A memo written by an older format (sealed under the same name, another `version`) is
+    empty without counting an authentication failure: upgrading must not look like tampering."""
+    memo = tmp_path / "memo.json"
+    body = json.dumps({"version": "pointer-docs/v1", "code": "old", "entries": {}}).encode()
+    # sealed as the first format sealed it
+    memo.write_bytes(AUTH.seal(Purpose.POINTER, body, b"pointer-docs/v1"))
+    docs = PointerDocs.load(memo, AUTH)
+    parse_all(docs, demo_pointers())
+    assert docs.hits == 0 and not failures()
