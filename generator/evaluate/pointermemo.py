@@ -121,7 +121,8 @@ class PointerDocs:
         try:
             pointer = validate_pointer(doc, file=file)
         except PointerError:
-            self._kept.setdefault(digest, encode_data(doc))
+            if digest not in self._kept:  # a remembered document is kept already
+                self._kept[digest] = encode_data(doc)
             raise
         self._kept_pointers[digest] = pointer_record(pointer)
         self._kept.pop(digest, None)

@@ -7,11 +7,12 @@ text, whose every entry the JSON part names by sha256 (checked when the text is 
 `generator.data.laidout.LayoutFile`). A reused product stored again (a signer renamed) keeps
 its file's bytes and appends the new text after them, so the entries of the build that stores
 it still find their text where it was (written afresh once most of it is text no entry names).
-Every byte read back is hostile until checked: a file that is a link or not a regular file, larger than its limit, whose tag does not check, whose shape
-is not exactly the expected one (`product_from_json`), or a file of entries of another size
-than the product names, is a miss, and its recipe is evaluated again. A file of entries changed
-to the same size is found when an entry's text is read: it is removed and the build starts its
-evaluation again once (`generator.build`), with that recipe a miss.
+Every byte read back is hostile until checked: a file that is a link or not a regular file,
+larger than its limit, whose tag does not check, whose shape is not exactly the expected one
+(`product_from_json`), or a file of entries of another size than the product names, is a miss,
+and its recipe is evaluated again. A file of entries changed to the same size is found when
+an entry's text is read: it is removed and the build starts its evaluation again once
+(`generator.build`), with that recipe a miss.
 """
 
 from __future__ import annotations

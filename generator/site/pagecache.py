@@ -7,7 +7,6 @@ one whose tag does not check is a miss (a failed tag is counted), never an error
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import orjson
@@ -40,11 +39,7 @@ class PageCache:
 
     def _write(self, name: str, data: bytes) -> None:
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".page-", dir=self.root)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(self.auth.seal(Purpose.PAGE, data, name.encode()))
-            os.replace(tmp, self.root / name)
+            self.auth.write_sealed(self.root / name, Purpose.PAGE, data, name.encode())
         except OSError:
             pass  # a cache that cannot be written only costs speed
 
@@ -85,7 +80,7 @@ class PageCache:
         size = info.st_size - _HTML_HEAD
         if len(head) != _HTML_HEAD or head[TAG_LENGTH] != 0x0A or head[-1] != 0x0A:
             return None
-        if not 0 <= size <= MAX_PAGE_ENTRY_BYTES:
+        if info.st_size > MAX_PAGE_ENTRY_BYTES:  # the bound `get_html` reads an entry within
             return None
         tag, sealed_head = head[:TAG_LENGTH], head[TAG_LENGTH + 1 :]
         digest = sealed_head[:_DIGEST_HEX].decode("ascii", "replace")

@@ -155,3 +155,17 @@ def test_an_entry_that_is_not_a_whole_regular_file_is_not_linked(tmp_path: Path,
     else:
         entry.write_bytes(entry.read_bytes()[:100])
     assert not _placer(cache, previous, site).link_cached("r", KEY)
+
+
+def test_an_entry_over_the_page_entry_limit_is_not_linked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The link takes the bound the full read takes: an entry larger than
+    `MAX_PAGE_ENTRY_BYTES` is neither linked nor read."""
+    import generator.site.pagecache as pagecache
+
+    cache, previous, site = _setup(tmp_path)
+    entry = tmp_path / "cache" / f"{KEY}.html"
+    monkeypatch.setattr(pagecache, "MAX_PAGE_ENTRY_BYTES", entry.stat().st_size - 1)
+    assert not _placer(cache, previous, site).link_cached("r", KEY)
+    assert cache.get_html(KEY) is None and not failures()
