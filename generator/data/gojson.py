@@ -123,9 +123,12 @@ def orjson_layout(value: Any) -> bytes:
     return orjson.dumps(value, option=_ORJSON, default=materialized)
 
 
-def finish_layout(layout: bytes, pad: str) -> bytes:
-    """The second step: a `subtree_layout` with Go's numbers, at the indent `pad`, escaped."""
-    data = go_numbers(layout)
+def finish_layout(layout: bytes, pad: str, steps: int | None = None) -> bytes:
+    """The second step: a `subtree_layout` with Go's numbers, at the indent `pad`, escaped.
+    `steps`: the layout's `number_steps` when known (its searches are not run again). Go's
+    numbers never touch a newline or the spaces after one, so the steps of a layout at depth
+    0 hold at every indent."""
+    data = go_numbers(layout, steps)
     if pad:
         data = data.replace(b"\n", b"\n" + pad.encode("ascii"))
     return _escape_utf8(data)
@@ -140,7 +143,10 @@ class Subtree:
 
 
 def subtree_text(value: Any, pad: str) -> bytes:
-    """The text of a subtree written whole at the indent `pad` (escaped, Go's numbers)."""
+    """The text of a subtree written whole at the indent `pad` (escaped, Go's numbers); a
+    laid-out entry's stored `number_steps` spare their searches."""
+    if type(value) is LaidOutEntry:
+        return finish_layout(value.layout, pad, value.steps)
     return finish_layout(subtree_layout(value), pad)
 
 

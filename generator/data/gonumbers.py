@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["go_float", "go_numbers"]
+__all__ = ["EXPONENTS", "POINT_ZEROS", "go_float", "go_numbers", "number_steps"]
 
 _EXPONENT_MINUS = re.compile(rb"e-[0-9]")
 _EXPONENT_PLUS = re.compile(rb"e\+[0-9]")
@@ -59,7 +59,26 @@ def _exponent(pattern: re.Pattern[bytes], data: bytes) -> bool:
     return any(m.start() and data[m.start() - 1] in _DIGITS for m in pattern.finditer(data))
 
 
-def go_numbers(data: bytes) -> bytes:
+EXPONENTS = 1
+"""A `number_steps` bit: the text holds a float token with an exponent to rewrite."""
+POINT_ZEROS = 2
+"""A `number_steps` bit: the text holds the `.0` of an integral float (before its end)."""
+
+
+def number_steps(data: bytes) -> int:
+    """Which of `go_numbers`' rewriting steps change `data` (`EXPONENTS | POINT_ZEROS`), found
+    by the same searches: kept with a text that is written again and again (a stored pointer
+    entry), so those searches run once, not each time (`go_numbers(data, steps)`)."""
+    steps = 0
+    if (b"+" in data and _exponent(_EXPONENT_PLUS, data)) or _exponent(_EXPONENT_MINUS, data):
+        steps |= EXPONENTS
+        data = _EXPONENT_TOKEN.sub(_go_token, data)
+    if _POINT_ZERO.search(data) is not None:
+        steps |= POINT_ZEROS
+    return steps
+
+
+def go_numbers(data: bytes, steps: int | None = None) -> bytes:
     """JSON text at depth 0 (orjson's or Python's) with its float tokens as Go writes them.
 
     An integral float (`300.0`) is common: `.0` right before `,\n`, `\n` or the end of the
@@ -70,9 +89,16 @@ def go_numbers(data: bytes) -> bytes:
     rewritten. The searches are what the cost of this is, so each is the fastest found: a
     regex whose literal prefix starts with a rare byte, a one-byte `in` (memchr); `e-` is
     the one common prefix left, and was already searched for before numbers were Go's.
+    `steps`, when given, are `number_steps(data)`: only those steps run, without the searches.
     """
-    if (b"+" in data and _exponent(_EXPONENT_PLUS, data)) or _exponent(_EXPONENT_MINUS, data):
-        data = _EXPONENT_TOKEN.sub(_go_token, data)
-    if _POINT_ZERO.search(data) is not None:
-        data = _POINT_ZERO.sub(b"", data)
+    if steps is None:
+        if (b"+" in data and _exponent(_EXPONENT_PLUS, data)) or _exponent(_EXPONENT_MINUS, data):
+            data = _EXPONENT_TOKEN.sub(_go_token, data)
+        if _POINT_ZERO.search(data) is not None:
+            data = _POINT_ZERO.sub(b"", data)
+    else:
+        if steps & EXPONENTS:
+            data = _EXPONENT_TOKEN.sub(_go_token, data)
+        if steps & POINT_ZEROS:
+            data = _POINT_ZERO.sub(b"", data)
     return data[:-2] if data.endswith(b".0") else data

@@ -100,12 +100,15 @@ class LayoutFile:
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """Where an entry's text lies in its `LayoutFile`, and the sha256 of that text."""
+    """Where an entry's text lies in its `LayoutFile`, the sha256 of that text, and which of
+    Go's number steps change it (`generator.data.gonumbers.number_steps`; None: not known), so
+    writing it does not search for them again."""
 
     file: LayoutFile
     offset: int
     length: int
     sha256: bytes
+    steps: int | None = None
 
 
 class _Fields(Mapping[str, Any]):
@@ -152,6 +155,11 @@ class LaidOutEntry(_Fields):
             assert self.span is not None
             self._layout = self.span.file.text(self.span)
         return self._layout
+
+    @property
+    def steps(self) -> int | None:
+        """Which of Go's number steps change its text (`Span.steps`; None: not known)."""
+        return None if self.span is None else self.span.steps
 
     @property
     def unread(self) -> Span | None:

@@ -21,11 +21,11 @@ helper: the build writes that document itself.
 
 A spool is a series of records, each a kind byte, an 8-byte length and its payload: `T` text,
 `L` a subtree's layout (a 2-byte indent length, the indent, the layout), `S` a laid-out pointer
-entry whose text the build did not read (the indent as for `L`, then the text's offset and
-length, 8 bytes each, its sha256 and its file's path: `generator.data.laidout.Span`). The helper
-reads that text itself and checks it against its sha256. The helper reads `P`
-records (a spool's path, then its document's) on its standard input and answers the sha256
-(hex) of each document it wrote, a line each, in order.
+entry whose text the build did not read (the indent as for `L`, then one byte of its number
+steps, 255 when not known, then the text's offset and length, 8 bytes each, its sha256 and its
+file's path: `generator.data.laidout.Span`). The helper reads that text itself and checks it
+against its sha256. The helper reads `P` records (a spool's path, then its document's) on its
+standard input and answers the sha256 (hex) of each document it wrote, a line each, in order.
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ __all__ = ["MIN_SPOOLED_POINTERS", "SPOOL_NAME", "DeferredWrite", "spool_folder"
 
 SPOOL_NAME = ".data-spool"
 """The stem of the spool files' names in the build's staging folder."""
+_UNKNOWN_STEPS = 255
+"""An `S` record's number steps byte when the steps are not known (all searches run)."""
 MIN_SPOOLED_POINTERS = 1000
 """Below this many pointers the documents are a few MB: starting processes costs more."""
 MEMORY_ROOTS: tuple[str, ...] = ("/dev/shm",)
@@ -235,7 +237,8 @@ def _spool(spool: Path, doc: Any) -> None:
             if span is not None:
                 where = span.offset.to_bytes(8, "big") + span.length.to_bytes(8, "big")
                 place = where + span.sha256 + os.fsencode(span.file.path)
-                _record(out, b"S", padded + place)
+                steps = _UNKNOWN_STEPS if span.steps is None else span.steps
+                _record(out, b"S", padded + bytes((steps,)) + place)
             else:
                 _record(out, b"L", padded + subtree_layout(value))
 
@@ -329,8 +332,11 @@ def serve(spool: Path, target: Path) -> str:
                 size = int.from_bytes(payload[:2], "big")
                 pad = payload[2 : 2 + size].decode("ascii")
                 rest = payload[2 + size :]
-                layout = spans.text(rest) if kind == b"S" else rest
-                text = finish_layout(layout, pad)
+                if kind == b"S":
+                    steps: int | None = rest[0] if rest[0] != _UNKNOWN_STEPS else None
+                    text = finish_layout(spans.text(rest[1:]), pad, steps)
+                else:
+                    text = finish_layout(rest, pad)
                 digest.update(text)
                 out.write(text)
         finally:

@@ -12,7 +12,8 @@ cost a build on the maintainer's loop about a second.
 
 A product is stored (`generator.evaluate.productstore`) as its JSON part, sealed, and a file of
 the `subtree_layout` text of each pointer's entry (`product_bytes`), which the JSON part names by
-offset, length and sha256. A reused entry is read back as a `LaidOutEntry`: the few fields every
+offset, length and sha256, with which of Go's number steps change the text (searched for once:
+`generator.data.gonumbers.number_steps`). A reused entry is read back as a `LaidOutEntry`: the few fields every
 build reads are in the JSON part, and its text is read (and checked against its sha256) only
 when asked: data/pointers.json is written from it by the data helper, which checks it too
 (`generator.data.spool`), and the page keys take its sha256. Reading back checks the exact
@@ -33,6 +34,7 @@ import orjson
 
 from generator.corroborate import BoardEntry
 from generator.data.gojson import orjson_layout
+from generator.data.gonumbers import EXPONENTS, POINT_ZEROS, number_steps
 from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of, plain
 from generator.evaluate.productentries import ProductFormatError, entry_from, entry_json, text
 from generator.model import (
@@ -61,7 +63,7 @@ __all__ = [
     "product_parts",
 ]
 
-PRODUCT_VERSION = "recipe-product/v4"
+PRODUCT_VERSION = "recipe-product/v5"
 MAX_LAYOUTS_BYTES = 256 << 20
 """A file of laid-out entries larger than this is not read (a few MB per recipe)."""
 
@@ -191,12 +193,12 @@ def product_parts(
         document = p.document
         if isinstance(document, LaidOutEntry) and document.span and document.span.file is kept:
             span = document.span
-            place = [span.offset, span.length, span.sha256.hex()]
+            place = [span.offset, span.length, span.sha256.hex(), span.steps]
             pointers.append(_pointer_json(p, {"head": document.head(), "layout": place}))
             live += span.length
             continue
-        layout, head, digest = _laid_out(document)
-        place = [offset, len(layout), digest.hex()]
+        layout, head, digest, steps = _laid_out(document)
+        place = [offset, len(layout), digest.hex(), steps]
         pointers.append(_pointer_json(p, {"head": head, "layout": place}))
         layouts.append(layout)
         offset += len(layout)
@@ -211,12 +213,19 @@ def product_parts(
     return doc, layouts, live
 
 
-def _laid_out(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any], bytes]:
-    """An entry's layout text, head and the text's sha256."""
+def _laid_out(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any], bytes, int]:
+    """An entry's layout text, head, the text's sha256 and its number steps
+    (`generator.data.gonumbers.number_steps`: searched for once, when first stored)."""
     if isinstance(document, LaidOutEntry):
-        return document.layout, document.head(), document.sha256
+        layout, steps = document.layout, document.steps
+        return (
+            layout,
+            document.head(),
+            document.sha256,
+            number_steps(layout) if steps is None else steps,
+        )
     layout = orjson_layout(document)
-    return layout, head_of(document), hashlib.sha256(layout).digest()
+    return layout, head_of(document), hashlib.sha256(layout).digest(), number_steps(layout)
 
 
 def product_bytes(
@@ -301,21 +310,25 @@ def _pointer_from(
 
 
 _HEX = frozenset("0123456789abcdef")
+_STEPS = frozenset(range(EXPONENTS + POINT_ZEROS + 1))
 
 
 def _document_from(doc: Mapping[str, Any], layouts: LayoutFile) -> LaidOutEntry:
     """A pointer's entry: its head, and where its text lies in `layouts` (read when asked)."""
     span = doc["layout"]
-    if type(span) is not list or len(span) != 3:
-        raise ProductFormatError(f"not a layout's offset, length and digest: {span!r}")
-    start, length, digest = span
+    if type(span) is not list or len(span) != 4:
+        raise ProductFormatError(f"not a layout's offset, length, digest and steps: {span!r}")
+    start, length, digest, steps = span
     if type(start) is not int or type(length) is not int or type(digest) is not str:
-        raise ProductFormatError(f"not a layout's offset, length and digest: {span!r}")
+        raise ProductFormatError(f"not a layout's offset, length, digest and steps: {span!r}")
+    if type(steps) is not int or steps not in _STEPS:
+        raise ProductFormatError(f"not a layout's number steps: {steps!r}")
     if start < 0 or length < 2 or start + length > layouts.size:
         raise ProductFormatError(f"a layout beyond the product's layouts: {span!r}")
     if len(digest) != 64 or not _HEX.issuperset(digest):
         raise ProductFormatError(f"not a sha256: {digest!r}")
-    return LaidOutEntry.from_head(Span(layouts, start, length, bytes.fromhex(digest)), doc["head"])
+    place = Span(layouts, start, length, bytes.fromhex(digest), steps)
+    return LaidOutEntry.from_head(place, doc["head"])
 
 
 def _outcome_from(doc: Mapping[str, Any]) -> StoredOutcome:

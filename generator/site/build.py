@@ -307,8 +307,7 @@ def build_site(
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
 
     `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with it).
-    `page_cache` (a folder) keeps recipe pages, Markdown pages, their rows and (beside it) the
-    compiled templates between builds, so unchanged pages are not rendered again.
+    `page_cache` (a folder) keeps pages, rows and (beside it) compiled templates between builds.
     Its keys come from `digests` when given (those the documents had when first built),
     else from hashing the documents; the digests used are returned (None without a cache).
     `data_ready` is called before `data_dir` is placed (the caller may still be reading it).
@@ -345,4 +344,6 @@ def build_site(
         publish_atomically(staging, out, retire)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if cache is not None:
+            cache.settle()  # its writes end with the build (`PageCache.keep_only` waited)
     return digests if cache is not None else None

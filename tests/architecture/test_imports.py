@@ -127,3 +127,23 @@ def test_no_new_cycle_through_function_local_imports() -> None:
 def test_the_foundation_imports_only_the_foundation(name: str) -> None:
     graph = _generator(False)
     assert graph[name] <= set(FOUNDATION), graph[name]
+
+
+def test_the_data_helper_loads_the_json_writer_alone() -> None:
+    """`python -m generator.data.spool` starts on every big build: the data package's face is
+    lazy, so the helper never imports the board or the pointer documents."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, generator.data.spool; "
+        "print(sorted(m for m in sys.modules if m.startswith(('generator.corroborate', "
+        "'generator.data.writers', 'generator.data._'))))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "[]"
+    import generator.data as data
+
+    assert all(getattr(data, name) is not None for name in data.__all__)

@@ -8,20 +8,23 @@ from pathlib import Path
 from typing import Any
 
 from generator.data.gojson import subtree_layout
+from generator.data.gonumbers import number_steps
 from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of
 
 
 def stored_entries(
-    folder: Path, docs: list[dict[str, Any]]
+    folder: Path, docs: list[dict[str, Any]], *, steps: bool = False
 ) -> tuple[list[LaidOutEntry], LayoutFile]:
-    """`docs` as entries whose text lies in `folder/entries.layouts`, none read yet."""
+    """`docs` as entries whose text lies in `folder/entries.layouts`, none read yet; `steps`:
+    with their number steps known, as a stored product's are."""
     layouts = [subtree_layout(d) for d in docs]
     path = folder / "entries.layouts"
     path.write_bytes(b"".join(layouts))
     file = LayoutFile(path, path.stat().st_size)
     entries, offset = [], 0
     for doc, layout in zip(docs, layouts, strict=True):
-        span = Span(file, offset, len(layout), hashlib.sha256(layout).digest())
+        known = number_steps(layout) if steps else None
+        span = Span(file, offset, len(layout), hashlib.sha256(layout).digest(), known)
         entries.append(LaidOutEntry.from_head(span, head_of(doc)))
         offset += len(layout)
     return entries, file

@@ -144,13 +144,17 @@ def test_the_helper_refuses_a_malformed_spool(tmp_path: Path, spooled: bytes) ->
 ENTRIES: list[dict[str, Any]] = [
     {"path": "evidence/a.yaml", "recipe": "a", "n": [1.5e-10, 2**60], "html": "<&> \u2028"},
     {"path": "evidence/b.yaml", "evidence": {"loggedAt": "t", "x": {}}, "verify": None},
+    {"path": "evidence/d.yaml", "bandwidth": [{"floor": 750.0, "measured": 918.5}]},
+    {"path": "evidence/e.yaml", "plain": ["node-1", 2, "e-5"]},
 ]
 
 
+@pytest.mark.parametrize("steps", [False, True], ids=["steps-unknown", "steps-stored"])
 def test_the_helper_reads_laid_out_entries_itself_and_writes_what_the_build_would(
-    tmp_path: Path,
+    tmp_path: Path, steps: bool
 ) -> None:
-    entries, _ = stored_entries(tmp_path, ENTRIES)
+    entries, _ = stored_entries(tmp_path, ENTRIES, steps=steps)
+    assert all((e.steps is not None) is steps for e in entries)
     doc = {"pointers": [*entries, {"path": "evidence/c.yaml", "fresh": True}], "n": 1}
     expected = go_json_bytes(
         {"pointers": [*ENTRIES, {"path": "evidence/c.yaml", "fresh": True}], "n": 1}
@@ -161,6 +165,7 @@ def test_the_helper_reads_laid_out_entries_itself_and_writes_what_the_build_woul
     assert (out / "pointers.json").read_bytes() == expected
     assert digests["pointers.json"] == hashlib.sha256(expected).hexdigest()
     assert all(e.unread is not None for e in entries)  # the build never read their text
+    assert go_json_bytes(doc) == expected  # and written in the build, the same bytes
 
 
 @pytest.mark.parametrize(

@@ -174,12 +174,19 @@ def test_a_reused_entry_takes_the_current_label_and_duplicate(
     }  # the product is untouched
 
 
-def _span(doc: dict[str, Any], offset: Any = None, length: Any = None, sha: Any = None) -> None:
+_KEEP = object()
+
+
+def _span(
+    doc: dict[str, Any], offset: Any = None, length: Any = None, sha: Any = None, steps: Any = _KEEP
+) -> None:
     span = doc["document"]["layout"]
+    assert len(span) == 4  # offset, length, sha256, number steps: each damaged alone below
     doc["document"]["layout"] = [
         span[0] if offset is None else offset,
         span[1] if length is None else length,
         span[2] if sha is None else sha,
+        span[3] if steps is _KEEP else steps,
     ]
 
 
@@ -195,6 +202,12 @@ def _span(doc: dict[str, Any], offset: Any = None, length: Any = None, sha: Any 
         lambda doc, n: _span(doc, sha="ab"),
         lambda doc, n: _span(doc, sha="Z" * 64),
         lambda doc, n: _span(doc, sha=7),
+        lambda doc, n: _span(doc, steps=4),
+        lambda doc, n: _span(doc, steps=-1),
+        lambda doc, n: _span(doc, steps=True),
+        lambda doc, n: _span(doc, steps="0"),
+        lambda doc, n: _span(doc, steps=None),
+        lambda doc, n: doc["document"]["layout"].pop(),
         lambda doc, n: doc["document"].update(layout=[0, n]),
         lambda doc, n: doc["document"].update(layout=None),
         lambda doc, n: doc["document"]["head"].update(keys=None),
@@ -211,6 +224,12 @@ def _span(doc: dict[str, Any], offset: Any = None, length: Any = None, sha: Any 
         "digest-short",
         "digest-not-hex",
         "digest-not-text",
+        "steps-beyond",
+        "steps-negative",
+        "steps-bool",
+        "steps-text",
+        "steps-null",
+        "no-steps",
         "no-digest",
         "no-span",
         "bad-head",
