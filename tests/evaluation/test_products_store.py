@@ -364,3 +364,23 @@ def test_a_kept_file_cut_short_leaves_the_product_as_it_was(tmp_path: Path) -> N
     header = store._file(KEY).read_bytes()
     assert b"renamed" not in header
     assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None  # cut short
+
+
+@pytest.mark.parametrize(
+    ("document", "steps"),
+    [({"n": 1, "s": "node-1"}, 0), ({"floor": 750.0}, 2), ({"tiny": 1e-7, "floor": 750.0}, 3)],
+    ids=["none", "point-zero", "both"],
+)
+def test_a_stored_entry_keeps_the_number_steps_of_its_text(
+    tmp_path: Path, document: dict[str, Any], steps: int
+) -> None:
+    """The steps are searched for once, when the entry is first stored, and travel sealed with
+    it, also when the product is stored again over its own file (a signer renamed)."""
+    store = ProductStore(tmp_path, AUTH)
+    store.store(_product(document))
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None
+    assert loaded.pointers[0].document.steps == steps  # type: ignore[attr-defined]
+    store.store(loaded)
+    again = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert again is not None and again.pointers[0].document.steps == steps  # type: ignore[attr-defined]
