@@ -120,7 +120,8 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
-def _git_head(folder: Path) -> str | None:
+def git_head(folder: Path) -> str | None:
+    """The commit git says `folder`'s checkout is at (None outside one, or without git)."""
     try:
         done = subprocess.run(
             ["git", "-C", str(folder), "rev-parse", "HEAD"],
@@ -160,6 +161,10 @@ def fingerprint(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_NOT_PER_RECIPE = (MemoRole.LAYOUTS, MemoRole.SITE)
+"""Options no recipe's product depends on (see `evaluation_inputs`)."""
+
+
 def evaluation_inputs(
     options: Any,
     aicr: Path | None,
@@ -172,20 +177,21 @@ def evaluation_inputs(
     program a MemoRole.PROGRAM option resolves to. Raises TypeError for an option without a role.
 
     `per_recipe=True` gives what every recipe's product depends on
-    (generator.evaluate.perrecipe): the tree stands for its folder and git commit only (each
-    recipe's key names its own files) and the OCI layouts are left out (a bundle is named by
-    its digest, as in the verdict cache's key)."""
+    (generator.evaluate.perrecipe): the tree stands for its folder only (each recipe's key
+    names its own files; the few products the git commit reaches are bound to it themselves),
+    and the OCI layouts (a bundle is named by its digest, as in the verdict cache's key) and
+    what only the site shows (`MemoRole.SITE`) are left out."""
     inputs: dict[str, Any] = {}
     for group in dataclasses.fields(options):
         values = getattr(options, group.name)
         for item in dataclasses.fields(values):
             role = memo_role(item)
-            if role is MemoRole.NONE or (per_recipe and role is MemoRole.LAYOUTS):
+            if role is MemoRole.NONE or (per_recipe and role in _NOT_PER_RECIPE):
                 continue
             value = getattr(values, item.name)
             if per_recipe and role is MemoRole.TREE:
                 root = Path(value)
-                inputs[f"{group.name}.{item.name}"] = [str(root.absolute()), _git_head(root)]
+                inputs[f"{group.name}.{item.name}"] = [str(root.absolute())]
             else:
                 inputs[f"{group.name}.{item.name}"] = _keyed(role, value, aicr, hashed)
     return inputs
@@ -199,7 +205,7 @@ def _keyed(
         return None if value is None else [str(value), _file_digest(value)]
     if role is MemoRole.TREE:
         root = Path(value)
-        return [str(root.absolute()), tree_digest(root, hashed=hashed), _git_head(root)]
+        return [str(root.absolute()), tree_digest(root, hashed=hashed), git_head(root)]
     if role is MemoRole.LAYOUTS:
         return [[str(p), _file_digest(Path(p) / "index.json")] for p in value]
     if role is MemoRole.PROGRAM:

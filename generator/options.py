@@ -65,6 +65,10 @@ class MemoRole(Enum):
     """OCI layouts: each path with the digest of its index.json (blobs are by digest)."""
     PROGRAM = "program"
     """The program freshness runs (path, size, modification time)."""
+    SITE = "site"
+    """The value itself, but only in the whole build's key: it reaches build-info.json and the
+    pages, never a recipe's product (a pointer's entry, a board entry), so a new value (the next
+    commit of a PR) does not make every recipe be evaluated again."""
     NONE = "none"
     """Does not change what an evaluation produces (speed, progress, a deadline, a place)."""
 
@@ -94,9 +98,9 @@ class TreeOptions:
     """`--recipes`: the recipes folder that holds evidence/ (aicr layout)."""
     bundle_refs: Path | None = _opt(MemoRole.FILE, None)
     """`--bundle-refs FILE`: digest-pinned bundles no pointer names (issue 3)."""
-    commit: str | None = _opt(MemoRole.VALUE, None)
+    commit: str | None = _opt(MemoRole.SITE, None)
     """`--commit`: the evidence tree's commit (footer, links, build-info.json)."""
-    source_url: str | None = _opt(MemoRole.VALUE, None)
+    source_url: str | None = _opt(MemoRole.SITE, None)
     """`--source-url`: where the evidence tree lives (links to pointer files)."""
 
 

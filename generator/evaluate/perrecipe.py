@@ -11,7 +11,11 @@ The usable pointer files of a tree are grouped by recipe (the folder they sit in
 - for every group alike: the trust root digest, the verifier and the policy options that reach
   a verdict, the code and libraries that evaluate (`generator.buildmemo.code_digest`), the
   evaluation's options (`evaluation_inputs(per_recipe=True)`: SOURCE_DATE_EPOCH, the digest map,
-  the aicr binary, ...) and the git commit of the tree (stale evidence names the commits since).
+  the aicr binary, ...).
+
+The git commit of the tree reaches only the products explaining stale evidence (the explanation
+names the commits since the attested one): such a product is stored with the commit it was made
+at, and is reused only at that commit, so a new commit re-evaluates those recipes alone.
 
 The key of a group is a sha256 over all of these. A group whose product is stored under its key,
 and whose signers the allowlist still classifies alike, is reused: none of its pointers is read
@@ -38,7 +42,7 @@ from typing import Any
 
 import orjson
 
-from generator.buildmemo import code_digest, evaluation_inputs
+from generator.buildmemo import code_digest, evaluation_inputs, git_head
 from generator.cacheauth import CacheAuth
 from generator.corroborate import BoardEntry
 from generator.data import PointerRecord
@@ -152,6 +156,9 @@ class RecipePlan:
     loaded: dict[str, RecipeProduct] = field(default_factory=dict)
     """The product of each reused group."""
     _classified: dict[SignerIdentity, Classification] = field(default_factory=dict)
+    tree: Path | None = None
+    """The evidence tree, whose git commit binds the products explaining stale evidence."""
+    _commit: str | None = None
 
     @property
     def recipes_evaluated(self) -> int:
@@ -160,6 +167,12 @@ class RecipePlan:
     @property
     def recipes_reused(self) -> int:
         return len(self.reused_groups)
+
+    def commit(self) -> str:
+        """The tree's git commit ("" outside a repository), asked of git once."""
+        if self._commit is None:
+            self._commit = (git_head(self.tree) if self.tree is not None else None) or ""
+        return self._commit
 
     def classify(self, signer: SignerIdentity) -> Classification:
         """The current allowlist's classification of `signer` (asked once per signer)."""
@@ -192,7 +205,7 @@ class RecipePlan:
         product checks reused. `digests` are the sha256 of the bytes the scan parsed, by
         path (`PointerDocs.digests`)."""
         store = ProductStore(store_root, auth or CacheAuth.from_environment())
-        plan = cls(store, allowlist)
+        plan = cls(store, allowlist, tree=options.tree.recipes)
         groups = plan._group(files)
         common = _common_digest(options, trust_digest, policy)
         overlays = _Overlays(options.tree.recipes / "overlays")
@@ -221,6 +234,8 @@ class RecipePlan:
         the current allowlist."""
         if [p.path for p in product.pointers] != paths:
             return False
+        if product.history is not None and product.history != self.commit():
+            return False  # it explains stale evidence by the commits since: made at another
         return all(
             classification_mark(self.classify(signer)) == mark for signer, mark in product.signers
         )
@@ -271,7 +286,14 @@ class RecipePlan:
             outcome = StoredOutcome.of(verdict)
             pointers.append(PointerProduct(record.path, outcome, document, entry))
         ordered = tuple(sorted(signers.items(), key=lambda s: (s[0].issuer, s[0].identity)))
-        return RecipeProduct(key, ordered, tuple(pointers))
+        history = self.commit() if any(_explains(p.document) for p in pointers) else None
+        return RecipeProduct(key, ordered, tuple(pointers), history)
+
+
+def _explains(document: Mapping[str, Any]) -> bool:
+    """Whether a pointer's entry explains stale evidence (read from the tree's git history)."""
+    freshness = document.get("freshness")
+    return isinstance(freshness, Mapping) and freshness.get("explanation") is not None
 
 
 def _label(document: Mapping[str, Any]) -> Any:

@@ -63,7 +63,7 @@ __all__ = [
     "product_parts",
 ]
 
-PRODUCT_VERSION = "recipe-product/v5"
+PRODUCT_VERSION = "recipe-product/v6"
 MAX_LAYOUTS_BYTES = 256 << 20
 """A file of laid-out entries larger than this is not read (a few MB per recipe)."""
 
@@ -149,6 +149,11 @@ class RecipeProduct:
     signers: tuple[tuple[SignerIdentity, str], ...]
     """Every signer the verdicts name, with its `classification_mark` when made."""
     pointers: tuple[PointerProduct, ...]
+    history: str | None = None
+    """The git commit the tree was at when the product was made, when the product depends on
+    it ("" outside a repository): one of its entries explains stale evidence, which names the
+    commits since the attested one (`generator.freshness.explain`). None: the product reads no
+    history, and stands at any commit."""
 
 
 def classification_mark(classification: Classification) -> str:
@@ -208,6 +213,7 @@ def product_parts(
         "key": product.key,
         "signers": [[s.issuer, s.identity, mark] for s, mark in product.signers],
         "pointers": pointers,
+        "history": product.history,
         "layouts": offset,
     }
     return doc, layouts, live
@@ -288,11 +294,14 @@ def product_from_json(
             for issuer, identity, mark in doc["signers"]
         )
         pointers = tuple(_pointer_from(p, classify, layouts) for p in doc["pointers"])
+        history = doc["history"]
+        if history is not None and (type(history) is not str or not _HEX.issuperset(history)):
+            raise ProductFormatError(f"not a git commit: {history!r}")
     except ProductFormatError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ProductFormatError(f"malformed recipe product: {exc!r}") from exc
-    return RecipeProduct(key, signers, pointers)
+    return RecipeProduct(key, signers, pointers, history)
 
 
 def _pointer_from(

@@ -217,6 +217,21 @@ def test_every_evaluation_option_says_how_it_reaches_the_key(tree: Path, tmp_pat
     } <= set(evaluation_inputs(options, None))
 
 
+def test_a_recipe_product_depends_on_neither_the_commit_nor_what_only_the_site_shows(
+    tree: Path, tmp_path: Path
+) -> None:
+    """The next commit of a PR changes `--commit` (and git's HEAD) but no recipe's product: the
+    per-recipe inputs leave both out (the few products explaining stale evidence are bound to
+    the commit themselves, `generator.evaluate.perrecipe`), the whole build's key does not."""
+    options = _options(tree, tmp_path / "a", tmp_path / "cache").evaluation
+    per_recipe = evaluation_inputs(options, None, per_recipe=True)
+    assert "tree.commit" not in per_recipe and "tree.source_url" not in per_recipe
+    assert per_recipe["tree.recipes"] == [str(Path(options.tree.recipes).absolute())]
+    moved = options.replace(commit="a" * 40, source_url="https://example.test/evidence")
+    assert evaluation_inputs(moved, None, per_recipe=True) == per_recipe
+    assert evaluation_inputs(moved, None) != evaluation_inputs(options, None)
+
+
 def test_an_option_added_without_a_memo_role_is_refused() -> None:
     """A new evaluation option that does not say how it reaches the key makes the
     fingerprint fail loudly instead of silently reusing a stale evaluation."""

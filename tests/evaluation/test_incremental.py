@@ -54,6 +54,8 @@ class Tree:
         self.seen = seen
         shutil.copytree(REPO / "recipes", self.recipes)
         self.builds = 0
+        self.extra: dict[str, Any] = {}
+        """Options every build of the tree is given (its `--commit`)."""
 
     def options(self, out: Path, cache: Path, **extra: Any) -> BuildOptions:
         return BuildOptions.flat(
@@ -64,7 +66,7 @@ class Tree:
             quiet=True,
             oci_layouts=(self.recipes / "bundles",),
             trust_root=self.recipes / "trust" / "trusted_root.json",
-            **extra,
+            **{**self.extra, **extra},
         )
 
     def build(self) -> tuple[Path, Evaluation]:
@@ -264,6 +266,55 @@ def test_a_removed_allowlist_entry_re_evaluates_the_recipes_of_its_signer(tree: 
         allowlist(t).write_text(without_entry(text, "nimbus-ai"), encoding="utf-8")
 
     change_and_compare(tree, remove, evaluated=3, verified=0)
+
+
+def _commit(tree: Tree, message: str, *flags: str) -> None:
+    """Commit the tree (a checkout of its own) and build with that commit, as the CLI does."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(tree.recipes), "-c", "user.name=t", "-c", "user.email=t@e.test"]
+            + ["-c", "commit.gpgsign=false", *args],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return done.stdout.strip()
+
+    if not (tree.recipes / ".git").exists():
+        git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", message, *flags)
+    tree.extra["commit"] = git("rev-parse", "HEAD")
+
+
+def _explaining(out: Path) -> set[str]:
+    """The recipes one of whose entries explains stale evidence (from git's history)."""
+    doc = json.loads((out / "data" / "pointers.json").read_text(encoding="utf-8"))
+    return {
+        str(p.get("recipe"))
+        for p in doc["pointers"]
+        if ((p.get("freshness") or {}).get("explanation")) is not None
+    }
+
+
+def test_a_new_commit_re_evaluates_only_the_recipes_explaining_stale_evidence(
+    tree: Tree,
+) -> None:
+    """A product whose entries name no commit stands at any commit: a PR's next push, with the
+    tree's bytes unchanged, re-evaluates only what reads the history (the commits since a
+    stale attestation), and the site is the cold build's (which names the new commit)."""
+    _commit(tree, "the evidence tree")
+    stale = _explaining(tree.build()[0])
+    assert 0 < len(stale) < ALL
+    change_and_compare(
+        tree,
+        lambda t: _commit(t, "the next push", "--allow-empty"),
+        evaluated=len(stale),
+        verified=0,
+        before=lambda t: shutil.rmtree(t.cache),
+    )
 
 
 def test_a_changed_label_re_evaluates_nothing_and_shows_the_new_label(tree: Tree) -> None:

@@ -384,3 +384,26 @@ def test_a_stored_entry_keeps_the_number_steps_of_its_text(
     store.store(loaded)
     again = store.load(KEY, lambda signer: pytest.fail("no board entry"))
     assert again is not None and again.pointers[0].document.steps == steps  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("history", [None, "", "0123456789abcdef" * 2 + "01234567"])
+def test_the_commit_a_product_depends_on_reads_back(tmp_path: Path, history: str | None) -> None:
+    product = dataclasses.replace(_product({"n": 1}), history=history)
+    store = ProductStore(tmp_path, AUTH)
+    store.store(product)
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None and loaded.history == history
+
+
+@pytest.mark.parametrize("history", [7, True, ["ab"], "XYZ", "ab cd", "<script>"])
+def test_a_sealed_product_naming_no_commit_it_could_be_is_a_miss(
+    tmp_path: Path, history: Any
+) -> None:
+    doc, layouts, _ = product_parts(_product({"n": 1}))
+    store = ProductStore(tmp_path, AUTH)
+    doc["history"] = history
+    _sealed(store, doc, b"".join(layouts))
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
+    del doc["history"]
+    _sealed(store, doc, b"".join(layouts))
+    assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
