@@ -9,7 +9,9 @@ copy once on the same cache (the base), then measures one build after each chang
 - "pointer removed": one pointer file is moved out of the tree;
 - "pointer added": the same file is put back;
 - "overlay changed": one overlay gains a comment line (its bytes change, not its meaning);
-- "allowlist changed": one allowlist entry's label changes.
+- "allowlist changed": one allowlist entry's label changes;
+- "new commit": the tree's commit moves, as a PR's next push does, its files unchanged (every
+  build of the loop is given the copy's commit, `--commit`, as a CI job gives its own).
 
 Each change is a plain edit of files, as a contributor's commit would make; nothing is signed.
 """
@@ -39,6 +41,14 @@ class LoopTree:
     def overlays(self) -> Path:
         return self.root / "overlays"
 
+    @property
+    def commit_file(self) -> Path:
+        """Holds the copy's commit (40 hex digits), which every loop build is given."""
+        return self.stash.parent / "commit"
+
+    def commit(self) -> str:
+        return self.commit_file.read_text(encoding="ascii").strip()
+
 
 def copy_tree(source: Path, target: Path) -> LoopTree:
     """Copy `source`'s `evidence/` and `overlays/` to `target/recipes` (replacing it)."""
@@ -50,7 +60,9 @@ def copy_tree(source: Path, target: Path) -> LoopTree:
             shutil.copytree(source / part, root / part, symlinks=True)
     stash = target / "stash"
     stash.mkdir()
-    return LoopTree(root, stash)
+    tree = LoopTree(root, stash)
+    tree.commit_file.write_text("0" * 40, encoding="ascii")
+    return tree
 
 
 def first_pointer(tree: LoopTree) -> Path:
@@ -97,6 +109,12 @@ def _change_allowlist(tree: LoopTree) -> str:
     raise ValueError(f"no labelled entry in {allowlist}")
 
 
+def _new_commit(tree: LoopTree) -> str:
+    moved = f"{int(tree.commit(), 16) + 1:040x}"
+    tree.commit_file.write_text(moved, encoding="ascii")
+    return f"commit {moved[-8:]}"
+
+
 @dataclass(frozen=True)
 class Change:
     """One edit of the loop: its row name and the function that makes it (returns what)."""
@@ -110,4 +128,5 @@ CHANGES: tuple[Change, ...] = (
     Change("pointer added", _add_pointer),
     Change("overlay changed", _change_overlay),
     Change("allowlist changed", _change_allowlist),
+    Change("new commit", _new_commit),
 )

@@ -335,6 +335,7 @@ def run_loop(
         result = runs / f"loop-{name.replace(' ', '-')}-{len(done) + 1}.json"
         argv = build_argv(info, out, cache, jobs, result)
         argv[argv.index("--recipes") + 1] = str(tree.root)
+        argv += ["--commit", tree.commit()]
         m = measure(argv, result)
         done.append(m)
         print(
