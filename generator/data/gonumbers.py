@@ -70,12 +70,17 @@ def number_steps(data: bytes) -> int:
     by the same searches: kept with a text that is written again and again (a stored pointer
     entry), so those searches run once, not each time (`go_numbers(data, steps)`)."""
     steps = 0
-    if (b"+" in data and _exponent(_EXPONENT_PLUS, data)) or _exponent(_EXPONENT_MINUS, data):
+    if _has_exponent(data):
         steps |= EXPONENTS
         data = _EXPONENT_TOKEN.sub(_go_token, data)
     if _POINT_ZERO.search(data) is not None:
         steps |= POINT_ZEROS
     return steps
+
+
+def _has_exponent(data: bytes) -> bool:
+    """Whether `data` holds a float token with an exponent (`e-` or `e+` after a digit)."""
+    return (b"+" in data and _exponent(_EXPONENT_PLUS, data)) or _exponent(_EXPONENT_MINUS, data)
 
 
 def go_numbers(data: bytes, steps: int | None = None) -> bytes:
@@ -91,14 +96,10 @@ def go_numbers(data: bytes, steps: int | None = None) -> bytes:
     the one common prefix left, and was already searched for before numbers were Go's.
     `steps`, when given, are `number_steps(data)`: only those steps run, without the searches.
     """
-    if steps is None:
-        if (b"+" in data and _exponent(_EXPONENT_PLUS, data)) or _exponent(_EXPONENT_MINUS, data):
-            data = _EXPONENT_TOKEN.sub(_go_token, data)
-        if _POINT_ZERO.search(data) is not None:
-            data = _POINT_ZERO.sub(b"", data)
-    else:
-        if steps & EXPONENTS:
-            data = _EXPONENT_TOKEN.sub(_go_token, data)
-        if steps & POINT_ZEROS:
-            data = _POINT_ZERO.sub(b"", data)
+    exponents = _has_exponent(data) if steps is None else steps & EXPONENTS
+    if exponents:
+        data = _EXPONENT_TOKEN.sub(_go_token, data)
+    point_zeros = _POINT_ZERO.search(data) is not None if steps is None else steps & POINT_ZEROS
+    if point_zeros:
+        data = _POINT_ZERO.sub(b"", data)
     return data[:-2] if data.endswith(b".0") else data

@@ -13,12 +13,12 @@ cost a build on the maintainer's loop about a second.
 A product is stored (`generator.evaluate.productstore`) as its JSON part, sealed, and a file of
 the `subtree_layout` text of each pointer's entry (`product_bytes`), which the JSON part names by
 offset, length and sha256, with which of Go's number steps change the text (searched for once:
-`generator.data.gonumbers.number_steps`). A reused entry is read back as a `LaidOutEntry`: the few fields every
-build reads are in the JSON part, and its text is read (and checked against its sha256) only
-when asked: data/pointers.json is written from it by the data helper, which checks it too
-(`generator.data.spool`), and the page keys take its sha256. Reading back checks the exact
-shape (`product_from_json`): every entry's span lies within the file of the size the product
-names, and anything else is a `ProductFormatError`. Nothing executable is ever loaded.
+`generator.data.gonumbers.number_steps`). A reused entry is read back as a `LaidOutEntry`: the
+few fields every build reads are in the JSON part, and its text is read (and checked against
+its sha256) only when asked: data/pointers.json is written from it by the data helper, which
+checks it too (`generator.data.spool`), and the page keys take its sha256. Reading back checks
+the exact shape (`product_from_json`): every entry's span lies within the file of the size the
+product names, and anything else is a `ProductFormatError`. Nothing executable is ever loaded.
 """
 
 from __future__ import annotations
