@@ -50,6 +50,7 @@ from generator.data.gojson import (
     subtree_layout,
     write_go_json,
 )
+from generator.data.gonumbers import EXPONENTS, POINT_ZEROS
 from generator.data.laidout import LaidOutEntry
 from generator.pids import dead_folders
 
@@ -270,6 +271,15 @@ def _write_here(path: Path, doc: Any) -> str:
 
 
 # ------------------------------------------------------------------------------ the helper
+def _steps_of(byte: bytes) -> int | None:
+    """An `S` record's number steps (None: not known); ValueError for anything else."""
+    if byte == bytes((_UNKNOWN_STEPS,)):
+        return None
+    if len(byte) != 1 or byte[0] > EXPONENTS | POINT_ZEROS:
+        raise ValueError(f"a spool record with number steps {byte!r}")
+    return byte[0]
+
+
 def _read_record(inp: IO[bytes]) -> tuple[bytes, bytes] | None:
     head = inp.read(1 + _HEADER)
     if not head:
@@ -296,7 +306,7 @@ class _Spans:
         offset = int.from_bytes(payload[:8], "big")
         length = int.from_bytes(payload[8:16], "big")
         sha256, path = payload[16:48], payload[48:]
-        if path != self._path:
+        if path != self._path or self._fd < 0:
             self.close()
             opened = open_cache_entry(os.fsdecode(path))
             if opened is None:
@@ -333,7 +343,7 @@ def serve(spool: Path, target: Path) -> str:
                 pad = payload[2 : 2 + size].decode("ascii")
                 rest = payload[2 + size :]
                 if kind == b"S":
-                    steps: int | None = rest[0] if rest[0] != _UNKNOWN_STEPS else None
+                    steps = _steps_of(rest[:1])
                     text = finish_layout(spans.text(rest[1:]), pad, steps)
                 else:
                     text = finish_layout(rest, pad)

@@ -132,12 +132,23 @@ def test_what_the_encoder_refuses_the_spool_refuses_alike(tmp_path: Path) -> Non
         b"X" + (0).to_bytes(8, "big"),  # unknown kind
         b"T" + (100).to_bytes(8, "big") + b"short",  # cut record
         b"T" + (1).to_bytes(4, "big"),  # cut header
+        b"S" + (2).to_bytes(8, "big") + (0).to_bytes(2, "big"),  # no steps, no span
+        b"S" + (3).to_bytes(8, "big") + (0).to_bytes(2, "big") + bytes((9,)),  # unknown steps
     ],
-    ids=["unknown-kind", "cut-record", "cut-header"],
+    ids=["unknown-kind", "cut-record", "cut-header", "no-steps", "unknown-steps"],
 )
 def test_the_helper_refuses_a_malformed_spool(tmp_path: Path, spooled: bytes) -> None:
     (tmp_path / "spool").write_bytes(spooled)
     with pytest.raises(ValueError, match="spool"):
+        serve(tmp_path / "spool", tmp_path / "out.json")
+
+
+def test_a_laid_out_entry_record_naming_no_file_is_refused(tmp_path: Path) -> None:
+    """An `S` record whose span names no file (the first span of the spool) is refused as
+    every other malformed record is (ValueError), never read from a descriptor not opened."""
+    spooled = b"S" + (3).to_bytes(8, "big") + (0).to_bytes(2, "big") + bytes((0,))
+    (tmp_path / "spool").write_bytes(spooled)
+    with pytest.raises(ValueError, match="not a regular file"):
         serve(tmp_path / "spool", tmp_path / "out.json")
 
 
