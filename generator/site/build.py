@@ -39,6 +39,7 @@ from generator.site.pagecache import PageCache
 from generator.site.pages import SiteModel, render_pages
 from generator.site.recipepages import (
     InputDigests,
+    body_build_info,
     input_digests,
     meta_pages,
     page_keys,
@@ -214,25 +215,25 @@ def _place_data(data_dir: Path, target: Path, *, move: bool) -> None:
 def _markdown_pages(
     model: SiteModel, res: SiteResources, cache: PageCache | None, digests: InputDigests | None
 ) -> tuple[dict[str, str], list[str], str | None, InputDigests | None]:
-    """The Markdown pages (from `cache` when their key is there), the recipe pages' cache keys,
-    the Markdown pages' key and the input digests those keys came from."""
+    """The Markdown pages (from `cache` when their key is there), the recipe pages' bodies'
+    cache keys, the Markdown pages' key and the input digests those keys came from."""
     if cache is None:
         return render_pages(model, res.pages), [], None, digests
     code = templates_digest(res.pages)
     keep_compiled(res.pages, cache.root.parent / "templates", code)
     if digests is None or len(digests.recipes) != len(model.tabs):
         digests = input_digests(model)
-    keys, markdown_key = page_keys(digests, code)
-    markdown = cache.get_markdown(markdown_key)
+    keys = page_keys(digests, code)
+    markdown = cache.get_markdown(keys.markdown)
     if markdown is None:
         rows = RowCache(
-            dict(zip((t.recipe for t in model.tabs), keys, strict=True)), cache.get_rows()
+            dict(zip((t.recipe for t in model.tabs), keys.rows, strict=True)), cache.get_rows()
         )
         markdown = render_pages(model, res.pages, rows)
-        cache.put_markdown(markdown_key, markdown)
+        cache.put_markdown(keys.markdown, markdown)
         if rows.changed:
             cache.put_rows(rows.used())
-    return markdown, keys, markdown_key, digests
+    return markdown, keys.bodies, keys.markdown, digests
 
 
 def _run_theme(
@@ -264,14 +265,14 @@ def _recipe_pages(
     previous: Path | None = None,
     written: dict[str, Written] | None = None,
 ) -> None:
-    """Every recipe page (with its history list from `lists`), in the shell MkDocs rendered
-    into `staging`, entered into its search index, sitemap and tags; the page cache keeps only
-    what this site uses. `previous`: the output this site replaces (its same pages linked);
+    """Every recipe page (with its history list from `lists`; its body sees `body_build_info`),
+    in the shell MkDocs rendered into `staging`, entered into its search index, sitemap and
+    tags; the page cache keeps only what this site uses. `previous`: the output this site replaces (its same pages linked);
     `written` is given the digests of the pages written here (`write_recipe_pages`)."""
     shell_file = staging / "recipes" / SHELL_NAME / "index.html"
     shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
     metas = write_recipe_pages(
-        model,
+        model.for_bodies(body_build_info(model.build_info)),
         templates,
         shell,
         staging,
@@ -284,7 +285,7 @@ def _recipe_pages(
     )
     expand(staging, meta_pages(metas), [m.recipe for m in metas])
     if cache is not None:
-        cache.keep_only(page_names(keys, shell, markdown_key))
+        cache.keep_only(page_names(keys, markdown_key))
 
 
 def build_site(

@@ -25,6 +25,7 @@ named like the shell (leading `_`) and its name needs no escaping inside a URL.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import logging
@@ -70,6 +71,14 @@ def shell_markdown() -> str:
 
 
 @dataclass(frozen=True)
+class Finished:
+    """A finished recipe page (UTF-8) and where its body lies in it: (offset, length)."""
+
+    data: bytes
+    body: tuple[int, int]
+
+
+@dataclass(frozen=True)
 class PageShell:
     """The rendered shell page cut at its body marker; `fill` makes one recipe page."""
 
@@ -93,11 +102,26 @@ class PageShell:
 
     def fill(self, recipe: str, page: HtmlPage) -> str:
         """The finished page of `recipe`: the shell with its title, address and body."""
-        title = str(escape.html(page.title))
-        url = f"recipes/{recipe}/"
-        head = self.head.replace(TITLE_TOKEN, title).replace(SHELL_URL, url)
-        tail = self.tail.replace(TITLE_TOKEN, title).replace(SHELL_URL, url)
+        head, tail = self.around(recipe, page.title)
         return f"{head}{page.body}{tail}"
+
+    def around(self, recipe: str, title: str) -> tuple[str, str]:
+        """What `fill` puts before and after the body of `recipe`'s page titled `title`."""
+        shown = str(escape.html(title))
+        url = f"recipes/{recipe}/"
+        head = self.head.replace(TITLE_TOKEN, shown).replace(SHELL_URL, url)
+        tail = self.tail.replace(TITLE_TOKEN, shown).replace(SHELL_URL, url)
+        return head, tail
+
+    def finish(self, recipe: str, title: str, body: bytes) -> Finished:
+        """`fill` for a body already in UTF-8 (from the page cache, or just rendered)."""
+        head, tail = self.around(recipe, title)
+        before = head.encode("utf-8")
+        return Finished(before + body + tail.encode("utf-8"), (len(before), len(body)))
+
+    def digest(self) -> str:
+        """The sha256 (hex) of the shell: a finished page is its body in this shell."""
+        return hashlib.sha256(f"{self.head}\0{self.tail}".encode()).hexdigest()
 
 
 def expand(site: Path, pages: Mapping[str, HtmlPage], written: Iterable[str]) -> None:

@@ -8,6 +8,7 @@ from `_words`) are plain functions of the documents: no HTML and no Jinja.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -157,6 +158,15 @@ class SiteModel:
         self._headlines: dict[str, caveats.Headline] = {}
         self.memo: dict[int, Any] = {}
         """Per-model memo of the presentation layer (generator.site.environment.badges_for)."""
+
+    def for_bodies(self, build_info: Mapping[str, Any]) -> SiteModel:
+        """This model as the recipe pages' bodies see it: with `build_info` (less than the
+        whole, `generator.site.recipepages.body_build_info`), so a body cannot show what its
+        cache key leaves out. Its indexes are shared; its presentation memo is its own."""
+        bodies = copy.copy(self)
+        bodies.build_info = build_info
+        bodies.memo = {}
+        return bodies
 
     def has_recipe(self, recipe: object) -> bool:
         """Is `recipe` in the catalog (so it has a page)?"""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -15,7 +16,7 @@ import orjson
 from generator.cacheauth import TAG_LENGTH, CacheAuth, Purpose, open_cache_entry, read_cache_file
 from generator.quickwrite import link_checked
 
-__all__ = ["MAX_PAGE_ENTRY_BYTES", "ROWS_NAME", "PageCache"]
+__all__ = ["MAX_PAGE_ENTRY_BYTES", "ROWS_NAME", "CachedPage", "PageCache"]
 
 MAX_PAGE_ENTRY_BYTES = 512 << 20
 """A page cache entry larger than this is a miss (a page is hundreds of KB, the Markdown pages
@@ -24,14 +25,57 @@ ROWS_NAME = "rows.json"
 """The page cache entry holding the Markdown pages' rows (`generator.site.rowcache`)."""
 
 _DIGEST_HEX = 64
+_SPAN_HEX = 16
 _HEX = frozenset("0123456789abcdef")
-_HTML_HEAD = TAG_LENGTH + 1 + _DIGEST_HEX + 1
-"""A finished page's entry starts `<tag>\n<sha256 hex>\n`; the page follows."""
+_PAGE_HEAD = 2 * _DIGEST_HEX + 2 * _SPAN_HEX + 1
+"""A finished page's sealed head: its sha256, its shell's digest, its body's offset and length
+(hex, fixed widths) and a newline; the page follows."""
+_HTML_HEAD = TAG_LENGTH + 1 + _PAGE_HEAD
+"""A finished page's entry starts `<tag>\n<sealed head>`."""
+
+
+@dataclass(frozen=True)
+class CachedPage:
+    """A finished recipe page as the page cache keeps it (by its body's key): its UTF-8
+    bytes, their sha256 (hex), the digest of the shell it was finished in
+    (`PageShell.digest`) and where its body lies in it (offset, length)."""
+
+    data: bytes
+    sha256: str
+    shell: str
+    body: tuple[int, int]
+
+    def head(self) -> bytes:
+        """The sealed head the entry starts with."""
+        offset, length = self.body
+        span = f"{offset:0{_SPAN_HEX}x}{length:0{_SPAN_HEX}x}"
+        return f"{self.sha256}{self.shell}{span}\n".encode("ascii")
+
+    def body_bytes(self) -> bytes:
+        offset, length = self.body
+        return self.data[offset : offset + length]
+
+
+def _page_head(head: bytes, size: int) -> tuple[str, str, tuple[int, int]] | None:
+    """A sealed head's page sha256, shell digest and body span, for a page of `size` bytes;
+    None for anything else (another layout, a span beyond the page)."""
+    if len(head) != _PAGE_HEAD or head[-1:] != b"\n":
+        return None
+    text = head[:-1].decode("ascii", "replace")
+    if not set(text) <= _HEX:
+        return None
+    digest, shell = text[:_DIGEST_HEX], text[_DIGEST_HEX : 2 * _DIGEST_HEX]
+    offset = int(text[2 * _DIGEST_HEX : 2 * _DIGEST_HEX + _SPAN_HEX], 16)
+    length = int(text[2 * _DIGEST_HEX + _SPAN_HEX :], 16)
+    if offset + length > size:
+        return None
+    return digest, shell, (offset, length)
 
 
 class PageCache:
-    """Rendered pages on disk: finished recipe pages (`<key>.html`) and the Markdown pages of
-    one site (`markdown-<key>.json`), each sealed with its HMAC tag. Writes are atomic;
+    """Rendered pages on disk: finished recipe pages (`<key>.html`, by their body's key, with
+    the shell they were finished in and where their body lies) and the Markdown pages of one
+    site (`markdown-<key>.json`), each sealed with its HMAC tag. Writes are atomic;
     unreadable entries are misses, and so are entries whose tag does not check (counted)."""
 
     def __init__(self, root: Path, auth: CacheAuth | None = None) -> None:
@@ -66,23 +110,26 @@ class PageCache:
             return None
         return self.auth.open(Purpose.PAGE, stored, name.encode(), f"page {name}")
 
-    def get_html(self, key: str) -> tuple[bytes, str] | None:
-        """A finished page's bytes and their sha256 (hex, made when it was kept), when cached
-        and authentic: a page placed from the cache is never hashed again for the manifest."""
+    def get_html(self, key: str) -> CachedPage | None:
+        """The finished page kept under its body's `key`, when cached and authentic (its
+        sha256 made when it was kept: a page placed from the cache is never hashed again for
+        the manifest)."""
         stored = self._read(f"{key}.html")
-        if stored is None or stored[_DIGEST_HEX : _DIGEST_HEX + 1] != b"\n":
+        if stored is None:
             return None
-        digest = stored[:_DIGEST_HEX].decode("ascii", "replace")
-        if not set(digest) <= _HEX:
+        data = stored[_PAGE_HEAD:]
+        head = _page_head(stored[:_PAGE_HEAD], len(data))
+        if head is None:
             return None  # an entry of another layout
-        return stored[_DIGEST_HEX + 1 :], digest
+        return CachedPage(data, *head)
 
-    def link_html(self, key: str, previous: Path, target: Path) -> str | None:
+    def link_html(self, key: str, previous: Path, target: Path, shell: str) -> str | None:
         """Link `previous` (the page in the output this site replaces) as the new name
-        `target` when its bytes are exactly the cached page of `key`: they are checked against
-        the entry's tag, and the entry's own copy of the page is never read. The page's sha256
-        (hex) when linked; None, with nothing at `target`, otherwise (`get_html` then reads
-        the entry, and counts a tag that does not check)."""
+        `target` when its bytes are exactly the cached page of `key`, finished in the shell
+        whose digest is `shell`: they are checked against the entry's tag, and the entry's own
+        copy of the page is never read. The page's sha256 (hex) when linked; None, with nothing
+        at `target`, otherwise (`get_html` then reads the entry, and counts a tag that does not
+        check)."""
         name = f"{key}.html"
         opened = open_cache_entry(self.root / name)
         if opened is None:
@@ -100,19 +147,20 @@ class PageCache:
         if info.st_size > MAX_PAGE_ENTRY_BYTES:  # the bound `get_html` reads an entry within
             return None
         tag, sealed_head = head[:TAG_LENGTH], head[TAG_LENGTH + 1 :]
-        digest = sealed_head[:_DIGEST_HEX].decode("ascii", "replace")
-        if not set(digest) <= _HEX:
-            return None
+        parsed = _page_head(sealed_head, size)
+        if parsed is None or parsed[1] != shell:
+            return None  # another layout, or the page in another shell
+        digest = parsed[0]
 
         def is_cached_page(page: bytes) -> bool:
             return self.auth.check_parts(Purpose.PAGE, (sealed_head, page), tag, name.encode())
 
         return digest if link_checked(previous, target, size, is_cached_page) else None
 
-    def put_html(self, key: str, data: bytes, sha256: str) -> None:
-        """Keep a finished page (its UTF-8 bytes, as written into the site, and their
-        sha256)."""
-        self._write(f"{key}.html", sha256.encode("ascii") + b"\n" + data)
+    def put_html(self, key: str, page: CachedPage) -> None:
+        """Keep a finished page under its body's `key` (its UTF-8 bytes, as written into the
+        site)."""
+        self._write(f"{key}.html", page.head() + page.data)
 
     def get_markdown(self, key: str) -> dict[str, str] | None:
         return self._string_map(f"markdown-{key}.json")

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from generator.site.mkdocs_adapter import PageShell
+from generator.site.mkdocs_adapter import Finished, PageShell
 from generator.site.pages import RecipePages, SiteModel, Tab
 
 __all__ = ["MIN_SHARED_PAGES", "Part", "part_of", "render_part", "render_shared"]
 
-Pages = list[tuple[str, bytes]]
-"""Finished pages: (recipe, UTF-8 bytes), in the order asked for."""
+Pages = list[tuple[str, Finished]]
+"""Finished pages by recipe, in the order asked for."""
 
 MIN_SHARED_PAGES = 48
 """Below this many pages to render, starting a process costs more than it saves."""
@@ -63,7 +63,7 @@ class Placer(Protocol):
     """Writes a finished page into the site (and the page cache); picklable, since a helper
     writes the pages it renders itself."""
 
-    def place(self, recipe: str, key: str, data: bytes) -> None: ...
+    def place(self, recipe: str, key: str, page: Finished) -> None: ...
 
 
 def _context(model: SiteModel) -> dict[str, Any]:
@@ -102,7 +102,11 @@ def render_part(
     """The finished pages of a part's recipes, in its order."""
     model = _model(context, build_info, part)
     renderer = RecipePages(model, templates)
-    return [(t.recipe, shell.fill(t.recipe, renderer.render(t)).encode()) for t in model.tabs]
+    pages = []
+    for tab in model.tabs:
+        page = renderer.render(tab)
+        pages.append((tab.recipe, shell.finish(tab.recipe, page.title, page.body.encode())))
+    return pages
 
 
 # ------------------------------------------------------------------------------- the wire
@@ -133,8 +137,8 @@ def _serve(inp: IO[bytes], out: IO[bytes]) -> None:
     templates, context, build_info, shell, placer = setup
     while (part := _receive(inp)) is not None:
         pages = render_part(templates, context, build_info, shell, part)
-        for (recipe, data), key in zip(pages, part.keys, strict=True):
-            placer.place(recipe, key, data)
+        for (recipe, page), key in zip(pages, part.keys, strict=True):
+            placer.place(recipe, key, page)
         _send(out, [recipe for recipe, _ in pages])
 
 

@@ -170,7 +170,12 @@ class RecipePages:
         """The page without its body: title, search text and tags (cheap, no rendering)."""
         coord = tab.doc.get("coord") or {}
         tags = tuple(str(coord[k]) for k in ("service", "accelerator") if coord.get(k))
-        return HtmlPage(tab.recipe, "", search_summary(self.model, tab), tags)
+        return HtmlPage(self.title(tab), "", search_summary(self.model, tab), tags)
+
+    @staticmethod
+    def title(tab: Tab) -> str:
+        """The page's title: its recipe's name."""
+        return tab.recipe
 
 
 def pointer_card(

@@ -1,13 +1,15 @@
 """Write every recipe page into the built site, reusing pages cached by earlier builds.
 
 Recipe pages are most of a large site. Each is rendered from the data documents alone
-(`generator.site.pages.RecipePages`) into the page shell. A finished page whose inputs did
-not change since the last build (same recipe documents, pointers, sources, states, build
-info, the same templates and page code, and the same shell) is copied from the page cache
-under `--cache` instead of being rendered again. The cache key is a SHA-256 over all those
-inputs; a missing or unreadable entry is rendered again, never trusted. Each cached page
-carries an HMAC tag over its name and bytes (`generator.cacheauth`): a page that fails the
-check is rendered again and counted as an authentication failure.
+(`generator.site.pages.RecipePages`) into the page shell. A page whose body's inputs did not
+change since the last build (same recipe documents, pointers, sources, states, the build info
+the body sees, `body_build_info`, the same templates and page code) is taken from the page
+cache under `--cache` instead of being rendered again: as it was kept when the shell is the
+same, else its body finished in the new shell (the footer names the commit: a new commit
+renders nothing again). The cache key is a SHA-256 over all those inputs; a missing or
+unreadable entry is rendered again, never trusted. Each cached page carries an HMAC tag over
+its name and bytes (`generator.cacheauth`): a page that fails the check is rendered again and
+counted as an authentication failure.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from generator.data.laidout import LaidOutEntry, materialized
 from generator.limits import LIMITS
 from generator.manifest import Written
 from generator.quickwrite import write_or_link
-from generator.site.mkdocs_adapter import PageShell
-from generator.site.pagecache import ROWS_NAME, PageCache
+from generator.site.mkdocs_adapter import Finished, PageShell
+from generator.site.pagecache import ROWS_NAME, CachedPage, PageCache
 from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 
@@ -102,8 +104,10 @@ class InputDigests:
     """Digests of what the pages read from the documents (never of templates or code).
 
     `context` covers what every page reads (sources, states, phases, build info and time),
-    `recipes` each catalog entry's own documents (in catalog order), `site` what only the
-    Markdown pages read (pointers naming no catalog recipe, the index's own fields). They are
+    `bodies` the same for the recipe pages' bodies, which see the build info of
+    `body_build_info`, `recipes` each catalog entry's own documents (in catalog order), `site`
+    what only the Markdown pages read (pointers naming no catalog recipe, the index's own
+    fields). They are
     the expensive part of the page keys (hundreds of MB hashed at 10,000 attestations), so a
     build answered by the evaluation memo reuses the digests stored with it: the same
     documents, read back from JSON, differ in Python types (lists for tuples) but not in
@@ -111,33 +115,45 @@ class InputDigests:
     """
 
     context: str
+    bodies: str
     recipes: tuple[str, ...]
     site: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"context": self.context, "recipes": list(self.recipes), "site": self.site}
+        return {
+            "context": self.context,
+            "bodies": self.bodies,
+            "recipes": list(self.recipes),
+            "site": self.site,
+        }
 
     @classmethod
     def from_dict(cls, doc: Any) -> InputDigests | None:
         """The digests stored by `as_dict`, or None when `doc` is not such a document."""
         try:
             recipes = tuple(str(r) for r in doc["recipes"])
-            return cls(str(doc["context"]), recipes, str(doc["site"]))
+            return cls(str(doc["context"]), str(doc["bodies"]), recipes, str(doc["site"]))
         except (KeyError, TypeError):
             return None
 
 
+def body_build_info(build_info: Mapping[str, Any]) -> dict[str, Any]:
+    """The build information a recipe page's body is rendered with (`SiteModel.for_bodies`)
+    and keyed by: all of it but the commit, unless a source URL makes each evidence card link
+    its pointer file at that commit. The commit is shown in the shell's footer, so a new
+    commit finishes every cached body in the new shell instead of rendering it again."""
+    if build_info.get("sourceUrl"):
+        return dict(build_info)
+    return {k: v for k, v in build_info.items() if k != "commit"}
+
+
 def input_digests(model: SiteModel) -> InputDigests:
     """Hash every document part the pages read."""
-    context = _digest(
-        [
-            dict(model.sources),
-            dict(model.states),
-            list(model.phases),
-            dict(model.build_info),
-            model.build_time,
-        ]
-    )
+
+    def context(build_info: Mapping[str, Any]) -> str:
+        shared = [dict(model.sources), dict(model.states), list(model.phases)]
+        return _digest([*shared, dict(build_info), model.build_time])
+
     recipes = tuple(
         _digest(
             [
@@ -151,7 +167,12 @@ def input_digests(model: SiteModel) -> InputDigests:
     )
     orphans = [p for p in model.pointers if not model.has_recipe(p.get("recipe"))]
     index = {k: v for k, v in model.index.items() if k != "groups"}
-    return InputDigests(context, recipes, _digest([_entry_digests(orphans), index]))
+    return InputDigests(
+        context(model.build_info),
+        context(body_build_info(model.build_info)),
+        recipes,
+        _digest([_entry_digests(orphans), index]),
+    )
 
 
 def _entry_digests(pointers: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -164,14 +185,30 @@ def _entry_digests(pointers: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def page_keys(digests: InputDigests, code: str) -> tuple[list[str], str]:
-    """The cache keys of the recipe pages (catalog order) and of the Markdown pages: the
-    document digests with `code`, the templates' and page code's digest (`templates_digest`)."""
+@dataclass(frozen=True)
+class PageKeys:
+    """The page cache keys of one site, each the document digests it reads with the
+    templates' and page code's digest (`templates_digest`)."""
 
-    def key(*parts: str) -> str:
-        return hashlib.sha256("\0".join((code, digests.context, *parts)).encode()).hexdigest()
+    bodies: list[str]
+    """Each recipe page's body (catalog order): the same in any shell."""
+    rows: list[str]
+    """Each recipe's rows on the Markdown pages (catalog order, `generator.site.rowcache`)."""
+    markdown: str
+    """The Markdown pages."""
 
-    return [key(r) for r in digests.recipes], key(digests.site, *digests.recipes)
+
+def page_keys(digests: InputDigests, code: str) -> PageKeys:
+    """The cache keys of the recipe pages, of their rows and of the Markdown pages."""
+
+    def key(context: str, *parts: str) -> str:
+        return hashlib.sha256("\0".join((code, context, *parts)).encode()).hexdigest()
+
+    return PageKeys(
+        bodies=[key(digests.bodies, r) for r in digests.recipes],
+        rows=[key(digests.context, r) for r in digests.recipes],
+        markdown=key(digests.context, digests.site, *digests.recipes),
+    )
 
 
 @dataclass(frozen=True)
@@ -197,6 +234,8 @@ class _Placer:
     written: dict[str, Written] | None = field(default=None, compare=False)
     """Where each page written as it is kept goes with its sha256 (by its path in the site),
     for the manifest; a helper process's copy keeps its own (its pages are hashed there)."""
+    shell: str = ""
+    """The digest of the shell the pages are finished in (`PageShell.digest`)."""
 
     def write(self, recipe: str, data: bytes, sha256: str) -> None:
         """Write a finished page (whose sha256 is `sha256`) into the site, with its history
@@ -222,19 +261,19 @@ class _Placer:
         target.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target)
-        digest = self.cache.link_html(key, self.previous / page, target)
+        digest = self.cache.link_html(key, self.previous / page, target, self.shell)
         if digest is None:
             return False
         if self.written is not None:
             self.written[page.as_posix()] = Written.of(target, digest)
         return True
 
-    def place(self, recipe: str, key: str, data: bytes) -> None:
-        """Write a newly rendered page into the site and the page cache."""
-        digest = hashlib.sha256(data).hexdigest()
-        self.write(recipe, data, digest)
+    def place(self, recipe: str, key: str, page: Finished) -> None:
+        """Write a newly finished page into the site and the page cache."""
+        digest = hashlib.sha256(page.data).hexdigest()
+        self.write(recipe, page.data, digest)
         if self.cache is not None:
-            self.cache.put_html(key, data, digest)
+            self.cache.put_html(key, CachedPage(page.data, digest, self.shell, page.body))
 
 
 @dataclass(frozen=True)
@@ -246,24 +285,16 @@ class _Job:
     placer: _Placer
 
 
-def shell_keys(keys: Sequence[str], shell: PageShell) -> list[str]:
-    """The keys of finished pages: each body's key with the shell around it (the shell, tens
-    of KB, is hashed once, not once per page)."""
-    around = hashlib.sha256(
-        shell.head.encode("utf-8") + b"\0" + shell.tail.encode("utf-8")
-    ).digest()
-    return [hashlib.sha256(f"{key}\0".encode() + around).hexdigest() for key in keys]
-
-
 def _render_page(job: _Job, tab: Tab, key: str) -> None:
     """Render one page in this process and place it."""
     page = job.renderer.render(tab)
-    job.placer.place(tab.recipe, key, job.shell.fill(tab.recipe, page).encode("utf-8"))
+    job.placer.place(tab.recipe, key, job.shell.finish(tab.recipe, page.title, page.body.encode()))
 
 
 def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
-    """Place a cached finished page (linked when the replaced output holds it); False when
-    there is none (or it cannot be read)."""
+    """Place a cached page (linked when the replaced output holds it); a page finished in
+    another shell (a new commit in its footer) has its body finished in this one, not
+    rendered again. False when there is none (or it cannot be read)."""
     if job.placer.link_cached(tab.recipe, key):
         return True
     cache = job.placer.cache
@@ -271,7 +302,12 @@ def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
     if cached is None:
         return False
     try:
-        job.placer.write(tab.recipe, *cached)
+        if cached.shell == job.placer.shell:
+            job.placer.write(tab.recipe, cached.data, cached.sha256)
+        else:
+            title = job.renderer.title(tab)
+            body = cached.body_bytes()
+            job.placer.place(tab.recipe, key, job.shell.finish(tab.recipe, title, body))
     except OSError:
         return False
     return True
@@ -305,8 +341,9 @@ def write_recipe_pages(
     may use.
     """
     renderer = RecipePages(model, templates)
-    full = shell_keys(keys, shell) if cache is not None else [""] * len(model.tabs)
-    job = _Job(renderer, shell, _Placer(site, cache, lists or {}, previous, written))
+    full = list(keys) if cache is not None else [""] * len(model.tabs)
+    placer = _Placer(site, cache, lists or {}, previous, written, shell=shell.digest())
+    job = _Job(renderer, shell, placer)
     key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
     todo = [tab for tab in model.tabs if not _copy_cached(job, tab, key_of[tab.recipe])]
     render_shared(
@@ -322,9 +359,9 @@ def write_recipe_pages(
     return [PageMeta(tab.recipe, renderer.meta(tab)) for tab in model.tabs]
 
 
-def page_names(keys: Sequence[str], shell: PageShell, markdown_key: str | None) -> set[str]:
+def page_names(keys: Sequence[str], markdown_key: str | None) -> set[str]:
     """The cache file names one build uses (everything else is pruned after the build)."""
-    names = {f"{k}.html" for k in shell_keys(keys, shell)}
+    names = {f"{k}.html" for k in keys}
     if markdown_key is not None:
         names.add(f"markdown-{markdown_key}.json")
     names.add(ROWS_NAME)

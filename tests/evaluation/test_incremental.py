@@ -33,6 +33,7 @@ from generator.build import BuildOptions, run_build
 from generator.data.laidout import LaidOutEntry
 from generator.evaluate import Evaluation, evaluate
 from generator.evaluate.memoize import counts_of
+from generator.site.pages import RecipePages
 from generator.testing.authority import TestAuthority
 
 REPO = Path(__file__).resolve().parents[2]
@@ -315,6 +316,49 @@ def test_a_new_commit_re_evaluates_only_the_recipes_explaining_stale_evidence(
         verified=0,
         before=lambda t: shutil.rmtree(t.cache),
     )
+
+
+def _rendered_on_the_next_push(tree: Tree) -> tuple[Path, list[str]]:
+    """Build, commit nothing new, build again: the second build's output and the recipe pages
+    it rendered (the demo's pages are all rendered in this process)."""
+    _commit(tree, "the evidence tree")
+    tree.build()
+    _commit(tree, "the next push", "--allow-empty")
+    rendered: list[str] = []
+    real = RecipePages.render
+
+    def counting(self: RecipePages, tab: Any) -> Any:
+        rendered.append(tab.recipe)
+        return real(self, tab)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RecipePages, "render", counting)
+        out, _ = tree.build()
+    return out, rendered
+
+
+def test_a_new_commit_finishes_each_cached_recipe_page_body_in_the_new_shell(tree: Tree) -> None:
+    """Without a source URL the commit is shown only in the shell's footer: after the next
+    push every recipe page is its cached body in the new shell, none is rendered again, and
+    the site is the cold build's at the new commit."""
+    out, rendered = _rendered_on_the_next_push(tree)
+    assert rendered == []
+    commit = tree.extra["commit"]
+    page = next((out / "recipes").glob("*/index.html")).read_text(encoding="utf-8")
+    assert commit[:12] in page  # the footer names the new commit
+    assert_same_as_cold(tree, out)
+
+
+def test_with_a_source_url_a_new_commit_renders_each_recipe_page_again(tree: Tree) -> None:
+    """With a source URL every evidence card links its pointer file at the commit: each body
+    depends on it, so each page is rendered again, and the site is the cold build's."""
+    tree.extra["source_url"] = "https://github.com/example/evidence"
+    out, rendered = _rendered_on_the_next_push(tree)
+    pages = sorted(p.parent.name for p in (out / "recipes").glob("*/index.html"))
+    assert sorted(rendered) == pages and pages
+    blob = f"https://github.com/example/evidence/blob/{tree.extra['commit']}/recipes/evidence/"
+    assert any(blob in (out / "recipes" / p / "index.html").read_text() for p in pages)
+    assert_same_as_cold(tree, out)
 
 
 def test_a_changed_label_re_evaluates_nothing_and_shows_the_new_label(tree: Tree) -> None:

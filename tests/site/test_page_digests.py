@@ -16,7 +16,7 @@ import generator.publish as publish
 from generator.build import run_build
 from generator.cacheauth import CacheAuth, Purpose
 from generator.manifest import Written
-from generator.site.pagecache import PageCache
+from generator.site.pagecache import CachedPage, PageCache
 from generator.site.recipepages import _Placer
 from tests._support import demo_build
 
@@ -73,16 +73,25 @@ def test_a_page_given_a_history_list_is_hashed_as_written(tmp_path: Path) -> Non
 
 
 def test_a_cached_page_of_another_layout_is_a_miss(tmp_path: Path) -> None:
-    """An authentic entry without the digest line (as kept before) is not a page."""
+    """An authentic entry whose head is not a page's sha256, its shell's digest and its body's
+    place inside it (as kept before, or a place beyond the page) is not a page."""
     auth = CacheAuth(b"k" * 40)
     cache = PageCache(tmp_path, auth)
     key = "a" * 64
-    cache.put_html(key, b"<html>page</html>", hashlib.sha256(b"<html>page</html>").hexdigest())
-    assert cache.get_html(key) == (
-        b"<html>page</html>",
-        hashlib.sha256(b"<html>page</html>").hexdigest(),
-    )
-    for stored in (b"<html>page</html>", b"Z" * 64 + b"\n<html>", b"a" * 63 + b"\n<html>"):
+    page = b"<html>page</html>"
+    sha, shell = hashlib.sha256(page).hexdigest(), "c" * 64
+    cache.put_html(key, CachedPage(page, sha, shell, (6, 4)))
+    kept = cache.get_html(key)
+    assert kept == CachedPage(page, sha, shell, (6, 4)) and kept.body_bytes() == b"page"
+    span = f"{6:016x}{4:016x}"
+    for stored in (
+        sha.encode() + b"\n" + page,  # the layout kept before
+        b"Z" * 64 + shell.encode() + span.encode() + b"\n" + page,
+        sha.encode() + b"C" * 64 + span.encode() + b"\n" + page,
+        sha.encode() + shell.encode() + f"{6:016x}{12:016x}".encode() + b"\n" + page,
+        sha.encode() + shell.encode() + span.encode() + b"X" + page,
+        b"a" * 63 + b"\n<html>",
+    ):
         (tmp_path / f"{key}.html").write_bytes(
             auth.seal(Purpose.PAGE, stored, f"{key}.html".encode())
         )

@@ -13,13 +13,18 @@ import pytest
 
 from generator.cacheauth import CacheAuth, failures, reset_failures
 from generator.manifest import Written
-from generator.site.pagecache import PageCache
+from generator.site.pagecache import CachedPage, PageCache
 from generator.site.recipepages import _Placer
 
 AUTH = CacheAuth(b"k" * 40)
 KEY = "b" * 64
 PAGE = b"<html><body>" + b"the recipe page " * 500 + b"</body></html>"
 SHA = hashlib.sha256(PAGE).hexdigest()
+SHELL = "5" * 64
+"""The digest of the shell the cached page was finished in."""
+HEAD = 64 + 1 + 64 + 64 + 16 + 16 + 1
+"""An entry's tag, a newline, then its sealed head: the page's sha256, the shell's digest, the
+body's offset and length, a newline."""
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +34,7 @@ def _fresh_failures() -> None:
 
 def _setup(tmp_path: Path, previous_page: bytes = PAGE) -> tuple[PageCache, Path, Path]:
     cache = PageCache(tmp_path / "cache", AUTH)
-    cache.put_html(KEY, PAGE, SHA)
+    cache.put_html(KEY, CachedPage(PAGE, SHA, SHELL, (12, len(PAGE) - 26)))
     previous = tmp_path / "previous"
     (previous / "recipes" / "r").mkdir(parents=True)
     (previous / "recipes" / "r" / "index.html").write_bytes(previous_page)
@@ -39,13 +44,13 @@ def _setup(tmp_path: Path, previous_page: bytes = PAGE) -> tuple[PageCache, Path
 
 
 def _placer(cache: PageCache, previous: Path, site: Path, **lists: bytes) -> _Placer:
-    return _Placer(site, cache, lists, previous, {})
+    return _Placer(site, cache, lists, previous, {}, shell=SHELL)
 
 
 def test_the_replaced_page_is_linked_without_reading_the_cached_copy(tmp_path: Path) -> None:
     cache, previous, site = _setup(tmp_path)
     entry = tmp_path / "cache" / f"{KEY}.html"
-    head = entry.read_bytes()[: 64 + 1 + 64 + 1]
+    head = entry.read_bytes()[:HEAD]
     # the entry cut down to its head, padded to its size with other bytes: only a reader of
     # the head and the size can still take it for the page
     entry.write_bytes(head + b"\0" * len(PAGE))
@@ -78,7 +83,7 @@ def test_a_page_with_a_history_list_is_not_linked(tmp_path: Path) -> None:
     assert not _placer(cache, previous, site, r=b"<li>x</li>").link_cached("r", KEY)
 
 
-@pytest.mark.parametrize("where", ["tag", "digest", "page"])
+@pytest.mark.parametrize("where", ["tag", "digest", "shell", "page"])
 def test_a_tampered_entry_is_not_linked_unless_the_page_is_still_the_sealed_one(
     tmp_path: Path, where: str
 ) -> None:
@@ -87,7 +92,7 @@ def test_a_tampered_entry_is_not_linked_unless_the_page_is_still_the_sealed_one(
     cache, previous, site = _setup(tmp_path)
     entry = tmp_path / "cache" / f"{KEY}.html"
     data = bytearray(entry.read_bytes())
-    at = {"tag": 3, "digest": 64 + 1 + 3, "page": len(data) - 3}[where]
+    at = {"tag": 3, "digest": 64 + 1 + 3, "shell": 64 + 1 + 64 + 3, "page": len(data) - 3}[where]
     data[at] ^= 1
     entry.write_bytes(bytes(data))
     linked = _placer(cache, previous, site).link_cached("r", KEY)
@@ -98,6 +103,17 @@ def test_a_tampered_entry_is_not_linked_unless_the_page_is_still_the_sealed_one(
         return
     assert not linked and not (site / "recipes" / "r" / "index.html").exists()
     assert cache.get_html(KEY) is None and len(failures()) == 1
+
+
+def test_a_page_finished_in_another_shell_is_not_linked(tmp_path: Path) -> None:
+    """The replaced page is the cached page, but a new shell (a new commit in the footer)
+    finishes its body differently now: it is not linked, nor its entry counted as damaged."""
+    cache, previous, site = _setup(tmp_path)
+    placer = _Placer(site, cache, {}, previous, {}, shell="6" * 64)
+    assert not placer.link_cached("r", KEY)
+    assert not (site / "recipes" / "r" / "index.html").exists()
+    assert cache.get_html(KEY) == CachedPage(PAGE, SHA, SHELL, (12, len(PAGE) - 26))
+    assert not failures()
 
 
 def test_an_entry_sealed_under_another_key_is_not_linked(tmp_path: Path) -> None:

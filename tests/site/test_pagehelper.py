@@ -42,7 +42,7 @@ def _pages(site: Path) -> dict[str, bytes]:
 
 def _write(model: SiteModel, site: Path, helpers: int, cache: PageCache | None = None) -> list[Any]:
     keys = (
-        page_keys(input_digests(model), templates_digest(locate().pages))[0]
+        page_keys(input_digests(model), templates_digest(locate().pages)).bodies
         if cache is not None
         else ()
     )
