@@ -39,7 +39,6 @@ from generator.site.pagecache import PageCache
 from generator.site.pages import SiteModel, render_pages
 from generator.site.recipepages import (
     InputDigests,
-    body_build_info,
     input_digests,
     meta_pages,
     page_keys,
@@ -227,7 +226,8 @@ def _markdown_pages(
     markdown = cache.get_markdown(keys.markdown)
     if markdown is None:
         rows = RowCache(
-            dict(zip((t.recipe for t in model.tabs), keys.rows, strict=True)), cache.get_rows()
+            dict(zip((t.recipe for t in model.tabs), keys.bodies, strict=True)),
+            cache.get_rows(),
         )
         markdown = render_pages(model, res.pages, rows)
         cache.put_markdown(keys.markdown, markdown)
@@ -265,14 +265,14 @@ def _recipe_pages(
     previous: Path | None = None,
     written: dict[str, Written] | None = None,
 ) -> None:
-    """Every recipe page (with its history list from `lists`; its body sees `body_build_info`),
+    """Every recipe page (with its history list from `lists`; its body sees `for_bodies`),
     in the shell MkDocs rendered into `staging`, entered into its search index, sitemap and
     tags; the page cache keeps only what this site uses. `previous`: the output this site replaces (its same pages linked);
     `written` is given the digests of the pages written here (`write_recipe_pages`)."""
     shell_file = staging / "recipes" / SHELL_NAME / "index.html"
     shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
     metas = write_recipe_pages(
-        model.for_bodies(body_build_info(model.build_info)),
+        model.for_bodies(),
         templates,
         shell,
         staging,

@@ -123,6 +123,17 @@ def _counted_evidence(p: Mapping[str, Any]) -> bool:
     )
 
 
+def body_build_info(build_info: Mapping[str, Any]) -> dict[str, Any]:
+    """The build information the pages are rendered with and keyed by (`SiteModel.for_bodies`):
+    all of it but the commit, unless a source URL makes each evidence card link its pointer
+    file at that commit. The commit is shown in the shell's footer (and given to the About page
+    alone), so a new commit finishes every cached recipe page body in the new shell and takes
+    every Markdown row from the cache, instead of rendering them again."""
+    if build_info.get("sourceUrl"):
+        return dict(build_info)
+    return {k: v for k, v in build_info.items() if k != "commit"}
+
+
 class SiteModel:
     """Indexes over the four documents the templates need."""
 
@@ -159,12 +170,12 @@ class SiteModel:
         self.memo: dict[int, Any] = {}
         """Per-model memo of the presentation layer (generator.site.environment.badges_for)."""
 
-    def for_bodies(self, build_info: Mapping[str, Any]) -> SiteModel:
-        """This model as the recipe pages' bodies see it: with `build_info` (less than the
-        whole, `generator.site.recipepages.body_build_info`), so a body cannot show what its
-        cache key leaves out. Its indexes are shared; its presentation memo is its own."""
+    def for_bodies(self) -> SiteModel:
+        """This model as the pages see it: with `body_build_info`, so a recipe page's body or
+        a Markdown page's row cannot show what its cache key leaves out. Its indexes are
+        shared; its presentation memo is its own."""
         bodies = copy.copy(self)
-        bodies.build_info = build_info
+        bodies.build_info = body_build_info(self.build_info)
         bodies.memo = {}
         return bodies
 

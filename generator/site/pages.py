@@ -112,17 +112,18 @@ def render_pages(model: SiteModel, templates: Path, rows: RowCache | None = None
     """Every Markdown page of the site (all but the recipe pages), keyed by its path; the rows
     a page holds per recipe are taken from `rows` where it has them."""
     env = environment(templates)
-    common = _common(model, badges_for(env, model))
+    bodies = model.for_bodies()  # rows are kept by keys without the commit: none can show it
+    common = _common(bodies, badges_for(env, bodies))
     pages: dict[str, str] = {}
 
     def render(name: str, path: str, **extra: Any) -> None:
         template = env.get_template(name)
         pages[path] = template.render(page=path, **{ROW_CACHE_NAME: rows}, **common, **extra)
 
-    render("index.md.j2", "index.md", routes=route_table(model))
+    render("index.md.j2", "index.md", routes=route_table(bodies))
     render("rejected.md.j2", "rejected.md")
     render("sources-index.md.j2", "sources/index.md")
-    render("about.md.j2", "about.md")
+    render("about.md.j2", "about.md", commit=model.build_info.get("commit"))
     render("changes.md.j2", "changes.md", history_limit=200)  # filled in by generator.changes
     for src, info in sorted(model.sources.items()):
         render("source.md.j2", source_page(str(info["slug"])), src=src, info=info)

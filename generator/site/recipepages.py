@@ -33,6 +33,7 @@ from generator.limits import LIMITS
 from generator.manifest import Written
 from generator.quickwrite import write_or_link
 from generator.site.mkdocs_adapter import Finished, PageShell
+from generator.site.model import body_build_info
 from generator.site.pagecache import ROWS_NAME, CachedPage, PageCache
 from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
@@ -137,16 +138,6 @@ class InputDigests:
             return None
 
 
-def body_build_info(build_info: Mapping[str, Any]) -> dict[str, Any]:
-    """The build information a recipe page's body is rendered with (`SiteModel.for_bodies`)
-    and keyed by: all of it but the commit, unless a source URL makes each evidence card link
-    its pointer file at that commit. The commit is shown in the shell's footer, so a new
-    commit finishes every cached body in the new shell instead of rendering it again."""
-    if build_info.get("sourceUrl"):
-        return dict(build_info)
-    return {k: v for k, v in build_info.items() if k != "commit"}
-
-
 def input_digests(model: SiteModel) -> InputDigests:
     """Hash every document part the pages read."""
 
@@ -191,22 +182,20 @@ class PageKeys:
     templates' and page code's digest (`templates_digest`)."""
 
     bodies: list[str]
-    """Each recipe page's body (catalog order): the same in any shell."""
-    rows: list[str]
-    """Each recipe's rows on the Markdown pages (catalog order, `generator.site.rowcache`)."""
+    """Each recipe's page body and its rows on the Markdown pages (catalog order,
+    `generator.site.rowcache`): the same in any shell."""
     markdown: str
     """The Markdown pages."""
 
 
 def page_keys(digests: InputDigests, code: str) -> PageKeys:
-    """The cache keys of the recipe pages, of their rows and of the Markdown pages."""
+    """The cache keys of the recipe pages (and their rows) and of the Markdown pages."""
 
     def key(context: str, *parts: str) -> str:
         return hashlib.sha256("\0".join((code, context, *parts)).encode()).hexdigest()
 
     return PageKeys(
         bodies=[key(digests.bodies, r) for r in digests.recipes],
-        rows=[key(digests.context, r) for r in digests.recipes],
         markdown=key(digests.context, digests.site, *digests.recipes),
     )
 

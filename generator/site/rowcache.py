@@ -5,7 +5,8 @@ one recipe used to render all of them again. A template marks such a row with
 `{% cached recipe, part, ... %}...{% endcached %}` (`CachedRows`), and `RowCache` answers it
 from the rows the last build kept, under a key made of the recipe's page key (which covers the
 recipe's own documents, everything every page reads, the templates and the page code:
-`generator.site.recipepages.page_keys`), the page the row is on and the row's own parts. A row
+`generator.site.recipepages.page_keys`; the pages read the build information without the
+commit, `SiteModel.for_bodies`), the page the row is on and the row's own parts. A row
 therefore reads nothing but those: the recipe's documents, the shared context, the page and the
 parts its tag names. Rows come back from the page cache (sealed, `PageCache.get_rows`), so a row
 that is not this build's to reuse is never found; a template rendered without a `RowCache`

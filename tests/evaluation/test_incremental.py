@@ -34,6 +34,7 @@ from generator.data.laidout import LaidOutEntry
 from generator.evaluate import Evaluation, evaluate
 from generator.evaluate.memoize import counts_of
 from generator.site.pages import RecipePages
+from generator.site.rowcache import RowCache
 from generator.testing.authority import TestAuthority
 
 REPO = Path(__file__).resolve().parents[2]
@@ -318,44 +319,55 @@ def test_a_new_commit_re_evaluates_only_the_recipes_explaining_stale_evidence(
     )
 
 
-def _rendered_on_the_next_push(tree: Tree) -> tuple[Path, list[str]]:
-    """Build, commit nothing new, build again: the second build's output and the recipe pages
-    it rendered (the demo's pages are all rendered in this process)."""
+def _rendered_on_the_next_push(tree: Tree) -> tuple[Path, list[str], int]:
+    """Build, commit nothing new, build again: the second build's output, the recipe pages it
+    rendered (the demo's pages are all rendered in this process) and how many rows of the
+    Markdown pages it rendered."""
     _commit(tree, "the evidence tree")
     tree.build()
     _commit(tree, "the next push", "--allow-empty")
     rendered: list[str] = []
-    real = RecipePages.render
+    row_caches: list[RowCache] = []
+    real, real_rows = RecipePages.render, RowCache.__init__
 
     def counting(self: RecipePages, tab: Any) -> Any:
         rendered.append(tab.recipe)
         return real(self, tab)
 
+    def kept(self: RowCache, *args: Any) -> None:
+        real_rows(self, *args)
+        row_caches.append(self)
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(RecipePages, "render", counting)
+        patch.setattr(RowCache, "__init__", kept)
         out, _ = tree.build()
-    return out, rendered
+    assert len(row_caches) == 1  # the Markdown pages were rendered again (the About page)
+    return out, rendered, row_caches[0].rendered
 
 
 def test_a_new_commit_finishes_each_cached_recipe_page_body_in_the_new_shell(tree: Tree) -> None:
-    """Without a source URL the commit is shown only in the shell's footer: after the next
-    push every recipe page is its cached body in the new shell, none is rendered again, and
-    the site is the cold build's at the new commit."""
-    out, rendered = _rendered_on_the_next_push(tree)
-    assert rendered == []
+    """Without a source URL the commit is shown only in the shell's footer and on the About
+    page: after the next push every recipe page is its cached body in the new shell and every
+    row of the Markdown pages comes from the cache, none is rendered again, and the site is
+    the cold build's at the new commit."""
+    out, rendered, rows = _rendered_on_the_next_push(tree)
+    assert (rendered, rows) == ([], 0)
     commit = tree.extra["commit"]
     page = next((out / "recipes").glob("*/index.html")).read_text(encoding="utf-8")
     assert commit[:12] in page  # the footer names the new commit
+    assert f"commit <code>{commit}</code>" in (out / "about" / "index.html").read_text()
     assert_same_as_cold(tree, out)
 
 
 def test_with_a_source_url_a_new_commit_renders_each_recipe_page_again(tree: Tree) -> None:
     """With a source URL every evidence card links its pointer file at the commit: each body
-    depends on it, so each page is rendered again, and the site is the cold build's."""
+    (and each row) depends on it, so each is rendered again, and the site is the cold
+    build's."""
     tree.extra["source_url"] = "https://github.com/example/evidence"
-    out, rendered = _rendered_on_the_next_push(tree)
+    out, rendered, rows = _rendered_on_the_next_push(tree)
     pages = sorted(p.parent.name for p in (out / "recipes").glob("*/index.html"))
-    assert sorted(rendered) == pages and pages
+    assert sorted(rendered) == pages and pages and rows > 0
     blob = f"https://github.com/example/evidence/blob/{tree.extra['commit']}/recipes/evidence/"
     assert any(blob in (out / "recipes" / p / "index.html").read_text() for p in pages)
     assert_same_as_cold(tree, out)
