@@ -267,8 +267,9 @@ def _recipe_pages(
 ) -> None:
     """Every recipe page (with its history list from `lists`; its body sees `for_bodies`),
     in the shell MkDocs rendered into `staging`, entered into its search index, sitemap and
-    tags; the page cache keeps only what this site uses. `previous`: the output this site replaces (its same pages linked);
-    `written` is given the digests of the pages written here (`write_recipe_pages`)."""
+    tags; the page cache keeps only what this site uses. `previous`: the output this site
+    replaces (its same pages linked); `written` is given the digests of the pages written here
+    (`write_recipe_pages`)."""
     shell_file = staging / "recipes" / SHELL_NAME / "index.html"
     shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
     metas = write_recipe_pages(

@@ -105,14 +105,13 @@ class InputDigests:
     """Digests of what the pages read from the documents (never of templates or code).
 
     `context` covers what every page reads (sources, states, phases, build info and time),
-    `bodies` the same for the recipe pages' bodies, which see the build info of
-    `body_build_info`, `recipes` each catalog entry's own documents (in catalog order), `site`
-    what only the Markdown pages read (pointers naming no catalog recipe, the index's own
-    fields). They are
-    the expensive part of the page keys (hundreds of MB hashed at 10,000 attestations), so a
-    build answered by the evaluation memo reuses the digests stored with it: the same
-    documents, read back from JSON, differ in Python types (lists for tuples) but not in
-    content.
+    `bodies` the same for the recipe pages' bodies and the Markdown pages' rows, which see the
+    build info of `body_build_info`, `recipes` each catalog entry's own documents (in catalog
+    order), `site` what only the Markdown pages read (pointers naming no catalog recipe, the
+    index's own fields). They are the expensive part of the page keys (hundreds of MB hashed
+    at 10,000 attestations), so a build answered by the evaluation memo reuses the digests
+    stored with it: the same documents, read back from JSON, differ in Python types (lists for
+    tuples) but not in content.
     """
 
     context: str
