@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["EXPONENTS", "POINT_ZEROS", "go_float", "go_numbers", "number_steps"]
+__all__ = ["EXPONENTS", "POINT_ZEROS", "STEPS", "go_float", "go_numbers", "number_steps"]
 
 _EXPONENT_MINUS = re.compile(rb"e-[0-9]")
 _EXPONENT_PLUS = re.compile(rb"e\+[0-9]")
@@ -63,6 +63,8 @@ EXPONENTS = 1
 """A `number_steps` bit: the text holds a float token with an exponent to rewrite."""
 POINT_ZEROS = 2
 """A `number_steps` bit: the text holds the `.0` of an integral float (before its end)."""
+STEPS = frozenset(range((EXPONENTS | POINT_ZEROS) + 1))
+"""Every value `number_steps` can give: what a stored or spooled steps value must be."""
 
 
 def number_steps(data: bytes) -> int:

@@ -50,7 +50,7 @@ from generator.data.gojson import (
     subtree_layout,
     write_go_json,
 )
-from generator.data.gonumbers import EXPONENTS, POINT_ZEROS
+from generator.data.gonumbers import STEPS
 from generator.data.laidout import LaidOutEntry
 from generator.pids import dead_folders
 
@@ -275,7 +275,7 @@ def _steps_of(byte: bytes) -> int | None:
     """An `S` record's number steps (None: not known); ValueError for anything else."""
     if byte == bytes((_UNKNOWN_STEPS,)):
         return None
-    if len(byte) != 1 or byte[0] > EXPONENTS | POINT_ZEROS:
+    if len(byte) != 1 or byte[0] not in STEPS:
         raise ValueError(f"a spool record with number steps {byte!r}")
     return byte[0]
 

@@ -34,7 +34,7 @@ import orjson
 
 from generator.corroborate import BoardEntry
 from generator.data.gojson import orjson_layout
-from generator.data.gonumbers import EXPONENTS, POINT_ZEROS, number_steps
+from generator.data.gonumbers import STEPS, number_steps
 from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of, plain
 from generator.evaluate.productentries import ProductFormatError, entry_from, entry_json, text
 from generator.model import (
@@ -319,7 +319,6 @@ def _pointer_from(
 
 
 _HEX = frozenset("0123456789abcdef")
-_STEPS = frozenset(range(EXPONENTS + POINT_ZEROS + 1))
 
 
 def _document_from(doc: Mapping[str, Any], layouts: LayoutFile) -> LaidOutEntry:
@@ -330,7 +329,7 @@ def _document_from(doc: Mapping[str, Any], layouts: LayoutFile) -> LaidOutEntry:
     start, length, digest, steps = span
     if type(start) is not int or type(length) is not int or type(digest) is not str:
         raise ProductFormatError(f"not a layout's offset, length, digest and steps: {span!r}")
-    if type(steps) is not int or steps not in _STEPS:
+    if type(steps) is not int or steps not in STEPS:
         raise ProductFormatError(f"not a layout's number steps: {steps!r}")
     if start < 0 or length < 2 or start + length > layouts.size:
         raise ProductFormatError(f"a layout beyond the product's layouts: {span!r}")
