@@ -80,7 +80,7 @@ class Finished:
 
 @dataclass(frozen=True)
 class PageShell:
-    """The rendered shell page cut at its body marker; `fill` makes one recipe page."""
+    """The rendered shell page cut at its body marker; `finish` makes one recipe page."""
 
     head: str
     tail: str
@@ -100,13 +100,8 @@ class PageShell:
         head, tail = html_text.split(BODY_MARKER)
         return cls(head, tail)
 
-    def fill(self, recipe: str, page: HtmlPage) -> str:
-        """The finished page of `recipe`: the shell with its title, address and body."""
-        head, tail = self.around(recipe, page.title)
-        return f"{head}{page.body}{tail}"
-
     def around(self, recipe: str, title: str) -> tuple[str, str]:
-        """What `fill` puts before and after the body of `recipe`'s page titled `title`."""
+        """What `finish` puts before and after the body of `recipe`'s page titled `title`."""
         shown = str(escape.html(title))
         url = f"recipes/{recipe}/"
         head = self.head.replace(TITLE_TOKEN, shown).replace(SHELL_URL, url)
@@ -114,7 +109,8 @@ class PageShell:
         return head, tail
 
     def finish(self, recipe: str, title: str, body: bytes) -> Finished:
-        """`fill` for a body already in UTF-8 (from the page cache, or just rendered)."""
+        """The finished page of `recipe`: the shell with its title, address and `body` (UTF-8:
+        just rendered, or kept in the page cache in another shell)."""
         head, tail = self.around(recipe, title)
         before = head.encode("utf-8")
         return Finished(before + body + tail.encode("utf-8"), (len(before), len(body)))

@@ -169,15 +169,20 @@ class SiteModel:
         self._headlines: dict[str, caveats.Headline] = {}
         self.memo: dict[int, Any] = {}
         """Per-model memo of the presentation layer (generator.site.environment.badges_for)."""
+        self._bodies: SiteModel | None = None
 
     def for_bodies(self) -> SiteModel:
         """This model as the pages see it: with `body_build_info`, so a recipe page's body or
-        a Markdown page's row cannot show what its cache key leaves out. Its indexes are
-        shared; its presentation memo is its own."""
-        bodies = copy.copy(self)
-        bodies.build_info = body_build_info(self.build_info)
-        bodies.memo = {}
-        return bodies
+        a Markdown page's row cannot show what its cache key leaves out. Made once, and shared
+        by the Markdown and the recipe pages: its indexes are this model's; its presentation
+        memo is its own."""
+        if self._bodies is None:
+            bodies = copy.copy(self)
+            bodies.build_info = body_build_info(self.build_info)
+            bodies.memo = {}
+            bodies._bodies = bodies
+            self._bodies = bodies
+        return self._bodies
 
     def has_recipe(self, recipe: object) -> bool:
         """Is `recipe` in the catalog (so it has a page)?"""

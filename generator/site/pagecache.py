@@ -142,8 +142,8 @@ class PageCache:
         finally:
             os.close(fd)
         size = info.st_size - _HTML_HEAD
-        if len(head) != _HTML_HEAD or head[TAG_LENGTH] != 0x0A or head[-1] != 0x0A:
-            return None
+        if len(head) != _HTML_HEAD or head[TAG_LENGTH] != 0x0A:
+            return None  # the sealed head's own newline is `_page_head`'s to check
         if info.st_size > MAX_PAGE_ENTRY_BYTES:  # the bound `get_html` reads an entry within
             return None
         tag, sealed_head = head[:TAG_LENGTH], head[TAG_LENGTH + 1 :]

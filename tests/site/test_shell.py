@@ -13,7 +13,6 @@ import pytest
 from generator.errors import BuildError
 from generator.site.build import SiteInputs, build_site
 from generator.site.mkdocs_adapter import BODY_MARKER, SHELL_NAME, SHELL_URL, TITLE_TOKEN, PageShell
-from generator.site.pages import HtmlPage
 
 
 def _inputs(documents: dict[str, Any]) -> SiteInputs:
@@ -42,13 +41,13 @@ def _files(root: Path) -> dict[str, bytes]:
     }
 
 
-def test_fill_escapes_the_title_and_sets_the_address() -> None:
+def test_finish_escapes_the_title_and_sets_the_address() -> None:
     shell = PageShell.parse(
         f"<title>{TITLE_TOKEN} - site</title><link href='x/{SHELL_URL}'>"
         f"<h1>{TITLE_TOKEN}</h1>{BODY_MARKER}<footer/>",
         "shell.html",
     )
-    page = shell.fill("r1", HtmlPage("<b>&", "<p>body</p>", "", ()))
+    page = shell.finish("r1", "<b>&", b"<p>body</p>").data.decode()
     assert page == (
         "<title>&lt;b&gt;&amp; - site</title><link href='x/recipes/r1/'>"
         "<h1>&lt;b&gt;&amp;</h1><p>body</p><footer/>"
