@@ -8,7 +8,9 @@ signer and freshness, and when its evidence was signed. `LaidOutEntry` holds the
 `subtree_layout` text (what data/pointers.json is written from, `generator.data.gojson`) with
 those fields (`HEAD_KEYS`, and parts of `PART_KEYS`) already read; any other field parses the
 text once. It is a read-only `Mapping`, never a dict: code that needs a dict says so
-(`materialized`) and nothing can change it behind its text.
+(`materialized`) and nothing can change it behind its text. Verification workers
+(`generator.evaluate.pool`) send the entries they make back laid out too: their text is what
+the recipe products and data/pointers.json are written from anyway.
 
 The text is laid out with sorted keys, so an entry iterates its keys in sorted order, where a
 freshly made entry keeps the order it was made in: no page or document depends on it (every

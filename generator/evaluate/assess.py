@@ -10,13 +10,14 @@ else in the build process; a worker sends back an `Assessed`, which makes the sa
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from generator.corroborate import BoardEntry, board_entry
 from generator.data import FreshnessExplanation, FreshnessInfo, PointerRecord
+from generator.data.laidout import plain
 from generator.errors import InputError
 from generator.freshness import ContentMemo, StaleExplainer, compare, providers_for
 from generator.model import (
@@ -48,8 +49,9 @@ class Assessed(NamedTuple):
     classification: Classification | None
     label: str | None
     freshness: FreshnessInfo
-    document: dict[str, Any]
-    """The pointer's data/pointers.json entry (`generator.data.pointer_document`)."""
+    document: Mapping[str, Any]
+    """The pointer's data/pointers.json entry (`generator.data.pointer_document`), laid out
+    (`generator.data.gojson.laid_out_entry`)."""
     entry: BoardEntry | None
     """Its board entry, or None when the board does not count it."""
 
@@ -75,13 +77,13 @@ class Assessed(NamedTuple):
             reused_trust_root=trust_root if verified_at else None,
         )
 
-    def document_for(self, duplicate_of: str | None) -> dict[str, Any]:
+    def document_for(self, duplicate_of: str | None) -> Mapping[str, Any]:
         """The pointers.json entry, naming the pointer it duplicates (the only field a
         duplicate changes, see `generator.data.pointer_document`)."""
         return (
             self.document
             if duplicate_of is None
-            else {**self.document, "duplicateOf": duplicate_of}
+            else {**plain(self.document), "duplicateOf": duplicate_of}
         )
 
 

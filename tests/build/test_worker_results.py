@@ -1,5 +1,5 @@
-"""What verification workers send back: equal verdicts with their parsed strings shared, and
-assessments equal to the build process's own."""
+"""What verification workers send back: equal verdicts with their parsed strings shared,
+pointers.json entries as their text, and assessments equal to the build process's own."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from generator.evaluate.pool import _interned, _shared_strings
+from generator.data.gojson import go_json_bytes, subtree_layout
+from generator.data.laidout import LaidOutEntry, head_of
+from generator.evaluate.pool import _interned, _laid_out_entry, _shared_strings
+from tests.data.test_laid_out import FULL as ENTRY
+from tests.data.test_laid_out import _cases
+
+CASES = _cases()
 
 
 def test_interning_keeps_every_value_and_type() -> None:
@@ -86,6 +92,11 @@ def test_workers_assess_exactly_as_the_build_process(
         and not isinstance(r.pointer, RejectedPointer)
     ), made
     assert spread.documents == alone.documents
+    # the workers sent each entry back as its text (cheaper to send, and kept as it is); the
+    # build's own are objects
+    sent = spread.documents["pointers"]["pointers"]
+    assert sent and all(type(e) is LaidOutEntry for e in sent if e.get("duplicateOf") is None)
+    assert all(type(e) is dict for e in alone.documents["pointers"]["pointers"])
     assert [(r.path, r.classification, r.label, r.freshness) for r in spread.records] == [
         (r.path, r.classification, r.label, r.freshness) for r in alone.records
     ]
@@ -96,3 +107,24 @@ def test_workers_assess_exactly_as_the_build_process(
         return json.loads(memo.read_bytes().split(b"\n", 1)[1])["entries"]
 
     assert memo_entries("two") == memo_entries("one")
+
+
+@pytest.mark.parametrize("doc", CASES, ids=lambda d: ",".join(sorted(d))[:40])
+def test_a_worker_lays_out_an_entry_as_the_build_would(doc: dict[str, Any]) -> None:
+    """A verification worker sends each pointers.json entry back as its text: the entry reads
+    as the one it made, and its text is the layout the build would write it from."""
+    entry = _laid_out_entry(doc)
+    assert type(entry) is LaidOutEntry
+    assert entry == doc and entry.layout == subtree_layout(doc)
+    assert entry.head() == head_of(doc)
+    assert go_json_bytes({"pointers": [entry]}) == go_json_bytes({"pointers": [doc]})
+
+
+@pytest.mark.parametrize(
+    "unwritable", [{"count": 1 << 70}, {"text": "\ud800"}], ids=["beyond-64-bits", "surrogate"]
+)
+def test_an_entry_orjson_cannot_write_exactly_travels_as_it_is(
+    unwritable: dict[str, Any],
+) -> None:
+    doc = {**ENTRY, "evidence": {**ENTRY["evidence"], **unwritable}}
+    assert _laid_out_entry(doc) is doc
