@@ -6,6 +6,7 @@ Field names follow aicr's `aicr-corroboration/v1`; our additions (`omitted`, `re
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -35,8 +36,13 @@ LINKS: Mapping[str, str] = {
 }
 
 
-def _grid(grid: Grid, limit: int = LIMITS.rows_per_grid) -> dict[str, Any]:
+def _grid(
+    grid: Grid, limit: int = LIMITS.rows_per_grid, made: dict[int, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """One grid's document; `made`: the rows already written for this recipe, by identity (a
+    version grid of the same runs shares the combined grid's rows)."""
     rows, left = shown_rows(grid.rows, limit)
+    row_doc = _row if made is None else functools.partial(_made_row, made)
     if grid.unlisted_only:  # rows only left-out unlisted signers report: untested, unlisted
         left = dict(
             sorted({**left, "UNTESTED": left.get("UNTESTED", 0) + grid.unlisted_only}.items())
@@ -45,7 +51,7 @@ def _grid(grid: Grid, limit: int = LIMITS.rows_per_grid) -> dict[str, Any]:
         "aicrVer": grid.aicr_version,
         "phaseRollup": {str(p): str(s) for p, s in grid.phase_rollup.items()},
         "rollup": str(grid.rollup),
-        "tests": [_row(r) for r in rows],
+        "tests": [row_doc(r) for r in rows],
     }
     if left:  # ours: rows past the limit, by state (the rollups count them)
         doc["omitted"] = {"tests": sum(left.values()), "byState": left}
@@ -65,6 +71,14 @@ def omitted_document(omitted: Omitted) -> dict[str, int]:
 
 _grid_when = lru_cache(maxsize=1 << 14)(grid_when)
 """`grid_when`, remembered: index.json asks it per signer cell of every row, for few runs."""
+
+
+def _made_row(made: dict[int, dict[str, Any]], row: GridRow) -> dict[str, Any]:
+    """`_row`, once per row object of one recipe (the documents are only ever read)."""
+    doc = made.get(id(row))
+    if doc is None:
+        doc = made[id(row)] = _row(row)
+    return doc
 
 
 def _row(row: GridRow) -> dict[str, Any]:
@@ -107,8 +121,9 @@ def _grids(tab: Tab) -> list[dict[str, Any]]:
     recipe (the combined grid is filled first)."""
     budget = LIMITS.rows_per_recipe
     out = []
+    made: dict[int, dict[str, Any]] = {}  # the tab holds its rows: no id is reused meanwhile
     for grid in (tab.combined, *tab.versions):
-        doc = _grid(grid, min(LIMITS.rows_per_grid, budget))
+        doc = _grid(grid, min(LIMITS.rows_per_grid, budget), made)
         budget -= len(doc["tests"])
         out.append(doc)
     return out
