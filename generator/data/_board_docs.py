@@ -6,7 +6,6 @@ Field names follow aicr's `aicr-corroboration/v1`; our additions (`omitted`, `re
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -24,7 +23,7 @@ from generator.corroborate import (
     shown_rows,
 )
 from generator.limits import LIMITS
-from generator.model import PHASE_ORDER
+from generator.model import PHASE_ORDER, Run
 
 SCHEMA = "aicr-corroboration/v1"
 
@@ -37,12 +36,11 @@ LINKS: Mapping[str, str] = {
 
 
 def _grid(
-    grid: Grid, limit: int = LIMITS.rows_per_grid, made: dict[int, dict[str, Any]] | None = None
+    grid: Grid, limit: int = LIMITS.rows_per_grid, written: _Written | None = None
 ) -> dict[str, Any]:
-    """One grid's document; `made`: the rows already written for this recipe, by identity (a
-    version grid of the same runs shares the combined grid's rows)."""
+    """One grid's document; `written`: what this recipe's grids already wrote."""
     rows, left = shown_rows(grid.rows, limit)
-    row_doc = _row if made is None else functools.partial(_made_row, made)
+    row_doc = (written or _Written()).row
     if grid.unlisted_only:  # rows only left-out unlisted signers report: untested, unlisted
         left = dict(
             sorted({**left, "UNTESTED": left.get("UNTESTED", 0) + grid.unlisted_only}.items())
@@ -73,31 +71,34 @@ _grid_when = lru_cache(maxsize=1 << 14)(grid_when)
 """`grid_when`, remembered: index.json asks it per signer cell of every row, for few runs."""
 
 
-def _made_row(made: dict[int, dict[str, Any]], row: GridRow) -> dict[str, Any]:
-    """`_row`, once per row object of one recipe (the documents are only ever read)."""
-    doc = made.get(id(row))
-    if doc is None:
-        doc = made[id(row)] = _row(row)
-    return doc
+class _Written:
+    """The parts of one recipe's grid documents already written, by the identity of what they
+    were written from (the recipe's tab holds it meanwhile; the documents are only ever read):
+    a version grid made of the combined grid's runs shares its rows, and a run's cell reads
+    alike in every row it has the same result in."""
+
+    __slots__ = ("_cells", "_rows")
+
+    def __init__(self) -> None:
+        self._rows: dict[int, dict[str, Any]] = {}
+        self._cells: dict[tuple[int, str, str], dict[str, Any]] = {}
+
+    def row(self, row: GridRow) -> dict[str, Any]:
+        doc = self._rows.get(id(row))
+        if doc is None:
+            doc = self._rows[id(row)] = _row(row, self._cells)
+        return doc
 
 
-def _row(row: GridRow) -> dict[str, Any]:
+def _row(row: GridRow, cells: dict[tuple[int, str, str], dict[str, Any]]) -> dict[str, Any]:
     signers = []
     for cell in row.signers:
         run = cell.run
-        entry: dict[str, Any] = {
-            "src": cell.src,
-            "result": str(cell.result),
-            "aicrVer": run.aicr_version,
-            "k8sVer": run.k8s_version,
-            "when": _grid_when(run.attested_at),
-            "build": run.run_id,
-            "evidenceRef": run.evidence_ref,
-            "allowlisted": run.allowlisted,
-            "recipeDigest": str(run.recipe_digest),
-        }
-        if run.aicr_commit:
-            entry["aicrCommit"] = run.aicr_commit
+        result = str(cell.result)
+        key = (id(run), cell.src, result)
+        entry = cells.get(key)
+        if entry is None:
+            entry = cells[key] = _cell(cell.src, result, run)
         signers.append(entry)
     return {
         "phase": str(row.phase),
@@ -116,14 +117,31 @@ def _row(row: GridRow) -> dict[str, Any]:
     }
 
 
+def _cell(src: str, result: str, run: Run) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "src": src,
+        "result": result,
+        "aicrVer": run.aicr_version,
+        "k8sVer": run.k8s_version,
+        "when": _grid_when(run.attested_at),
+        "build": run.run_id,
+        "evidenceRef": run.evidence_ref,
+        "allowlisted": run.allowlisted,
+        "recipeDigest": str(run.recipe_digest),
+    }
+    if run.aicr_commit:
+        entry["aicrCommit"] = run.aicr_commit
+    return entry
+
+
 def _grids(tab: Tab) -> list[dict[str, Any]]:
     """The combined grid, then each version's, within the rows limits of one grid and of one
     recipe (the combined grid is filled first)."""
     budget = LIMITS.rows_per_recipe
     out = []
-    made: dict[int, dict[str, Any]] = {}  # the tab holds its rows: no id is reused meanwhile
+    written = _Written()
     for grid in (tab.combined, *tab.versions):
-        doc = _grid(grid, min(LIMITS.rows_per_grid, budget), made)
+        doc = _grid(grid, min(LIMITS.rows_per_grid, budget), written)
         budget -= len(doc["tests"])
         out.append(doc)
     return out
