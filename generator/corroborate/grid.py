@@ -9,7 +9,7 @@ attest the same recipe digest, and how many organisations stand behind its passe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import chain
 
@@ -95,13 +95,15 @@ def row_order(key: RowKey) -> tuple[int, str]:
 
 @dataclass(frozen=True)
 class _Column:
-    """What every row of a grid asks of one selected run, worked out once per grid."""
+    """What every row of a grid asks of one selected run, worked out once per grid; its cell
+    for each result, made once (a cell is a value: the rows with that result share it)."""
 
     run: Run
     key: str
     allowlisted: bool
     src: SourceId
     digest: str
+    cells: dict[TestResult, SignerCell] = field(default_factory=dict)
 
 
 def _row(key: RowKey, columns: list[_Column], org_of: Callable[[int], str]) -> GridRow:
@@ -116,7 +118,10 @@ def _row(key: RowKey, columns: list[_Column], org_of: Callable[[int], str]) -> G
         result = run.results.get(key, not_run_result)
         votes.append((column.key, column.allowlisted, result))
         if result is not not_run_result:
-            cells.append(SignerCell(column.src, result, run))
+            cell = column.cells.get(result)
+            if cell is None:
+                cell = column.cells[result] = SignerCell(column.src, result, run)
+            cells.append(cell)
         if not column.allowlisted:
             continue
         if result is not_run_result:
@@ -134,7 +139,7 @@ def _row(key: RowKey, columns: list[_Column], org_of: Callable[[int], str]) -> G
         name=key[1],
         consensus=state.state,
         reported=state.reported,
-        signers=tuple(sorted(cells, key=lambda c: c.src)),
+        signers=tuple(cells),  # the columns are in source id order
         counts=RowCounts(passed, failed, not_run),
         same_digest=len(counted_digests) <= 1,
         distinct_orgs=len(orgs),

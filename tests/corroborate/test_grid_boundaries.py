@@ -227,3 +227,18 @@ def test_a_kubernetes_lens_matches_its_minor_by_exact_case(f: type) -> None:
     for minor in ("v1.33", "V1.33"):
         grid = k8s_lens(runs, minor, f.org_of)  # type: ignore[attr-defined]
         assert grid.rows[0].consensus is S.SINGLE
+
+
+def test_a_row_lists_its_signers_in_source_id_order_whatever_the_runs_order(f: type) -> None:
+    """The cells of a row follow the grid's columns, sorted by source id: the order the runs
+    come in never shows."""
+    other = (Phase.CONFORMANCE, "dra-support")
+    runs = [
+        f.make_run(f.identity(name), {ROW: "passed", other: "failed"})  # type: ignore[attr-defined]
+        for name in ("zeta", "alpha", "mike", "bravo")
+    ]
+    for order in (runs, list(reversed(runs)), runs[1:] + runs[:1]):
+        grid = combined_grid(order, f.org_of)  # type: ignore[attr-defined]
+        for row in grid.rows:
+            sources = [cell.src for cell in row.signers]
+            assert sources == sorted(sources) and len(sources) == len(runs)
