@@ -5,6 +5,7 @@ signer. Anything but the exact shape raises `ProductFormatError`."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from generator.corroborate import BoardEntry
@@ -20,7 +21,7 @@ from generator.model import (
     TestResult,
 )
 
-__all__ = ["ProductFormatError", "entry_from", "entry_json", "text"]
+__all__ = ["ProductFormatError", "entry_from", "entry_json", "signer_from", "text"]
 
 
 class ProductFormatError(ValueError):
@@ -71,12 +72,25 @@ _RESULTS = {r.value: r for r in TestResult}
 enum class costs several times more). An unknown value raises KeyError: a malformed product."""
 
 
+@lru_cache(maxsize=4096)
+def signer_from(issuer: Any, identity: Any) -> SignerIdentity:
+    """A stored signer, made once per pair (a tree has a handful: thousands of pointers share
+    each; raises like `text`, or TypeError for an unhashable part)."""
+    return SignerIdentity(text(issuer), text(identity))
+
+
+@lru_cache(maxsize=4096)
+def _criteria_from(items: tuple[tuple[Any, Any], ...]) -> Criteria:
+    """Stored criteria, made once per value (a recipe's pointers share them)."""
+    return Criteria(**{text(k): text(v) for k, v in items})
+
+
 def entry_from(
     doc: Mapping[str, Any], classify: Callable[[SignerIdentity], Classification]
 ) -> BoardEntry:
     run = doc["run"]
     issuer, identity = run["signer"]
-    signer = SignerIdentity(text(issuer), text(identity))
+    signer = signer_from(issuer, identity)
     criteria = doc["criteria"]
     logged_at = run["loggedAt"]
     return BoardEntry(
@@ -99,6 +113,6 @@ def entry_from(
             },
             logged_at=text(logged_at),
         ),
-        criteria=Criteria(**{text(k): text(v) for k, v in criteria.items()}),
+        criteria=_criteria_from(tuple(criteria.items())),
         origin=text(doc["origin"]),
     )

@@ -36,7 +36,13 @@ from generator.corroborate import BoardEntry
 from generator.data.gojson import orjson_layout
 from generator.data.gonumbers import STEPS, number_steps
 from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of, plain
-from generator.evaluate.productentries import ProductFormatError, entry_from, entry_json, text
+from generator.evaluate.productentries import (
+    ProductFormatError,
+    entry_from,
+    entry_json,
+    signer_from,
+    text,
+)
 from generator.model import (
     Classification,
     Pending,
@@ -351,7 +357,7 @@ def _outcome_from(doc: Mapping[str, Any]) -> StoredOutcome:
     return StoredOutcome(
         kind,
         exits[code],
-        None if signer is None else SignerIdentity(text(signer[0]), text(signer[1])),
+        None if signer is None else signer_from(signer[0], signer[1]),
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from generator.cacheauth import CacheAuth, Purpose, failures, reset_failures
+from generator.corroborate import BoardEntry
 from generator.data.laidout import LayoutError, plain
 from generator.evaluate.products import (
     PointerProduct,
@@ -22,8 +23,17 @@ from generator.evaluate.products import (
     product_parts,
 )
 from generator.evaluate.productstore import LAYOUTS_SUFFIX, ProductStore
-from generator.model import FailureCause, FailureClass, NoVerdict, Pending, Rejected, VerifyExit
-from tests._evidence_fakes import identity, make_evidence, make_verified
+from generator.facts import Criteria
+from generator.model import (
+    FailureCause,
+    FailureClass,
+    NoVerdict,
+    Pending,
+    Phase,
+    Rejected,
+    VerifyExit,
+)
+from tests._evidence_fakes import identity, make_evidence, make_run, make_verified
 
 AUTH = CacheAuth(b"p" * 40)
 KEY = "a" * 64
@@ -93,6 +103,8 @@ def _sealed(store: ProductStore, doc: dict[str, Any], layouts: bytes) -> None:
         ("signer", "ab"),
         ("signer", ["only-one"]),
         ("signer", [1, 2]),
+        ("signer", [["issuer"], "identity"]),  # unhashable: stored signers are made once a pair
+        ("signer", [{"issuer": 1}, "identity"]),
     ],
 )
 def test_a_sealed_product_with_a_malformed_outcome_is_a_miss(
@@ -106,6 +118,41 @@ def test_a_sealed_product_with_a_malformed_outcome_is_a_miss(
     doc["pointers"][0]["outcome"][field] = value
     _sealed(store, doc, b"".join(layouts))
     assert store.load(KEY, lambda signer: pytest.fail("no board entry")) is None
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        ("signer", [["issuer"], "identity"]),
+        ("signer", ["issuer", 7]),
+        ("signer", ["issuer"]),
+        ("criteria", {"service": ["eks"]}),
+        ("criteria", {"service": 1}),
+        ("criteria", {"region": "eu"}),
+    ],
+)
+def test_a_sealed_product_with_a_malformed_board_entry_is_a_miss(
+    tmp_path: Path, where: str, value: Any
+) -> None:
+    """A board entry's signer and criteria are made once per value (shared by the pointers
+    that hold them): one of another shape, unhashable or not, is still no product."""
+    run = make_run(SIGNER, {(Phase.DEPLOYMENT, "operator-health"): "passed"})
+    entry = BoardEntry(run, Criteria(service="eks", accelerator="h100"), "evidence/r/s/x.yaml")
+    product = dataclasses.replace(
+        _product({}), pointers=(dataclasses.replace(_product({}).pointers[0], entry=entry),)
+    )
+    doc, layouts, _ = product_parts(product)
+    store = ProductStore(tmp_path, AUTH)
+    _sealed(store, doc, b"".join(layouts))
+    loaded = store.load(KEY, lambda signer: run.classification)
+    assert loaded is not None and loaded.pointers[0].entry == entry
+    stored = doc["pointers"][0]["entry"]
+    if where == "signer":
+        stored["run"]["signer"] = value
+    else:
+        stored["criteria"] = value
+    _sealed(store, doc, b"".join(layouts))
+    assert store.load(KEY, lambda signer: run.classification) is None
 
 
 _CAUSE = FailureCause(FailureClass.SIGNATURE, "bad", "fix it")
