@@ -50,8 +50,9 @@ class Assessed(NamedTuple):
     label: str | None
     freshness: FreshnessInfo
     document: Mapping[str, Any]
-    """The pointer's data/pointers.json entry (`generator.data.pointer_document`), laid out
-    (`generator.data.gojson.laid_out_entry`)."""
+    """The pointer's data/pointers.json entry (`generator.data.pointer_document`), as the
+    worker laid it out (`generator.data.laidout.LaidOutEntry`), or as objects when orjson does
+    not write it exactly."""
     entry: BoardEntry | None
     """Its board entry, or None when the board does not count it."""
 
