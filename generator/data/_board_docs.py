@@ -35,12 +35,9 @@ LINKS: Mapping[str, str] = {
 }
 
 
-def _grid(
-    grid: Grid, limit: int = LIMITS.rows_per_grid, written: _Written | None = None
-) -> dict[str, Any]:
+def _grid(grid: Grid, limit: int, written: _Written) -> dict[str, Any]:
     """One grid's document; `written`: what this recipe's grids already wrote."""
     rows, left = shown_rows(grid.rows, limit)
-    row_doc = (written or _Written()).row
     if grid.unlisted_only:  # rows only left-out unlisted signers report: untested, unlisted
         left = dict(
             sorted({**left, "UNTESTED": left.get("UNTESTED", 0) + grid.unlisted_only}.items())
@@ -49,7 +46,7 @@ def _grid(
         "aicrVer": grid.aicr_version,
         "phaseRollup": {str(p): str(s) for p, s in grid.phase_rollup.items()},
         "rollup": str(grid.rollup),
-        "tests": [row_doc(r) for r in rows],
+        "tests": [written.row(r) for r in rows],
     }
     if left:  # ours: rows past the limit, by state (the rollups count them)
         doc["omitted"] = {"tests": sum(left.values()), "byState": left}

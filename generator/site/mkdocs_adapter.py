@@ -100,20 +100,14 @@ class PageShell:
         head, tail = html_text.split(BODY_MARKER)
         return cls(head, tail)
 
-    def around(self, recipe: str, title: str) -> tuple[str, str]:
-        """What `finish` puts before and after the body of `recipe`'s page titled `title`."""
-        shown = str(escape.html(title))
-        url = f"recipes/{recipe}/"
-        head = self.head.replace(TITLE_TOKEN, shown).replace(SHELL_URL, url)
-        tail = self.tail.replace(TITLE_TOKEN, shown).replace(SHELL_URL, url)
-        return head, tail
-
     def finish(self, recipe: str, title: str, body: bytes) -> Finished:
         """The finished page of `recipe`: the shell with its title, address and `body` (UTF-8:
         just rendered, or kept in the page cache in another shell)."""
-        head, tail = self.around(recipe, title)
-        before = head.encode("utf-8")
-        return Finished(before + body + tail.encode("utf-8"), (len(before), len(body)))
+        shown = str(escape.html(title))
+        url = f"recipes/{recipe}/"
+        head = self.head.replace(TITLE_TOKEN, shown).replace(SHELL_URL, url).encode("utf-8")
+        tail = self.tail.replace(TITLE_TOKEN, shown).replace(SHELL_URL, url).encode("utf-8")
+        return Finished(head + body + tail, (len(head), len(body)))
 
     def digest(self) -> str:
         """The sha256 (hex) of the shell: a finished page is its body in this shell."""
