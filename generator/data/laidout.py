@@ -47,8 +47,9 @@ __all__ = [
     "plain",
 ]
 
-HEAD_KEYS = ("freshness", "path", "recipe", "signer")
-"""The top-level fields read of every pointer (the site's indexes, the change feed)."""
+HEAD_KEYS = ("duplicateOf", "freshness", "path", "recipe", "signer")
+"""The top-level fields read of every pointer (the site's indexes, the change feed, the recipe
+products: an entry is stored as a pointer that duplicates none)."""
 PART_KEYS = {"evidence": ("attestedAt", "loggedAt"), "verify": ("exit", "pending")}
 """The objects read of every pointer only in part: when its evidence was signed (the order of
 pages), its verdict (not the verification steps)."""

@@ -46,7 +46,6 @@ from generator.buildmemo import code_digest, evaluation_inputs, git_head
 from generator.cacheauth import CacheAuth
 from generator.corroborate import BoardEntry
 from generator.data import PointerRecord
-from generator.data.laidout import LaidOutEntry
 from generator.evaluate.assess import aicr_program
 from generator.evaluate.products import (
     PRODUCT_VERSION,
@@ -282,8 +281,8 @@ class RecipePlan:
                 return None  # not definite: the next build asks again
             if isinstance(verdict, Verified | Rejected) and verdict.signer is not None:
                 signers[verdict.signer] = classification_mark(self.classify(verdict.signer))
-            if type(document) is not LaidOutEntry and document.get("duplicateOf") is not None:
-                document = {**document, "duplicateOf": None}  # laid out: a worker's, no duplicate
+            if document.get("duplicateOf") is not None:
+                document = {**document, "duplicateOf": None}
             outcome = StoredOutcome.of(verdict)
             pointers.append(PointerProduct(record.path, outcome, document, entry))
         ordered = tuple(sorted(signers.items(), key=lambda s: (s[0].issuer, s[0].identity)))

@@ -98,7 +98,7 @@ def test_the_head_and_the_parts_read_without_parsing() -> None:
         lambda e: e["bundle"],
         lambda e: e["evidence"]["bandwidth"],
         lambda e: e["verify"]["steps"],
-        lambda e: e.get("duplicateOf", "absent"),
+        lambda e: e.get("bundle", "absent"),
         lambda e: dict(e),
     ],
     ids=["top-field", "evidence-field", "verify-field", "get", "dict"],
