@@ -41,7 +41,8 @@ from bench.loop import CHANGES, copy_tree
 TARGETS = {"cold_s": 60.0, "cold_ratio": 4.0, "warm_s": 15.0, "memory_mib": 1024.0}
 """The issue's targets at 10,000 attestations on a 2-core machine."""
 LOOP_TARGETS = {"change_s": 3.0, "cold_ratio": 2.0, "warm_ratio": 0.2}
-"""The maintainer's-loop targets at 10,000: one small change, cold and warm against floor1."""
+"""The maintainer's-loop targets at 10,000: a one-pointer change (every change held to it too),
+cold and warm against floor1."""
 SAMPLE_S = 0.1
 """How often the resident sets of the process tree are read (cheap kernel counters)."""
 PSS_EVERY_S = 1.0
@@ -495,16 +496,30 @@ def _redone(result: dict[str, Any]) -> str:
     return f"{result.get('recipes evaluated', '?')}/{result.get('pages rendered', '?')}"
 
 
+POINTER_CHANGES = ("pointer removed", "pointer added")
+"""The loop's one-pointer changes: the issue's target is stated for these."""
+
+
 def _loop_targets(big: dict[str, Any]) -> str:
-    """The maintainer's-loop targets at 10,000 (one change <= 3 s, cold <= 2x and warm <=
-    0.2x the one-process floor), met or MISSED, with the figures they were judged on."""
+    """The maintainer's-loop targets at 10,000 (a one-pointer change <= 3 s, cold <= 2x and
+    warm <= 0.2x the one-process floor), met or MISSED, with the figures they were judged
+    on; every other change is held to the same 3 s and its slowest named."""
     floor1 = big["floor1"].result["total"]
-    changes = [m.wall for name, m in (big.get("loop") or {}).items() if name != "base"]
-    slowest = max(changes) if changes else float("nan")
+    loop = {name: m.wall for name, m in (big.get("loop") or {}).items() if name != "base"}
+    pointer = [wall for name, wall in loop.items() if name in POINTER_CHANGES]
+    slowest_pointer = max(pointer) if pointer else float("nan")
+    slowest = max(loop, key=loop.__getitem__) if loop else None
+    limit = LOOP_TARGETS["change_s"]
     checks = [
         (
-            f"one change <= {LOOP_TARGETS['change_s']:.0f} s (slowest {slowest:.1f} s)",
-            bool(changes) and slowest <= LOOP_TARGETS["change_s"],
+            f"one-pointer change <= {limit:.0f} s (slowest {slowest_pointer:.1f} s)",
+            bool(pointer) and slowest_pointer <= limit,
+        ),
+        (
+            f"every change <= {limit:.0f} s (slowest: "
+            + ("none measured" if slowest is None else f"{slowest}, {loop[slowest]:.1f} s")
+            + ")",
+            slowest is not None and loop[slowest] <= limit,
         ),
         (
             f"cold <= {LOOP_TARGETS['cold_ratio']:.0f}x floor1 ({big['cold'].wall / floor1:.2f}x)",

@@ -95,4 +95,12 @@ def test_each_change_counts_by_its_median_round_and_the_report_shows_every_round
     lines = [line.split() for line in section.splitlines() if line.strip().startswith("10000")]
     assert lines[0][1:] == ["5.0", "12.6"]
     assert lines[1][1:] == ["5.0", "11.9/12.6/14.4"]
-    assert "one change <= 3 s (slowest 12.6 s): MISSED" in text
+    assert "one-pointer change <= 3 s (slowest 12.6 s): MISSED" in text
+
+
+def test_the_one_pointer_target_names_changes_the_loop_makes() -> None:
+    """A renamed change would leave the issue's one-pointer target judged on nothing."""
+    from bench.loop import CHANGES
+    from bench.run import POINTER_CHANGES
+
+    assert set(POINTER_CHANGES) <= {c.name for c in CHANGES}

@@ -105,24 +105,31 @@ def test_read_through_reads_every_regular_file_once_and_skips_links(tmp_path: Pa
     assert read_through(tmp_path) == 10 + (3 << 20)
 
 
-def _with_loop(row: dict[str, Any], change_s: float) -> dict[str, Any]:
+def _with_loop(row: dict[str, Any], change_s: float, overlay_s: float) -> dict[str, Any]:
     done = {"hits": 1, "misses": 0, "recipes evaluated": 1000, "pages rendered": 3, "phases": {}}
     row["loop"] = {
         "base": Measured(5.0, 500, dict(done)),
         "pointer removed": Measured(change_s, 500, dict(done)),
+        "overlay changed": Measured(overlay_s, 500, dict(done)),
     }
     return row
 
 
-def test_the_loop_is_judged_on_its_slowest_change_and_shows_what_was_redone() -> None:
-    """floor1 at 10,000 is 25 s here: cold 45 s is under 2x, warm 4 s under 0.2x."""
-    good = report([_with_loop(_row(10_000, 45.0, 4.0, 900), 2.5)])
-    assert "one change <= 3 s (slowest 2.5 s): met" in good
+def test_the_loop_is_judged_on_its_one_pointer_changes_and_on_its_slowest_change() -> None:
+    """floor1 at 10,000 is 25 s here: cold 45 s is under 2x, warm 4 s under 0.2x. The issue's
+    target is a one-pointer change; every other change is held to it too, and named."""
+    good = report([_with_loop(_row(10_000, 45.0, 4.0, 900), 2.5, 2.9)])
+    assert "one-pointer change <= 3 s (slowest 2.5 s): met" in good
+    assert "every change <= 3 s (slowest: overlay changed, 2.9 s): met" in good
     assert "cold <= 2x floor1 (1.80x): met" in good and "warm <= 0.2x floor1 (0.16x): met" in good
     assert "1000/3" in good  # recipes evaluated / pages rendered
-    bad = report([_with_loop(_row(10_000, 55.0, 6.0, 900), 3.5)])
-    assert "one change <= 3 s (slowest 3.5 s): MISSED" in bad
+    bad = report([_with_loop(_row(10_000, 55.0, 6.0, 900), 3.5, 1.0)])
+    assert "one-pointer change <= 3 s (slowest 3.5 s): MISSED" in bad
+    assert "every change <= 3 s (slowest: pointer removed, 3.5 s): MISSED" in bad
     assert "cold <= 2x floor1 (2.20x): MISSED" in bad and "(0.24x): MISSED" in bad
+    mixed = report([_with_loop(_row(10_000, 45.0, 4.0, 900), 2.5, 9.9)])
+    assert "one-pointer change <= 3 s (slowest 2.5 s): met" in mixed
+    assert "every change <= 3 s (slowest: overlay changed, 9.9 s): MISSED" in mixed
 
 
 def test_a_measured_build_caches_bytecode_whatever_the_shell_says() -> None:
