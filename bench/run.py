@@ -362,6 +362,18 @@ def _phase_text(result: dict[str, Any]) -> str:
     return " ".join(f"{k} {v:.1f}" for k, v in order)
 
 
+def _loop_phase_text(build: Measured) -> str:
+    """A loop build's phases, with the memo key's fingerprint first and the rest of its wall
+    time last (start-up, the summary, waiting for the replaced output's deletion)."""
+    phases = build.result.get("phases")
+    if not isinstance(phases, dict) or not phases:
+        return "?"
+    fingerprint = phases.get("fingerprint", 0.0)
+    timed = fingerprint + sum(phases.get(k, 0.0) for k in ("evaluate", "data writers", "site"))
+    rest = max(0.0, build.wall - timed)
+    return f"fingerprint {fingerprint:.1f} {_phase_text(build.result)} rest {rest:.1f}"
+
+
 def _pages_s(phases: dict[str, float]) -> float:
     """The site build without MkDocs: page rendering (or page-cache reads) and writing."""
     return max(0.0, phases.get("site", 0.0) - phases.get("mkdocs", 0.0))
@@ -428,6 +440,11 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
             + " ".join(f"{_redone(row['loop'][n].result):>17}" for n in names if n in row["loop"])
             for row in loops
         )
+        for row in loops:
+            lines.append(f"  where the time of those builds went, size {row['size']} (s):")
+            lines.extend(
+                f"    {n:<18} {_loop_phase_text(row['loop'][n])}" for n in names if n in row["loop"]
+            )
     lines.append("")
     lines.append("time per attestation (ms): size, cold, warm, rewarm, floor1")
     for row in rows:

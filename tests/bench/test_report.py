@@ -139,3 +139,28 @@ def test_a_measured_build_caches_bytecode_whatever_the_shell_says() -> None:
     assert "PYTHONDONTWRITEBYTECODE" not in env
     assert env["HOME"] == "/home/x" and env["PATH"] == "/bin"
     assert env["NO_MKDOCS_2_WARNING"] == "1"
+
+
+def test_each_loop_build_shows_where_its_time_went() -> None:
+    """A loop build's phases, from the child's timers: the fingerprint, verification, the rest
+    of the evaluation, the data files, the pages and MkDocs, and what no timer covers."""
+    row = _with_loop(_row(10_000, 45.0, 4.0, 900), 3.5, 1.0)
+    phases = {
+        "fingerprint": 0.2,
+        "verify": 0.1,
+        "evaluate": 1.3,
+        "data writers": 0.2,
+        "site": 1.4,
+        "mkdocs": 0.3,
+    }
+    row["loop"]["pointer removed"] = Measured(
+        3.5, 500, {**row["loop"]["base"].result, "phases": phases}
+    )
+    text = report([row])
+    assert "where the time of those builds went, size 10000 (s):" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("pointer removed"))
+    assert line.split(None, 2)[2] == (
+        "fingerprint 0.2 verify 0.1 evaluate-rest 1.2 data 0.2 pages 1.1 mkdocs 0.3 rest 0.4"
+    )
+    base = next(x for x in text.splitlines() if x.strip().startswith("base "))
+    assert base.split()[-1] == "?"  # no phases recorded
