@@ -140,13 +140,20 @@ class LaidOutEntry(_Fields):
     """A pointers.json entry: its layout text (or where it lies), its keys, and the fields read
     so far."""
 
-    __slots__ = ("_digest", "_full", "_known", "_layout", "span")
+    __slots__ = ("_digest", "_full", "_known", "_layout", "_steps", "span")
 
-    def __init__(self, layout: bytes | Span, keys: tuple[str, ...], known: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        layout: bytes | Span,
+        keys: tuple[str, ...],
+        known: dict[str, Any],
+        steps: int | None = None,
+    ) -> None:
         self._layout = layout if isinstance(layout, bytes) else None
         self.span = layout if isinstance(layout, Span) else None
         """Where its text lies in a product's file (None: made here)."""
         self._digest = None if self.span is None else self.span.sha256
+        self._steps = steps if self.span is None else self.span.steps
         self._keys = keys
         self._known = known
         self._full: dict[str, Any] | None = None
@@ -161,8 +168,9 @@ class LaidOutEntry(_Fields):
 
     @property
     def steps(self) -> int | None:
-        """Which of Go's number steps change its text (`Span.steps`; None: not known)."""
-        return None if self.span is None else self.span.steps
+        """Which of Go's number steps change its text (`Span.steps`, or as searched where its
+        text was laid out; None: not known)."""
+        return self._steps
 
     @property
     def unread(self) -> Span | None:
@@ -177,9 +185,12 @@ class LaidOutEntry(_Fields):
         return self._digest
 
     @classmethod
-    def from_head(cls, layout: bytes | Span, head: Mapping[str, Any]) -> LaidOutEntry:
+    def from_head(
+        cls, layout: bytes | Span, head: Mapping[str, Any], steps: int | None = None
+    ) -> LaidOutEntry:
         """The entry of `layout` with the fields `head_of` read (ValueError for another
-        shape)."""
+        shape); `steps`: its text's number steps, when `layout` is the text and they are
+        known (`generator.data.gonumbers.number_steps`)."""
         keys, key_set = _keys(head.get("keys"))
         known = head.get("known")
         parts = head.get("parts")
@@ -187,7 +198,7 @@ class LaidOutEntry(_Fields):
             raise ValueError("an entry's head has no known fields and parts")
         if not key_set.issuperset(known) or not _PART_NAMES.issuperset(parts):
             raise ValueError("the known fields are not among the entry's keys")
-        entry = cls(layout, keys, dict(known))
+        entry = cls(layout, keys, dict(known), steps)
         for name, part in parts.items():
             if name in known or name not in key_set or type(part) is not dict:
                 raise ValueError(f"the part {name!r} is known whole, absent or not an object")
@@ -217,7 +228,7 @@ class LaidOutEntry(_Fields):
         return f"LaidOutEntry({self.get('path')!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuilt, (self.layout, self.head()))
+        return (_rebuilt, (self.layout, self.head(), self.steps))
 
     def head(self) -> dict[str, Any]:
         """What it reads without parsing, as `head_of` gives it (`from_head` takes it back)."""
@@ -273,8 +284,8 @@ class _Part(_Fields):
         return dict(self.entry._parsed()[self.name])
 
 
-def _rebuilt(layout: bytes, head: dict[str, Any]) -> LaidOutEntry:
-    return LaidOutEntry.from_head(layout, head)
+def _rebuilt(layout: bytes, head: dict[str, Any], steps: int | None = None) -> LaidOutEntry:
+    return LaidOutEntry.from_head(layout, head, steps)
 
 
 _SHAPES: dict[tuple[str, ...], frozenset[str]] = {}

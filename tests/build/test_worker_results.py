@@ -128,3 +128,28 @@ def test_an_entry_orjson_cannot_write_exactly_travels_as_it_is(
 ) -> None:
     doc = {**ENTRY, "evidence": {**ENTRY["evidence"], **unwritable}}
     assert _laid_out_entry(doc) is doc
+
+
+@pytest.mark.parametrize("doc", CASES, ids=lambda d: ",".join(sorted(d))[:40])
+def test_a_worker_searches_an_entrys_number_steps_so_the_build_does_not(
+    doc: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The number steps of a worker's entry are searched in the worker, travel back with its
+    text, and are the ones the build stores in the recipe's product: it does not search them
+    again (a search here would fail the test)."""
+    import generator.evaluate.products as products
+    from generator.data.gonumbers import number_steps
+
+    entry = _laid_out_entry(doc)
+    assert type(entry) is LaidOutEntry
+    assert entry.steps is not None and entry.steps == number_steps(entry.layout)
+    back = pickle.loads(pickle.dumps(entry))
+    assert back.steps == entry.steps and back == doc
+
+    def no_search(layout: bytes) -> int:
+        raise AssertionError("the build searched a worker's entry for its number steps again")
+
+    monkeypatch.setattr(products, "number_steps", no_search)
+    layout, head, digest, steps = products._laid_out(back)
+    assert (layout, head, steps) == (entry.layout, entry.head(), entry.steps)
+    assert go_json_bytes({"pointers": [back]}) == go_json_bytes({"pointers": [doc]})
