@@ -146,9 +146,9 @@ def _finish(
     memo: MemoSlot | None = None,
     wrote: bool = True,
 ) -> BuildSummary:
-    """7. The summary, with the site measured against its size budget (recorded in it when
-    this build wrote it); the memo records the folder as published."""
-    warnings = size_warnings(options, record_in_site=wrote)
+    """7. The summary, with the size warnings the published site records (measured before its
+    manifest was written); the memo records the folder as published."""
+    warnings = size_warnings(options)
     if memo is not None:
         memo.stamp(options)
     return summarize(options, counts, recipes, from_memo=from_memo, warnings=warnings, wrote=wrote)

@@ -15,7 +15,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -41,7 +41,6 @@ __all__ = [
     "file_entries",
     "parse_manifest",
     "recorded_sha256",
-    "refresh_entries",
     "Written",
     "sign_manifest_dsse",
     "write_manifest",
@@ -273,24 +272,6 @@ def write_manifest(
     )
     _write_atomically(site / MANIFEST_PATH, manifest.to_bytes())
     return manifest
-
-
-def refresh_entries(site: Path, paths: Sequence[str]) -> None:
-    """Hash `paths` again after a published site's file changed (the size report in
-    build-info.json); a site without a manifest is left alone."""
-    target = site / MANIFEST_PATH
-    if not target.is_file():
-        return
-    manifest = parse_manifest(target.read_bytes(), file=str(target))
-    wanted = set(paths)
-    files = []
-    for entry in manifest.files:
-        if entry.path in wanted and (site / entry.path).is_file():
-            sha, size = _digest(site / entry.path)
-            entry = FileEntry(entry.path, sha, size)
-        files.append(entry)
-    updated = Manifest(manifest.commit, manifest.generator_version, manifest.options, tuple(files))
-    _write_atomically(target, updated.to_bytes())
 
 
 def _bad(file: str, message: str, *, expected: str, found: str) -> InputError:

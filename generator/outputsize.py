@@ -1,9 +1,11 @@
 """The size of a built site against its budget (`generator.limits`): warn, never fail.
 
 The count limits bound what one recipe adds; a tree with enough recipes can still outgrow a
-host (GitHub Pages publishes at most 1 GB). After a build the site is measured once (one
-directory walk); past `site_warn_share` of the budget, or with a page or data file past its
-own limit, the build summary and `data/build-info.json` (`output`, ours) carry a warning.
+host (GitHub Pages publishes at most 1 GB). The staged site is measured once (one directory
+walk), before its manifest is written (`generator.publish`: nothing changes a site after its
+manifest, which the manifest's signature covers); past `site_warn_share` of the budget, or
+with a page or data file past its own limit, the build summary and `data/build-info.json`
+(`output`, ours) carry a warning.
 """
 
 from __future__ import annotations

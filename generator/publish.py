@@ -3,7 +3,10 @@
 `finish_site` runs once the staging folder is otherwise complete. It writes the site marker
 first (so the manifest lists it; `publish_atomically` writes the same bytes again), then the
 badges and the change feed (`plan_site_changes`, worked out before the site was built), then
-`data/manifest.json` over every file. With `--sign-with-test-authority SCENARIO`
+measures the staged site against its size budget (`generator.outputsize`; warnings go into
+`data/build-info.json`), then `data/manifest.json` over every file. Nothing is written after the
+manifest but its signature: a file changed later would make the manifest, and the signature over
+it, lie about the published site. With `--sign-with-test-authority SCENARIO`
 it also signs the manifest with that demo scenario's test authority, at the build time, so the
 whole signed path can be checked offline; the publishing workflow signs with Sigstore instead.
 """
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.errors import UsageError
 from generator.manifest import ManifestOptions, Written, write_manifest
+from generator.outputsize import measure, record
 
 if TYPE_CHECKING:
     from generator.build import BuildOptions
@@ -89,8 +93,8 @@ def finish_site(
     written: Mapping[str, Written] | None = None,
     changes: ChangeSet | None = None,
 ) -> None:
-    """Write the marker, badges, change feed and manifest into `staging` (and sign it when
-    asked). `written`: files of the site the build hashed as it wrote them (not read again);
+    """Write the marker, badges, change feed, size record and manifest into `staging` (and
+    sign it when asked). `written`: files of the site the build hashed as it wrote them (not read again);
     `changes`: the build's `plan_site_changes`, whose recipe lists its pages already hold
     (worked out here when not given)."""
     from generator.badges import write_badges
@@ -109,6 +113,7 @@ def finish_site(
             previous=previous,
         )
     write_changes(staging, changes or plan_site_changes(options, documents), previous=previous)
+    _record_size(staging)
     commit = build_info.get("commit") if isinstance(build_info, Mapping) else None
     write_manifest(
         staging,
@@ -128,6 +133,16 @@ def finish_site(
             SignerIdentity(issuer=TEST_SIGNER_ISSUER, identity=TEST_SIGNER_IDENTITY),
             when,
         )
+
+
+def _record_size(staging: Path) -> None:
+    """Measure the staged site and, when it raises warnings, record them in its
+    build-info.json (replaced, never edited in place: the data folder may share that file with
+    the evaluation memo's copy). The manifest and its signature, written after, are not counted."""
+    info = staging / "data" / "build-info.json"
+    size = measure(staging)
+    if size.warnings and info.is_file():
+        record(info, size)
 
 
 def plan_site_changes(options: BuildOptions, documents: Mapping[str, Any]) -> ChangeSet:

@@ -19,9 +19,8 @@ from generator.data.schemaid import stamp_schema_ids
 from generator.data.spool import DeferredWrite
 from generator.data.writers import report_cache_failures
 from generator.errors import BuildError, EvidenceDashError
-from generator.manifest import Written, refresh_entries
+from generator.manifest import Written
 from generator.options import BuildOptions
-from generator.outputsize import measure, record
 from generator.pids import dead_folders
 from generator.publish import finish_site, plan_site_changes
 from generator.site.build import SiteInputs, build_site
@@ -297,20 +296,12 @@ class Background:
             raise error
 
 
-def size_warnings(options: BuildOptions, *, record_in_site: bool = True) -> tuple[str, ...]:
-    """Measure the site against its budget; warnings also go into build-info.json.
-
-    `record_in_site=False` is for a site this build did not write: the warnings are the ones
-    its build-info.json already states (measuring again would count that record itself)."""
+def size_warnings(options: BuildOptions) -> tuple[str, ...]:
+    """The size warnings of the published site: those its build-info.json records (measured
+    in staging, before the manifest: `generator.publish.finish_site`), and those the build
+    recorded about the site it replaced."""
     out = options.output.out.absolute()
-    info = out / "data" / "build-info.json"
-    if not record_in_site:
-        return _recorded_warnings(info) + previous_warnings(out)
-    size = measure(out)
-    if size.warnings and info.is_file():
-        record(info, size)
-        refresh_entries(out, ["data/build-info.json"])
-    return size.warnings + previous_warnings(out)
+    return _recorded_warnings(out / "data" / "build-info.json") + previous_warnings(out)
 
 
 def _recorded_warnings(info: Path) -> tuple[str, ...]:
