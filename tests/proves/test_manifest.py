@@ -85,6 +85,15 @@ def test_a_site_over_its_size_limits_still_proves_itself(
     manifest = parse_manifest((site / MANIFEST_PATH).read_bytes(), file="m")
     entry = next(f for f in manifest.files if f.path == "data/build-info.json")
     assert entry.sha256 == hashlib.sha256(info.read_bytes()).hexdigest()
+    # measured in staging: every file published but the manifest, its signature and the
+    # record itself (build-info.json counted as it was before the record)
+    others = sum(
+        f.stat().st_size
+        for f in site.rglob("*")
+        if f.is_file()
+        and f.relative_to(site).as_posix() not in {MANIFEST_PATH, SIGNATURE_PATH, entry.path}
+    )
+    assert others < recorded["bytes"] < others + info.stat().st_size
     verified = verify_site(site)
     assert verified.exit_code == 0, verified.output
 
