@@ -94,9 +94,9 @@ def finish_site(
     changes: ChangeSet | None = None,
 ) -> None:
     """Write the marker, badges, change feed, size record and manifest into `staging` (and
-    sign it when asked). `written`: files of the site the build hashed as it wrote them (not read again);
-    `changes`: the build's `plan_site_changes`, whose recipe lists its pages already hold
-    (worked out here when not given)."""
+    sign it when asked). `written`: files of the site the build hashed as it wrote them (not
+    read again); `changes`: the build's `plan_site_changes`, whose recipe lists its pages
+    already hold (worked out here when not given)."""
     from generator.badges import write_badges
     from generator.changes import write_changes
     from generator.outdir import write_marker
@@ -138,7 +138,8 @@ def finish_site(
 def _record_size(staging: Path) -> None:
     """Measure the staged site and, when it raises warnings, record them in its
     build-info.json (replaced, never edited in place: the data folder may share that file with
-    the evaluation memo's copy). The manifest and its signature, written after, are not counted."""
+    the evaluation memo's copy). The manifest and its signature, written after, are not
+    counted."""
     info = staging / "data" / "build-info.json"
     size = measure(staging)
     if size.warnings and info.is_file():

@@ -32,6 +32,19 @@ PUBLISHER_ARGS = (
 )
 
 
+def build_args(out: Path, *, recipes: Path, cache: Path, scenario: Path = SCENARIO) -> list[str]:
+    """`evidence-dashboard build` options for an offline build of `recipes` (a tree the demo
+    seam wrote: its trust root and OCI layout inside) into `out`, the manifest signed by
+    `scenario`'s test authority."""
+    return [
+        "build",
+        *("--recipes", str(recipes), "--out", str(out), "--offline", "--quiet"),
+        *("--trust-root", str(recipes / "trust" / "trusted_root.json")),
+        *("--oci-layout", str(recipes / "bundles"), "--cache", str(cache)),
+        *("--sign-with-test-authority", str(scenario)),
+    ]
+
+
 def build_site(
     out: Path,
     *,
@@ -54,21 +67,7 @@ def build_site(
         sys.executable,
         "-c",
         "from generator.cli import main; main()",
-        "build",
-        "--recipes",
-        str(recipes),
-        "--out",
-        str(out),
-        "--offline",
-        "--trust-root",
-        str(recipes / "trust" / "trusted_root.json"),
-        "--oci-layout",
-        str(recipes / "bundles"),
-        "--cache",
-        str(cache),
-        "--quiet",
-        "--sign-with-test-authority",
-        str(scenario),
+        *build_args(out, recipes=recipes, cache=cache, scenario=scenario),
         *extra,
     ]
     done = subprocess.run(

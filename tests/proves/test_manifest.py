@@ -60,24 +60,15 @@ def test_a_site_over_its_size_limits_still_proves_itself(
     from generator import outputsize
     from generator.cli import main
     from generator.limits import OutputLimits
-    from tests.proves.conftest import EPOCH, RECIPES, SCENARIO
+    from tests.proves.conftest import EPOCH, RECIPES, build_args
 
     if not (RECIPES / "evidence").is_dir() or not (RECIPES / "bundles").is_dir():
         pytest.skip("the demo tree (recipes/) is absent")
     monkeypatch.setattr(outputsize, "LIMITS", OutputLimits(site_bytes=1 << 20, page_bytes=1000))
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
     site = tmp_path / "site"
-    built = CliRunner().invoke(
-        main,
-        [
-            "build",
-            *("--recipes", str(RECIPES), "--out", str(site), "--offline", "--quiet"),
-            *("--trust-root", str(RECIPES / "trust" / "trusted_root.json")),
-            *("--oci-layout", str(RECIPES / "bundles"), "--cache", str(tmp_path / "cache")),
-            *("--sign-with-test-authority", str(SCENARIO), *PUBLISHER_ARGS),
-        ],
-        catch_exceptions=False,
-    )
+    args = build_args(site, recipes=RECIPES, cache=tmp_path / "cache")
+    built = CliRunner().invoke(main, [*args, *PUBLISHER_ARGS], catch_exceptions=False)
     assert built.exit_code == 0, built.output
     info = site / "data" / "build-info.json"
     recorded = json.loads(info.read_text(encoding="utf-8"))["output"]
