@@ -11,7 +11,15 @@ import pytest
 
 from generator.manifest import MANIFEST_PATH, SIGNATURE_PATH, parse_manifest
 from generator.outdir import MARKER_NAME
-from tests.proves.conftest import PUBLISHER_ARGS, VerifySite
+from tests.proves.conftest import (
+    EPOCH,
+    PUBLISHER_ARGS,
+    RECIPES,
+    TRUST_ROOT,
+    VerifySite,
+    build_args,
+    build_site,
+)
 
 SCHEMA = (
     Path(__file__).resolve().parents[2] / "generator" / "data" / "schema" / "manifest.schema.json"
@@ -35,8 +43,6 @@ def test_every_file_is_listed_with_its_digest_and_size(signed_site: Path) -> Non
 
 
 def test_manifest_records_what_shaped_the_output(signed_site: Path) -> None:
-    from tests.proves.conftest import EPOCH, TRUST_ROOT
-
     doc = json.loads((signed_site / MANIFEST_PATH).read_text(encoding="utf-8"))
     jsonschema.validate(doc, json.loads(SCHEMA.read_text(encoding="utf-8")))
     assert doc["options"]["sourceDateEpoch"] == EPOCH
@@ -60,7 +66,6 @@ def test_a_site_over_its_size_limits_still_proves_itself(
     from generator import outputsize
     from generator.cli import main
     from generator.limits import OutputLimits
-    from tests.proves.conftest import EPOCH, RECIPES, build_args
 
     if not (RECIPES / "evidence").is_dir() or not (RECIPES / "bundles").is_dir():
         pytest.skip("the demo tree (recipes/) is absent")
@@ -90,8 +95,6 @@ def test_a_site_over_its_size_limits_still_proves_itself(
 
 
 def test_a_data_only_build_lists_its_data_and_writes_no_badges(tmp_path: Path) -> None:
-    from tests.proves.conftest import build_site
-
     site = build_site(tmp_path / "site", cache=tmp_path / "cache", extra=("--data-only",))
     assert not (site / "badges").exists()
     manifest = parse_manifest((site / MANIFEST_PATH).read_bytes(), file="m")
