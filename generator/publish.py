@@ -1,4 +1,5 @@
-"""The last step of a staging build, before the atomic swap: badges, the manifest, its signature.
+"""The last step of a staging build, before the atomic swap: badges, the size record, the
+manifest, its signature.
 
 `finish_site` runs once the staging folder is otherwise complete. It writes the site marker
 first (so the manifest lists it; `publish_atomically` writes the same bytes again), then the
@@ -6,9 +7,9 @@ badges and the change feed (`plan_site_changes`, worked out before the site was 
 measures the staged site against its size budget (`generator.outputsize`; warnings go into
 `data/build-info.json`), then `data/manifest.json` over every file. Nothing is written after the
 manifest but its signature: a file changed later would make the manifest, and the signature over
-it, lie about the published site. With `--sign-with-test-authority SCENARIO`
-it also signs the manifest with that demo scenario's test authority, at the build time, so the
-whole signed path can be checked offline; the publishing workflow signs with Sigstore instead.
+it, lie about the published site. With `--sign-with-test-authority SCENARIO` it also signs the
+manifest with that demo scenario's test authority, at the build time, so the whole signed path
+can be checked offline; the publishing workflow signs with Sigstore instead.
 """
 
 from __future__ import annotations
