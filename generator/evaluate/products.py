@@ -69,7 +69,7 @@ __all__ = [
     "product_parts",
 ]
 
-PRODUCT_VERSION = "recipe-product/v6"
+PRODUCT_VERSION = "recipe-product/v7"
 MAX_LAYOUTS_BYTES = 256 << 20
 """A file of laid-out entries larger than this is not read (a few MB per recipe)."""
 
@@ -164,9 +164,11 @@ class RecipeProduct:
 
 def classification_mark(classification: Classification) -> str:
     """Everything of a classification a product depends on, as text: the class, whether it
-    is allowlisted, and the allowlist entry but for its label. The label only names the
-    signer, and is stamped into a reused pointer's entry as the current allowlist says it
-    (`generator.evaluate.evaluation`), so renaming a signer re-evaluates nothing."""
+    is allowlisted, and the allowlist entry but for its label and its place in the file. The
+    label only names the signer, and is stamped into a reused pointer's entry as the current
+    allowlist says it (`generator.evaluate.evaluation`), so renaming a signer re-evaluates
+    nothing; the place is for messages only, so an entry added or removed above another (or
+    the entries reordered) re-evaluates no recipe of the signers whose entry merely moved."""
     entry = classification.entry
     return json.dumps(
         [
@@ -174,13 +176,7 @@ def classification_mark(classification: Classification) -> str:
             classification.allowlisted,
             None
             if entry is None
-            else [
-                str(entry.signer_class),
-                entry.issuer,
-                entry.source,
-                entry.identity_pattern,
-                entry.position,
-            ],
+            else [str(entry.signer_class), entry.issuer, entry.source, entry.identity_pattern],
         ]
     )
 

@@ -270,6 +270,46 @@ def test_a_removed_allowlist_entry_re_evaluates_the_recipes_of_its_signer(tree: 
     change_and_compare(tree, remove, evaluated=3, verified=0)
 
 
+def with_entry_on_top(text: str) -> str:
+    """The allowlist text with a first community entry for the unlisted signer (of the
+    gb300-generic, h100-aks and h100-eks recipes)."""
+    top = "  - label: acme-cloud/aicr-evidence\n"
+    newcomer = (
+        "  - label: someone\n"
+        "    issuer: https://github.com/login/oauth\n"
+        "    source: bad8c17387a34634f7e648b68ca4acda\n"
+    )
+    assert top in text
+    return text.replace(top, newcomer + top, 1)
+
+
+def test_an_allowlist_entry_added_above_the_others_re_evaluates_the_recipes_of_its_signer(
+    tree: Tree,
+) -> None:
+    """An entry's place in the file is not part of what a product depends on: the entries
+    below the new one moved, their signers are classified as before, and only the three
+    recipes of the newly listed signer are evaluated (not the four more of the signers below)."""
+    change_and_compare(
+        tree,
+        lambda t: allowlist(t).write_text(with_entry_on_top(allowlist(t).read_text()), "utf-8"),
+        evaluated=3,
+        verified=0,
+    )
+
+
+def test_the_first_allowlist_entry_removed_re_evaluates_the_recipes_of_its_signer_only(
+    tree: Tree,
+) -> None:
+    """The five recipes acme-cloud/aicr-evidence signs; not those of the signers whose entries
+    moved up in its place (nimbus-ai's h200 recipe among them)."""
+
+    def remove(t: Tree) -> None:
+        text = allowlist(t).read_text(encoding="utf-8")
+        allowlist(t).write_text(without_entry(text, "acme-cloud/aicr-evidence"), "utf-8")
+
+    change_and_compare(tree, remove, evaluated=5, verified=0)
+
+
 def _commit(tree: Tree, message: str, *flags: str) -> None:
     """Commit the tree (a checkout of its own) and build with that commit, as the CLI does."""
     import subprocess
