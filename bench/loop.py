@@ -10,6 +10,9 @@ copy once on the same cache (the base), then measures one build after each chang
 - "pointer added": the same file is put back;
 - "overlay changed": one overlay gains a comment line (its bytes change, not its meaning);
 - "allowlist changed": one allowlist entry's label changes;
+- "entry added": an allowlist entry for a signer of no recipe is put first, above the others
+  (whose signers it classifies as before);
+- "entry removed": that entry is taken out again;
 - "new commit": the tree's commit moves, as a PR's next push does, its files unchanged (every
   build of the loop is given the copy's commit, `--commit`, as a CI job gives its own).
 
@@ -109,6 +112,37 @@ def _change_allowlist(tree: LoopTree) -> str:
     raise ValueError(f"no labelled entry in {allowlist}")
 
 
+NEWCOMER = "newcomer"
+"""The label of the allowlist entry the loop adds and removes (a signer of no recipe)."""
+
+
+def _add_entry(tree: LoopTree) -> str:
+    allowlist = tree.evidence / "allowlist.yaml"
+    lines = allowlist.read_text(encoding="utf-8").splitlines(keepends=True)
+    for n, line in enumerate(lines):
+        if line.lstrip().startswith("- label: "):
+            indent = line[: len(line) - len(line.lstrip())]
+            lines[n:n] = [
+                f"{indent}- label: {NEWCOMER}\n",
+                f"{indent}  issuer: https://token.actions.githubusercontent.com\n",
+                f"{indent}  source: 0123456789abcdef0123456789abcdef\n",
+            ]
+            allowlist.write_text("".join(lines), encoding="utf-8")
+            return f"entry {NEWCOMER!r} first"
+    raise ValueError(f"no labelled entry in {allowlist}")
+
+
+def _remove_entry(tree: LoopTree) -> str:
+    allowlist = tree.evidence / "allowlist.yaml"
+    lines = allowlist.read_text(encoding="utf-8").splitlines(keepends=True)
+    for n, line in enumerate(lines):
+        if line.lstrip() == f"- label: {NEWCOMER}\n":
+            del lines[n : n + 3]
+            allowlist.write_text("".join(lines), encoding="utf-8")
+            return f"entry {NEWCOMER!r}"
+    raise ValueError(f"no entry {NEWCOMER!r} to take out of {allowlist}")
+
+
 def _new_commit(tree: LoopTree) -> str:
     moved = f"{int(tree.commit(), 16) + 1:040x}"
     tree.commit_file.write_text(moved, encoding="ascii")
@@ -128,5 +162,7 @@ CHANGES: tuple[Change, ...] = (
     Change("pointer added", _add_pointer),
     Change("overlay changed", _change_overlay),
     Change("allowlist changed", _change_allowlist),
+    Change("entry added", _add_entry),
+    Change("entry removed", _remove_entry),
     Change("new commit", _new_commit),
 )

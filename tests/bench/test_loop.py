@@ -40,10 +40,17 @@ def test_each_change_edits_the_copy_in_order_and_leaves_the_source_alone(tmp_pat
     assert CHANGES[3].apply(tree) == "label 'first'"
     text = (tree.evidence / "allowlist.yaml").read_text()
     assert "- label: first (renamed)\n" in text and "- label: second\n" in text
+    relabelled = text
+    assert CHANGES[4].apply(tree) == "entry 'newcomer' first"
+    text = (tree.evidence / "allowlist.yaml").read_text()
+    assert text.startswith("community:\n  - label: newcomer\n    issuer: ")
+    assert text.endswith(relabelled.split("community:\n", 1)[1])
+    assert CHANGES[5].apply(tree) == "entry 'newcomer'"
+    assert (tree.evidence / "allowlist.yaml").read_text() == relabelled
     files = {p: p.read_bytes() for p in tree.root.rglob("*") if p.is_file()}
     assert tree.commit() == "0" * 40
-    assert CHANGES[4].apply(tree) == "commit 00000001"
-    assert CHANGES[4].apply(tree) == "commit 00000002"
+    assert CHANGES[6].apply(tree) == "commit 00000001"
+    assert CHANGES[6].apply(tree) == "commit 00000002"
     assert tree.commit() == "0" * 39 + "2"
     assert {p: p.read_bytes() for p in tree.root.rglob("*") if p.is_file()} == files
     assert {p: p.read_bytes() for p in source.rglob("*") if p.is_file()} == before
