@@ -11,7 +11,7 @@ copy once on the same cache (the base), then measures one build after each chang
 - "overlay changed": one overlay gains a comment line (its bytes change, not its meaning);
 - "allowlist changed": one allowlist entry's label changes;
 - "entry added": an allowlist entry for a signer of no recipe is put first, above the others
-  (whose signers it classifies as before);
+  (their signers stay classified as they were);
 - "entry removed": that entry is taken out again;
 - "new commit": the tree's commit moves, as a PR's next push does, its files unchanged (every
   build of the loop is given the copy's commit, `--commit`, as a CI job gives its own).

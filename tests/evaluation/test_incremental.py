@@ -310,6 +310,45 @@ def test_the_first_allowlist_entry_removed_re_evaluates_the_recipes_of_its_signe
     change_and_compare(tree, remove, evaluated=5, verified=0)
 
 
+NIMBUS = (
+    "  - label: nimbus-ai\n"
+    "    issuer: https://github.com/login/oauth\n"
+    "    source: 01b371adbfaf2b2ccfd905f302fab231\n"
+)
+NIMBUS_BY_PATTERN = (
+    "  - label: nimbus-ai-by-pattern\n"
+    "    issuer: https://github.com/login/oauth\n"
+    "    identityPattern: '^gpu-validation@nimbus-ai\\.example$'\n"
+)
+
+
+def test_two_entries_of_one_signer_swapped_re_evaluate_nothing_and_change_nothing(
+    tree: Tree,
+) -> None:
+    """What tries to break the reuse of products across moved entries: nimbus-ai's signer is
+    listed twice (by its source and by a pattern, under another label) and the two entries
+    swap places. Classification does not depend on the order (a source entry is preferred to
+    a pattern, whatever their places), so nothing is evaluated, the site is what it was and
+    what a cold build makes."""
+    text = allowlist(tree).read_text(encoding="utf-8")
+    assert NIMBUS in text
+    allowlist(tree).write_text(text.replace(NIMBUS, NIMBUS + NIMBUS_BY_PATTERN), "utf-8")
+    first, _ = tree.build()
+    swapped = allowlist(tree).read_text(encoding="utf-8")
+    allowlist(tree).write_text(
+        swapped.replace(NIMBUS + NIMBUS_BY_PATTERN, NIMBUS_BY_PATTERN + NIMBUS), "utf-8"
+    )
+    out, evaluation = tree.build()
+    assert (evaluation.recipes_evaluated, evaluation.recipes_reused) == (0, ALL)
+    assert files(out) == files(first)
+    labels = {
+        (p["signer"] or {}).get("label")
+        for p in json.loads((out / "data" / "pointers.json").read_bytes())["pointers"]
+    }
+    assert "nimbus-ai" in labels and "nimbus-ai-by-pattern" not in labels
+    assert_same_as_cold(tree, out)
+
+
 def _commit(tree: Tree, message: str, *flags: str) -> None:
     """Commit the tree (a checkout of its own) and build with that commit, as the CLI does."""
     import subprocess
