@@ -247,6 +247,57 @@ def test_a_changed_overlay_re_evaluates_the_recipes_it_is_current_for(tree: Tree
     change_and_compare(tree, change, evaluated=1, verified=0)
 
 
+def _overlay(tree: Tree, recipe: str) -> Path:
+    return tree.recipes / "overlays" / f"{recipe}.yaml"
+
+
+def _overlay_added(t: Tree) -> None:
+    """gb300-generic had no overlay (freshness unknown); it gets h200's."""
+    assert not _overlay(t, "gb300-generic-ubuntu-training").exists()
+    shutil.copyfile(
+        _overlay(t, "h200-k0s-ubuntu-training"), _overlay(t, "gb300-generic-ubuntu-training")
+    )
+
+
+def _overlay_removed(t: Tree) -> None:
+    _overlay(t, "h200-k0s-ubuntu-training").unlink()
+
+
+def _overlay_broken(t: Tree) -> None:
+    _overlay(t, "h200-k0s-ubuntu-training").write_text("kind: [RecipeResult\n", "utf-8")
+
+
+def _pointer_broken(t: Tree) -> None:
+    """One of h100-eks's pointers no longer parses: it is reported, its recipe is evaluated
+    with the others."""
+    pointers(t.recipes / H100)[0].write_text("recipe: [unclosed\n", encoding="utf-8")
+
+
+def _two_at_once(t: Tree) -> None:
+    pointers(t.recipes / H100)[0].unlink()
+    _overlay_removed(t)
+
+
+@pytest.mark.parametrize(
+    ("change", "evaluated"),
+    [
+        (_overlay_added, 1),
+        (_overlay_removed, 1),
+        (_overlay_broken, 1),
+        (_pointer_broken, 1),
+        (_two_at_once, 2),
+    ],
+    ids=["overlay added", "overlay removed", "overlay broken", "pointer broken", "two at once"],
+)
+def test_more_kinds_of_change_re_evaluate_what_they_reach_and_publish_the_cold_site(
+    tree: Tree, change: Callable[[Tree], None], evaluated: int
+) -> None:
+    """An overlay that appears or goes (the key names an absent overlay too), one that no
+    longer parses, a pointer file that no longer parses, and two changes in two recipes at
+    once."""
+    change_and_compare(tree, change, evaluated=evaluated, verified=0)
+
+
 def test_an_added_allowlist_entry_re_evaluates_the_recipes_of_its_signer(tree: Tree) -> None:
     text = allowlist(tree).read_text(encoding="utf-8")
 
