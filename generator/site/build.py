@@ -15,6 +15,7 @@ plugin has indexed the page, so neither Python-Markdown nor the search indexer p
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -24,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from generator.cacheauth import Purpose
 from generator.manifest import Written
 from generator.site.environment import keep_compiled
 from generator.site.mkdocs_adapter import (
@@ -35,6 +37,7 @@ from generator.site.mkdocs_adapter import (
     shell_markdown,
     split_fragments,
 )
+from generator.site.model import CommitFill
 from generator.site.pagecache import PageCache
 from generator.site.pages import SiteModel, render_pages
 from generator.site.recipepages import (
@@ -216,8 +219,9 @@ def _markdown_pages(
 ) -> tuple[dict[str, str], list[str], str | None, InputDigests | None]:
     """The Markdown pages (from `cache` when their key is there), the recipe pages' bodies'
     cache keys, the Markdown pages' key and the input digests those keys came from."""
+    fill = model.commit_fill()
     if cache is None:
-        return render_pages(model, res.pages), [], None, digests
+        return _filled(render_pages(model, res.pages), fill), [], None, digests
     code = templates_digest(res.pages)
     keep_compiled(res.pages, cache.root.parent / "templates", code)
     if digests is None or len(digests.recipes) != len(model.tabs):
@@ -229,11 +233,33 @@ def _markdown_pages(
             dict(zip((t.recipe for t in model.tabs), keys.bodies, strict=True)),
             cache.get_rows(),
         )
-        markdown = render_pages(model, res.pages, rows)
+        markdown = _filled(render_pages(model, res.pages, rows), fill)  # its key: the commit
         cache.put_markdown(keys.markdown, markdown)
         if rows.changed:
             cache.put_rows(rows.used())
     return markdown, keys.bodies, keys.markdown, digests
+
+
+def _filled(pages: dict[str, str], fill: CommitFill | None) -> dict[str, str]:
+    """The Markdown pages with the commit in place of the mark their rows were rendered with
+    (`body_build_info`)."""
+    return pages if fill is None else {path: fill.text(text) for path, text in pages.items()}
+
+
+def commit_mark(cache: PageCache | None) -> str:
+    """What the page bodies see for the commit they link: a secret of the page cache (the
+    same in every build on it, so bodies and rows are kept across commits), never published
+    and unknown to anyone who writes evidence; without a cache, a fresh one."""
+    if cache is None:
+        return secrets.token_hex(20)
+    return cache.auth.tag(Purpose.PAGE, b"commit mark")[:40].decode("ascii")
+
+
+def _marked_model(inputs: SiteInputs, cache: PageCache | None) -> SiteModel:
+    """The site's model, with the commit mark its bodies see (`commit_mark`)."""
+    model = site_model(inputs)
+    model.commit_mark = commit_mark(cache)
+    return model
 
 
 def _run_theme(
@@ -283,6 +309,7 @@ def _recipe_pages(
         lists=lists,
         previous=previous,
         written=written,
+        fill=model.commit_fill(),
     )
     expand(staging, meta_pages(metas), [m.recipe for m in metas])
     if cache is not None:
@@ -323,8 +350,8 @@ def build_site(
     config = config if config is not None else res.default_config
     work_dir.mkdir(parents=True, exist_ok=True)
     docs = work_dir / "docs"
-    model = site_model(inputs)
     cache = PageCache(page_cache) if page_cache is not None else None
+    model = _marked_model(inputs, cache)
     markdown, keys, markdown_key, digests = _markdown_pages(model, res, cache, digests)
     written = write_docs(docs, res, markdown)
     out = out.absolute()

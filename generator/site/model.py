@@ -32,6 +32,7 @@ from generator.site.charts import Reading, gbps, newest_per_signer
 
 __all__ = [
     "COMMIT_URL",
+    "CommitFill",
     "EXIT_WORD",
     "RESULT_WORD",
     "STATE_CLASS",
@@ -123,15 +124,40 @@ def _counted_evidence(p: Mapping[str, Any]) -> bool:
     )
 
 
-def body_build_info(build_info: Mapping[str, Any]) -> dict[str, Any]:
+def body_build_info(
+    build_info: Mapping[str, Any], commit_mark: str | None = None
+) -> dict[str, Any]:
     """The build information the pages are rendered with and keyed by (`SiteModel.for_bodies`):
-    all of it but the commit, unless a source URL makes each evidence card link its pointer
-    file at that commit. The commit is shown in the shell's footer (and given to the About page
-    alone), so a new commit finishes every cached recipe page body in the new shell and takes
-    every Markdown row from the cache, instead of rendering them again."""
-    if build_info.get("sourceUrl"):
-        return dict(build_info)
+    all of it but the commit. The commit is shown in the shell's footer (and given to the About
+    page alone), so a new commit finishes every cached recipe page body in the new shell and
+    takes every Markdown row from the cache, instead of rendering them again.
+
+    With a source URL each evidence card links its pointer file at the commit: the bodies then
+    see `commit_mark` in its place (`SiteModel.commit_mark`, a secret of the page cache), which
+    the page writers replace by the commit (`CommitFill`), so a new commit renders nothing
+    again there either. Without a mark (a model the site build did not prepare) they see the
+    commit itself."""
+    if build_info.get("sourceUrl") and build_info.get("commit"):
+        shown = dict(build_info)
+        if commit_mark is not None:
+            shown["commit"] = commit_mark
+        return shown
     return {k: v for k, v in build_info.items() if k != "commit"}
+
+
+@dataclass(frozen=True)
+class CommitFill:
+    """The commit mark the page bodies were rendered with and the commit that replaces it in
+    every page written (`body_build_info`)."""
+
+    mark: str
+    commit: str
+
+    def text(self, value: str) -> str:
+        return value.replace(self.mark, self.commit)
+
+    def data(self, value: bytes) -> bytes:
+        return value.replace(self.mark.encode("ascii"), self.commit.encode("utf-8"))
 
 
 class SiteModel:
@@ -170,6 +196,10 @@ class SiteModel:
         self.memo: dict[int, Any] = {}
         """Per-model memo of the presentation layer (generator.site.environment.badges_for)."""
         self._bodies: SiteModel | None = None
+        self._commit = build_info.get("commit")
+        self.commit_mark: str | None = None
+        """What the page bodies see for the commit when they link it (`body_build_info`),
+        set by the site build before any page is rendered or keyed."""
 
     def for_bodies(self) -> SiteModel:
         """This model as the pages see it: with `body_build_info`, so a recipe page's body or
@@ -178,11 +208,19 @@ class SiteModel:
         memo is its own."""
         if self._bodies is None:
             bodies = copy.copy(self)
-            bodies.build_info = body_build_info(self.build_info)
+            bodies.build_info = body_build_info(self.build_info, self.commit_mark)
             bodies.memo = {}
             bodies._bodies = bodies
             self._bodies = bodies
         return self._bodies
+
+    def commit_fill(self) -> CommitFill | None:
+        """What replaces the commit mark in the pages written, when the bodies link the
+        commit (a source URL and a commit) under a mark."""
+        commit = self._commit  # the model's own, also on `for_bodies` (which sees the mark)
+        if self.commit_mark is None or not self.build_info.get("sourceUrl") or not commit:
+            return None
+        return CommitFill(self.commit_mark, str(commit))
 
     def has_recipe(self, recipe: object) -> bool:
         """Is `recipe` in the catalog (so it has a page)?"""

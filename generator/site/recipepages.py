@@ -33,7 +33,7 @@ from generator.limits import LIMITS
 from generator.manifest import Written
 from generator.quickwrite import write_or_link
 from generator.site.mkdocs_adapter import Finished, PageShell
-from generator.site.model import body_build_info
+from generator.site.model import CommitFill, body_build_info
 from generator.site.pagecache import ROWS_NAME, CachedPage, PageCache
 from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
@@ -159,7 +159,7 @@ def input_digests(model: SiteModel) -> InputDigests:
     index = {k: v for k, v in model.index.items() if k != "groups"}
     return InputDigests(
         context(model.build_info),
-        context(body_build_info(model.build_info)),
+        context(body_build_info(model.build_info, model.commit_mark)),
         recipes,
         _digest([_entry_digests(orphans), index]),
     )
@@ -224,12 +224,18 @@ class _Placer:
     for the manifest; a helper process's copy keeps its own (its pages are hashed there)."""
     shell: str = ""
     """The digest of the shell the pages are finished in (`PageShell.digest`)."""
+    fill: CommitFill | None = None
+    """The commit put in place of its mark as each page is written (the page cache keeps
+    the page with the mark, `body_build_info`)."""
 
     def write(self, recipe: str, data: bytes, sha256: str) -> None:
         """Write a finished page (whose sha256 is `sha256`) into the site, with its history
-        list if it has one."""
+        list if it has one (and the commit in place of its mark)."""
         page = Path("recipes", recipe, "index.html")
         (self.site / page).parent.mkdir(parents=True, exist_ok=True)
+        if self.fill is not None:
+            data = self.fill.data(data)
+            sha256 = hashlib.sha256(data).hexdigest()
         listing = self.lists.get(recipe)
         if listing is not None:
             data = fill_marked(data, RECIPE_MARKER, listing)
@@ -242,8 +248,8 @@ class _Placer:
     def link_cached(self, recipe: str, key: str) -> bool:
         """Link the replaced output's page of `recipe` when it is exactly the cached page of
         `key` and gets no history list (`PageCache.link_html`): the cached copy is not read."""
-        if self.cache is None or self.previous is None or recipe in self.lists:
-            return False
+        if self.cache is None or self.previous is None or recipe in self.lists or self.fill:
+            return False  # with a fill, the cached page holds the mark: it is written
         page = Path("recipes", recipe, "index.html")
         target = self.site / page
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -313,8 +319,10 @@ def write_recipe_pages(
     lists: Mapping[str, bytes] | None = None,
     previous: Path | None = None,
     written: dict[str, Written] | None = None,
+    fill: CommitFill | None = None,
 ) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
+    `fill`: the commit each page gets in place of the mark its body was rendered with.
     `previous`: the output this site replaces, whose pages written again byte for byte are
     linked (`write_or_link`). `written` is given the sha256 of each page this process writes
     (by its path in the site), so the manifest need not read it again.
@@ -330,7 +338,7 @@ def write_recipe_pages(
     """
     renderer = RecipePages(model, templates)
     full = list(keys) if cache is not None else [""] * len(model.tabs)
-    placer = _Placer(site, cache, lists or {}, previous, written, shell=shell.digest())
+    placer = _Placer(site, cache, lists or {}, previous, written, shell.digest(), fill)
     job = _Job(renderer, shell, placer)
     key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
     todo = [tab for tab in model.tabs if not _copy_cached(job, tab, key_of[tab.recipe])]

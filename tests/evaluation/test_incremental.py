@@ -33,6 +33,8 @@ from generator.build import BuildOptions, run_build
 from generator.data.laidout import LaidOutEntry
 from generator.evaluate import Evaluation, evaluate
 from generator.evaluate.memoize import counts_of
+from generator.site.build import commit_mark
+from generator.site.pagecache import PageCache
 from generator.site.pages import RecipePages
 from generator.site.rowcache import RowCache
 from generator.testing.authority import TestAuthority
@@ -490,16 +492,26 @@ def test_a_new_commit_finishes_each_cached_recipe_page_body_in_the_new_shell(tre
     assert_same_as_cold(tree, out)
 
 
-def test_with_a_source_url_a_new_commit_renders_each_recipe_page_again(tree: Tree) -> None:
-    """With a source URL every evidence card links its pointer file at the commit: each body
-    (and each row) depends on it, so each is rendered again, and the site is the cold
-    build's."""
+def test_with_a_source_url_a_new_commit_renders_nothing_and_links_the_new_commit(
+    tree: Tree,
+) -> None:
+    """With a source URL every evidence card links its pointer file at the commit. The bodies
+    and rows are rendered with a secret mark in its place and kept so; each page written gets
+    the commit. After the next push nothing is rendered again, every link names the new
+    commit, the mark is nowhere in the site, and the site is the cold build's."""
     tree.extra["source_url"] = "https://github.com/example/evidence"
     out, rendered, rows = _rendered_on_the_next_push(tree)
+    assert (rendered, rows) == ([], 0)
+    commit = tree.extra["commit"]
+    blob = f"https://github.com/example/evidence/blob/{commit}/recipes/evidence/"
     pages = sorted(p.parent.name for p in (out / "recipes").glob("*/index.html"))
-    assert sorted(rendered) == pages and pages and rows > 0
-    blob = f"https://github.com/example/evidence/blob/{tree.extra['commit']}/recipes/evidence/"
-    assert any(blob in (out / "recipes" / p / "index.html").read_text() for p in pages)
+    assert pages and any(blob in (out / "recipes" / p / "index.html").read_text() for p in pages)
+    assert blob in (out / "rejected" / "index.html").read_text()  # a Markdown page's card
+    mark = commit_mark(PageCache(tree.cache / "pages")).encode()
+    site = files(out)
+    assert not [name for name, data in site.items() if mark in data]
+    linked = b"https://github.com/example/evidence/blob/"
+    assert all(data.count(linked) == data.count(linked + commit.encode()) for data in site.values())
     assert_same_as_cold(tree, out)
 
 
