@@ -90,3 +90,22 @@ def test_different_values_give_different_digests(one: Any, other: Any) -> None:
 def test_equal_values_give_equal_digests(value: Any) -> None:
     copy = _Point(value.x) if isinstance(value, _Point) else type(value)(value)
     assert _digest(value) == _digest(copy)
+
+
+def test_the_commit_mark_is_a_secret_of_the_page_cache(tmp_path: Path) -> None:
+    """What tries to make the commit mark known or shared: it is the same for one cache key
+    (bodies kept across commits), another for another key (a mark learnt from one cache does
+    nothing on another), never the commit or a fixed string, and fresh for every build without
+    a cache."""
+    from generator.cacheauth import CacheAuth
+    from generator.site.build import commit_mark
+    from generator.site.pagecache import PageCache
+
+    def mark(secret: bytes, name: str) -> str:
+        return commit_mark(PageCache(tmp_path / name, CacheAuth(secret)))
+
+    one = mark(b"k" * 32, "a")
+    assert len(one) == 40 and set(one) <= set("0123456789abcdef")
+    assert mark(b"k" * 32, "b") == one
+    assert mark(b"j" * 32, "c") != one
+    assert commit_mark(None) != commit_mark(None)
