@@ -100,16 +100,27 @@ def _change_overlay(tree: LoopTree) -> str:
     return overlay.name
 
 
-def _change_allowlist(tree: LoopTree) -> str:
+def _allowlist_lines(tree: LoopTree) -> tuple[Path, list[str]]:
+    """The copy's allowlist and its lines (each with its newline)."""
     allowlist = tree.evidence / "allowlist.yaml"
-    lines = allowlist.read_text(encoding="utf-8").splitlines(keepends=True)
+    return allowlist, allowlist.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def _first_entry(allowlist: Path, lines: list[str]) -> int:
+    """The index of the allowlist's first labelled entry's line."""
     for n, line in enumerate(lines):
         if line.lstrip().startswith("- label: "):
-            label = line.split("- label: ", 1)[1].rstrip("\n")
-            lines[n] = line.replace(f"- label: {label}", f"- label: {label} (renamed)", 1)
-            allowlist.write_text("".join(lines), encoding="utf-8")
-            return f"label {label!r}"
+            return n
     raise ValueError(f"no labelled entry in {allowlist}")
+
+
+def _change_allowlist(tree: LoopTree) -> str:
+    allowlist, lines = _allowlist_lines(tree)
+    n = _first_entry(allowlist, lines)
+    label = lines[n].split("- label: ", 1)[1].rstrip("\n")
+    lines[n] = lines[n].replace(f"- label: {label}", f"- label: {label} (renamed)", 1)
+    allowlist.write_text("".join(lines), encoding="utf-8")
+    return f"label {label!r}"
 
 
 NEWCOMER = "newcomer"
@@ -117,24 +128,20 @@ NEWCOMER = "newcomer"
 
 
 def _add_entry(tree: LoopTree) -> str:
-    allowlist = tree.evidence / "allowlist.yaml"
-    lines = allowlist.read_text(encoding="utf-8").splitlines(keepends=True)
-    for n, line in enumerate(lines):
-        if line.lstrip().startswith("- label: "):
-            indent = line[: len(line) - len(line.lstrip())]
-            lines[n:n] = [
-                f"{indent}- label: {NEWCOMER}\n",
-                f"{indent}  issuer: https://token.actions.githubusercontent.com\n",
-                f"{indent}  source: 0123456789abcdef0123456789abcdef\n",
-            ]
-            allowlist.write_text("".join(lines), encoding="utf-8")
-            return f"entry {NEWCOMER!r} first"
-    raise ValueError(f"no labelled entry in {allowlist}")
+    allowlist, lines = _allowlist_lines(tree)
+    n = _first_entry(allowlist, lines)
+    indent = lines[n][: len(lines[n]) - len(lines[n].lstrip())]
+    lines[n:n] = [
+        f"{indent}- label: {NEWCOMER}\n",
+        f"{indent}  issuer: https://token.actions.githubusercontent.com\n",
+        f"{indent}  source: 0123456789abcdef0123456789abcdef\n",
+    ]
+    allowlist.write_text("".join(lines), encoding="utf-8")
+    return f"entry {NEWCOMER!r} first"
 
 
 def _remove_entry(tree: LoopTree) -> str:
-    allowlist = tree.evidence / "allowlist.yaml"
-    lines = allowlist.read_text(encoding="utf-8").splitlines(keepends=True)
+    allowlist, lines = _allowlist_lines(tree)
     for n, line in enumerate(lines):
         if line.lstrip() == f"- label: {NEWCOMER}\n":
             del lines[n : n + 3]
