@@ -157,6 +157,12 @@ def assert_same_as_cold(tree: Tree, out: Path) -> None:
     assert differ == []
 
 
+def signer_labels(out: Path) -> set[Any]:
+    """Every signer label the site's data/pointers.json shows."""
+    doc = json.loads((out / "data" / "pointers.json").read_bytes())
+    return {(p["signer"] or {}).get("label") for p in doc["pointers"]}
+
+
 def pointers(folder: Path) -> list[Path]:
     return sorted(folder.rglob("sha256-*.yaml"))
 
@@ -394,10 +400,7 @@ def test_two_entries_of_one_signer_swapped_re_evaluate_nothing_and_change_nothin
     out, evaluation = tree.build()
     assert (evaluation.recipes_evaluated, evaluation.recipes_reused) == (0, ALL)
     assert files(out) == files(first)
-    labels = {
-        (p["signer"] or {}).get("label")
-        for p in json.loads((out / "data" / "pointers.json").read_bytes())["pointers"]
-    }
+    labels = signer_labels(out)
     assert "nimbus-ai" in labels and "nimbus-ai-by-pattern" not in labels
     assert_same_as_cold(tree, out)
 
@@ -526,12 +529,7 @@ def test_a_changed_label_re_evaluates_nothing_and_shows_the_new_label(tree: Tree
 
     change_and_compare(tree, relabel, evaluated=0, verified=0)
     out = tree.root / f"warm-{tree.builds}"
-    labels = {
-        (p["signer"] or {}).get("label")
-        for p in json.loads((out / "data" / "pointers.json").read_text(encoding="utf-8"))[
-            "pointers"
-        ]
-    }
+    labels = signer_labels(out)
     assert "acme-cloud/nightly-2" in labels and "acme-cloud/nightly" not in labels
     # the products of the renamed signer's recipe were stored again with the new label, so
     # the next build writes their entries from their text, none parsed (a page's key is its
