@@ -15,13 +15,11 @@ never checks as another kind. Tags are hex text, prefixed to the bytes they cove
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import os
 import secrets
 import stat
-import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from generator.errors import Location, UsageError
+from generator.wholefile import write_whole
 
 __all__ = [
     "CACHE_KEY_ENV",
@@ -46,7 +45,6 @@ __all__ = [
     "open_cache_entry",
     "read_cache_file",
     "reset_failures",
-    "write_whole",
 ]
 
 CACHE_KEY_ENV = "EVIDENCE_DASHBOARD_CACHE_KEY"
@@ -319,21 +317,6 @@ _READ_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_NONBLOCK", 0)  # a FIFO planted as an entry must not block the open
 )
-
-
-def write_whole(path: Path, data: bytes) -> None:
-    """Write `data` at `path`: whole beside it, then renamed into place, so a reader never
-    sees half of it. Raises `OSError`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def open_cache_entry(path: Path | str) -> tuple[int, os.stat_result] | None:

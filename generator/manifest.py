@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from generator import __version__
 from generator.data.gojson import go_json_bytes
 from generator.errors import InputError, Location
+from generator.wholefile import write_whole
 
 if TYPE_CHECKING:
     from generator.model import SignerIdentity
@@ -245,15 +245,6 @@ _INLINE_BYTES = 1 << 20
 """Files up to this size are hashed on the calling thread."""
 
 
-def _write_atomically(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".manifest-", dir=target.parent)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, target)
-
-
 def write_manifest(
     site: Path,
     *,
@@ -270,7 +261,7 @@ def write_manifest(
         options=options,
         files=file_entries(site, known),
     )
-    _write_atomically(site / MANIFEST_PATH, manifest.to_bytes())
+    write_whole(site / MANIFEST_PATH, manifest.to_bytes(), mode=0o644)
     return manifest
 
 

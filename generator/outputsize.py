@@ -10,15 +10,16 @@ with a page or data file past its own limit, the build summary and `data/build-i
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generator.limits import LIMITS, MIB, OutputLimits
+from generator.wholefile import write_whole
 
 __all__ = ["SiteSize", "measure", "record"]
 
@@ -111,8 +112,6 @@ def record(build_info: Path, size: SiteSize) -> None:
 
     doc = json.loads(build_info.read_text(encoding="utf-8"))
     doc["output"] = size.as_dict()
-    fd, tmp = tempfile.mkstemp(prefix=".build-info-", dir=build_info.parent)
-    with os.fdopen(fd, "wb") as fh:
-        write_go_json(doc, fh)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, build_info)
+    buffer = io.BytesIO()
+    write_go_json(doc, buffer)
+    write_whole(build_info, buffer.getvalue(), mode=0o644)

@@ -31,7 +31,6 @@ from generator.cacheauth import (
     Purpose,
     cache_file_size,
     read_cache_file,
-    write_whole,
 )
 from generator.data.laidout import LaidOutEntry, LayoutFile
 from generator.evaluate.products import (
@@ -43,6 +42,7 @@ from generator.evaluate.products import (
     product_from_json,
 )
 from generator.model import Classification, SignerIdentity
+from generator.wholefile import write_whole
 
 __all__ = ["LAYOUTS_SUFFIX", "MAX_PRODUCT_BYTES", "ProductStore"]
 

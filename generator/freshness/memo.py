@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -16,6 +14,7 @@ import yaml
 import generator
 import generator.recipe.canonical as canonical
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
+from generator.wholefile import write_whole
 
 MEMO_FORMAT = "evidence-dashboard/freshness-memo/v2"
 _ABSENT = object()
@@ -97,18 +96,7 @@ class ContentMemo:
 
         data = CacheAuth.from_environment().seal(Purpose.FRESHNESS, data)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_whole(self.path, data)
         except OSError:
             return  # a memo that cannot be written only costs the next build time
         self._added = False

@@ -25,7 +25,6 @@ from typing import Any
 
 import yaml
 
-from generator.cacheauth import Purpose
 from generator.manifest import Written
 from generator.site.environment import keep_compiled
 from generator.site.mkdocs_adapter import (
@@ -247,12 +246,9 @@ def _filled(pages: dict[str, str], fill: CommitFill | None) -> dict[str, str]:
 
 
 def commit_mark(cache: PageCache | None) -> str:
-    """What the page bodies see for the commit they link: a secret of the page cache (the
-    same in every build on it, so bodies and rows are kept across commits), never published
-    and unknown to anyone who writes evidence; without a cache, a fresh one."""
-    if cache is None:
-        return secrets.token_hex(20)
-    return cache.auth.tag(Purpose.PAGE, b"commit mark")[:40].decode("ascii")
+    """What the page bodies see for the commit they link: the page cache's own mark
+    (`PageCache.commit_mark`); without a cache, a fresh one."""
+    return secrets.token_hex(20) if cache is None else cache.commit_mark()
 
 
 def _marked_model(inputs: SiteInputs, cache: PageCache | None) -> SiteModel:

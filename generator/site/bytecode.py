@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from jinja2.bccache import BytecodeCache
 
 from generator.cacheauth import CacheAuth, Purpose, read_cache_file
+from generator.wholefile import write_whole
 
 __all__ = ["SealedBytecodeCache"]
 
@@ -67,9 +67,6 @@ class SealedBytecodeCache(BytecodeCache):
             Purpose.TEMPLATE, bucket.bytecode_to_string(), str(bucket.key).encode()
         )
         try:
-            fd, tmp = tempfile.mkstemp(prefix=".bytecode-", dir=self.folder)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, self._path(bucket))
+            write_whole(self._path(bucket), data)
         except OSError:
             pass  # a cache that cannot be written only costs speed

@@ -83,6 +83,12 @@ class PageCache:
         self.auth = auth if auth is not None else CacheAuth.from_environment()
         self._pending: list[threading.Thread] = []
 
+    def commit_mark(self) -> str:
+        """What the page bodies kept here see for the commit they link: a secret of this
+        cache (the same in every build on it, so bodies and rows are kept across commits),
+        never published and unknown to anyone who writes evidence."""
+        return self.auth.tag(Purpose.PAGE, b"commit mark")[:40].decode("ascii")
+
     def _write(self, name: str, data: bytes) -> None:
         try:
             self.auth.write_sealed(self.root / name, Purpose.PAGE, data, name.encode())
