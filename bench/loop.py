@@ -127,15 +127,20 @@ NEWCOMER = "newcomer"
 """The label of the allowlist entry the loop adds and removes (a signer of no recipe)."""
 
 
-def _add_entry(tree: LoopTree) -> str:
-    allowlist, lines = _allowlist_lines(tree)
-    n = _first_entry(allowlist, lines)
-    indent = lines[n][: len(lines[n]) - len(lines[n].lstrip())]
-    lines[n:n] = [
+def _newcomer_lines(indent: str) -> list[str]:
+    """The lines of the newcomer's entry, at `indent` (what `_add_entry` puts in and
+    `_remove_entry` takes out)."""
+    return [
         f"{indent}- label: {NEWCOMER}\n",
         f"{indent}  issuer: https://token.actions.githubusercontent.com\n",
         f"{indent}  source: 0123456789abcdef0123456789abcdef\n",
     ]
+
+
+def _add_entry(tree: LoopTree) -> str:
+    allowlist, lines = _allowlist_lines(tree)
+    n = _first_entry(allowlist, lines)
+    lines[n:n] = _newcomer_lines(lines[n][: len(lines[n]) - len(lines[n].lstrip())])
     allowlist.write_text("".join(lines), encoding="utf-8")
     return f"entry {NEWCOMER!r} first"
 
@@ -143,8 +148,9 @@ def _add_entry(tree: LoopTree) -> str:
 def _remove_entry(tree: LoopTree) -> str:
     allowlist, lines = _allowlist_lines(tree)
     for n, line in enumerate(lines):
-        if line.lstrip() == f"- label: {NEWCOMER}\n":
-            del lines[n : n + 3]
+        entry = _newcomer_lines(line[: len(line) - len(line.lstrip())])
+        if lines[n : n + len(entry)] == entry:
+            del lines[n : n + len(entry)]
             allowlist.write_text("".join(lines), encoding="utf-8")
             return f"entry {NEWCOMER!r}"
     raise ValueError(f"no entry {NEWCOMER!r} to take out of {allowlist}")
