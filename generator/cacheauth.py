@@ -74,6 +74,7 @@ class Purpose(StrEnum):
     RECIPE = "recipe"
     POINTER = "pointer"
     TRUST = "trust"
+    TAB = "tab"
 
 
 @dataclass(frozen=True)

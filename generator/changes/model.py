@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from generator.data.views import evidence_time, verdict_of
+from generator.data.views import evidence_time, tab_checks, verdict_of
 
 __all__ = [
     "RECIPE_NAME",
@@ -149,12 +149,7 @@ def snapshot_of(
         for dashboard in group.get("dashboards") or ():
             for tab in dashboard.get("tabs") or ():
                 name = str(tab["recipe"])
-                combined = tab.get("combined") or {}
-                checks = {
-                    f"{t.get('phase')}/{t.get('name')}": str(t.get("consensus"))
-                    for t in combined.get("tests") or ()
-                    if isinstance(t, Mapping)
-                }
+                checks = tab_checks(tab)
                 own = by_recipe.get(name, [])
                 recipes[name] = RecipeState(
                     rollup=str(tab.get("rollup") or "UNTESTED"),

@@ -13,12 +13,16 @@ from typing import Any
 from generator.corroborate.board import (
     Board,
     BoardEntry,
+    BoardTab,
     Dashboard,
     Group,
+    KeptDocs,
+    KeptTab,
     Naming,
     Skip,
     SourceRecord,
     Tab,
+    TabLookup,
     default_naming,
     profile_segment,
     safe_slug,
@@ -55,6 +59,8 @@ class _Bucket:
     runs: list[Run]
     origins: dict[str, str] = field(default_factory=dict)
     """Run id -> origin, for runs a limit may leave out."""
+    run_origins: list[str] = field(default_factory=list)
+    """Each run's origin, in `runs` order ("" when it has none)."""
 
 
 def _display(crit: Criteria) -> Criteria:
@@ -84,19 +90,32 @@ def build_board(
     naming: Naming | None = None,
     label_of: Callable[[SignerIdentity, Classification], str] = signer_label,
     limits: OutputLimits = LIMITS,
+    lookup: TabLookup | None = None,
 ) -> Board:
-    """Aggregate entries into the board (aicr cheat-sheet order of checks, section 8)."""
+    """Aggregate entries into the board (aicr cheat-sheet order of checks, section 8).
+
+    With a `lookup`, a coordinate whose runs an earlier build made documents of (the same
+    runs, organisations and limits) is a `KeptTab` of those documents; every other tab is
+    made, and `Board.tab_keys` names those the lookup could key."""
     names = naming or default_naming()
     skipped: list[Skip] = []
     warnings: list[str] = []
     staged = _stage(entries, names, skipped)
     buckets, sources = _bucket(staged, skipped, warnings, organisation_of, label_of)
-    tabs: list[Tab] = []
+    tabs: list[BoardTab] = []
     omitted_origins: dict[str, str] = {}
+    tab_keys: dict[str, str] = {}
     for path, bucket in buckets.items():
+        key = _key(path, bucket, organisation_of, limits, lookup)
+        kept = None if key is None or lookup is None else lookup.kept(key)
+        if kept is not None:
+            tabs.append(_kept_tab(bucket, kept, limits, omitted_origins))
+            continue
         tab = _tab(path, bucket, organisation_of, limits, skipped, omitted_origins)
         if tab is not None:
             tabs.append(tab)
+            if key is not None:
+                tab_keys[tab.recipe] = key
     all_runs = tuple(r for t in tabs for r in t.runs)
     newest = max((r.attested_at for r in all_runs), default=None)
     logged = max((r.logged_at for r in all_runs if r.logged_at), default=None)
@@ -110,6 +129,42 @@ def build_board(
         runs=all_runs,
         newest_logged_at=logged,
         omitted_origins=dict(sorted(omitted_origins.items())),
+        tab_keys=tab_keys,
+    )
+
+
+def _key(
+    path: str,
+    bucket: _Bucket,
+    organisation_of: OrganisationOf,
+    limits: OutputLimits,
+    lookup: TabLookup | None,
+) -> str | None:
+    """The key `lookup` names a coordinate's tab by (None: no lookup, or a coordinate whose
+    profiles collide, which makes no tab)."""
+    if lookup is None or len(bucket.selections) > 1:
+        return None
+    orgs = [organisation_of(run.signer, run.classification) for run in bucket.runs]
+    return lookup.key(path, bucket.runs, bucket.run_origins, orgs, repr(limits))
+
+
+def _kept_tab(
+    bucket: _Bucket, kept: KeptDocs, limits: OutputLimits, omitted_origins: dict[str, str]
+) -> KeptTab:
+    """A coordinate's tab from the documents kept for its runs: the runs and left-out origins
+    worked out as `_tab` does (the count limits), the grids and series not made."""
+    runs, dropped, _signers = drop_unlisted(bucket.runs, limits.unlisted_signers)
+    omitted_origins.update(
+        (bucket.origins[rid], "unlisted-signer-limit") for rid in dropped if rid in bucket.origins
+    )
+    return KeptTab(
+        recipe=bucket.recipe,
+        coordinate=bucket.coordinate,
+        coord=_display(bucket.criteria),
+        profile=bucket.profile,
+        profile_selection=next(iter(bucket.selections)),
+        runs=tuple(sorted(runs, key=run_order, reverse=True)),
+        kept=kept,
     )
 
 
@@ -212,6 +267,7 @@ def _bucket(
             )
         bucket.selections.add(run.profile)
         bucket.runs.append(run)
+        bucket.run_origins.append(entry.origin)
         if entry.origin:
             bucket.origins[run.run_id] = entry.origin
         src = signer_source_id(run.signer)
@@ -290,7 +346,7 @@ def _tab(
     )
 
 
-def _criteria_values(tabs: list[Tab], names: Naming) -> dict[str, tuple[str, ...]]:
+def _criteria_values(tabs: list[BoardTab], names: Naming) -> dict[str, tuple[str, ...]]:
     """The values each criteria axis takes on the board, in display order."""
     crit_values: dict[str, list[str]] = {
         a: [] for a in ("service", "accelerator", "os", "intent", "platform")
@@ -304,10 +360,10 @@ def _criteria_values(tabs: list[Tab], names: Naming) -> dict[str, tuple[str, ...
     }
 
 
-def _arrange(tabs: list[Tab], names: Naming) -> tuple[Group, ...]:
+def _arrange(tabs: list[BoardTab], names: Naming) -> tuple[Group, ...]:
     """Groups by service order, dashboards by accelerator then OS, tabs by intent-platform then
     profile (stable; the profile is in the key)."""
-    by_group: dict[str, dict[str, list[Tab]]] = {}
+    by_group: dict[str, dict[str, list[BoardTab]]] = {}
     for tab in tabs:
         by_group.setdefault(tab.coordinate.group, {}).setdefault(
             tab.coordinate.dashboard, []
@@ -316,7 +372,7 @@ def _arrange(tabs: list[Tab], names: Naming) -> tuple[Group, ...]:
     def group_key(service: str) -> tuple[Any, str]:
         return (names.sort_key("service", service), service)
 
-    def dash_key(item: tuple[str, list[Tab]]) -> tuple[Any, Any, str]:
+    def dash_key(item: tuple[str, list[BoardTab]]) -> tuple[Any, Any, str]:
         first = item[1][0].coord
         return (
             names.sort_key("accelerator", first.accelerator),
@@ -324,7 +380,7 @@ def _arrange(tabs: list[Tab], names: Naming) -> tuple[Group, ...]:
             item[0],
         )
 
-    def tab_key(tab: Tab) -> tuple[str, str, str]:
+    def tab_key(tab: BoardTab) -> tuple[str, str, str]:
         return (f"{tab.coord.intent}-{tab.coord.platform}", tab.profile or "", tab.coordinate.tab)
 
     groups: list[Group] = []

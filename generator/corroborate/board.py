@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -129,10 +129,63 @@ class Tab:
 
 
 @dataclass(frozen=True)
+class KeptDocs:
+    """A tab's documents as an earlier build made them (`data/index.json`'s tab and
+    `data/series/<recipe>.json`), kept under a key naming everything they were made from
+    (`TabLookup`), with the `Omitted` counts the series made."""
+
+    doc: Mapping[str, Any]
+    series: Mapping[str, Any]
+    omitted: Omitted
+
+
+@dataclass(frozen=True)
+class KeptTab:
+    """A tab whose documents an earlier build made from the same runs (`KeptDocs`): the board
+    places it as it would place the `Tab` made again, without making its grids and series."""
+
+    recipe: str
+    coordinate: Coordinate
+    coord: Criteria
+    profile: str | None
+    profile_selection: str | None
+    runs: tuple[Run, ...]
+    kept: KeptDocs
+
+    @property
+    def omitted(self) -> Omitted:
+        return self.kept.omitted
+
+
+BoardTab = Tab | KeptTab
+"""A tab of the board: made in this build, or kept from an earlier one."""
+
+
+class TabLookup(Protocol):
+    """Where the board finds the documents of a tab made before (`generator.evaluate.tabstore`).
+
+    `key` names a coordinate `path`'s `runs` (in board order) by where each came from
+    (`origins`) and how its signer is classified, the organisation each run's signer counts
+    for (`orgs`) and the count limits, or is None when a run cannot be named so; `kept` gives
+    the documents stored under a key, or None."""
+
+    def key(
+        self,
+        path: str,
+        runs: Sequence[Run],
+        origins: Sequence[str],
+        orgs: Sequence[str],
+        limits: str,
+    ) -> str | None: ...
+
+    def kept(self, key: str) -> KeptDocs | None: ...
+
+
+@dataclass(frozen=True)
 class Dashboard:
     accelerator: str
     os: str
-    tabs: tuple[Tab, ...]
+    tabs: tuple[BoardTab, ...]
 
 
 @dataclass(frozen=True)
@@ -183,9 +236,17 @@ class Board:
     omitted_origins: Mapping[str, str] = field(default_factory=dict)
     """Origin (pointer path) -> why its run was left out of its recipe (count limits)."""
 
+    tab_keys: Mapping[str, str] = field(default_factory=dict)
+    """The key of each tab made in this build whose documents may be kept (`TabLookup`), by
+    recipe."""
+
     @property
-    def tabs(self) -> tuple[Tab, ...]:
+    def tabs(self) -> tuple[BoardTab, ...]:
         return tuple(t for g in self.groups for d in g.dashboards for t in d.tabs)
+
+    def made_tabs(self) -> tuple[Tab, ...]:
+        """The tabs made in this build (a board built without a `TabLookup` has only these)."""
+        return tuple(t for t in self.tabs if isinstance(t, Tab))
 
     @property
     def generated_at(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from generator.corroborate import (
     STATES,
     Board,
+    BoardTab,
     Grid,
     GridRow,
     Omitted,
@@ -144,6 +145,11 @@ def _grids(tab: Tab) -> list[dict[str, Any]]:
     return out
 
 
+def tab_document(tab: BoardTab) -> Mapping[str, Any]:
+    """A tab's document in `data/index.json`: made, or as kept (`KeptTab`)."""
+    return _tab(tab) if isinstance(tab, Tab) else tab.kept.doc
+
+
 def _tab(tab: Tab) -> dict[str, Any]:
     combined, *versions = _grids(tab)
     doc: dict[str, Any] = {
@@ -208,7 +214,11 @@ def index_document(board: Board, *, build_time: str) -> dict[str, Any]:
             {
                 "service": g.service,
                 "dashboards": [
-                    {"accelerator": d.accelerator, "os": d.os, "tabs": [_tab(t) for t in d.tabs]}
+                    {
+                        "accelerator": d.accelerator,
+                        "os": d.os,
+                        "tabs": [tab_document(t) for t in d.tabs],
+                    }
                     for d in g.dashboards
                 ],
             }
@@ -253,6 +263,10 @@ def series_document(series: Series) -> dict[str, Any]:
     return doc
 
 
-def series_documents(board: Board) -> dict[str, dict[str, Any]]:
-    """One series document per tab, keyed by the recipe slug (the file name)."""
-    return {tab.recipe: series_document(tab.series) for tab in board.tabs}
+def series_documents(board: Board) -> dict[str, Mapping[str, Any]]:
+    """One series document per tab (made, or as kept), keyed by the recipe slug (the file
+    name)."""
+    return {
+        tab.recipe: series_document(tab.series) if isinstance(tab, Tab) else tab.kept.series
+        for tab in board.tabs
+    }

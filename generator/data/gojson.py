@@ -64,9 +64,13 @@ _ORJSON = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
 _ORJSON |= orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 """orjson's form of `json.dumps(sort_keys=True, indent=2)`. Dataclasses and datetimes, which
 the reference refuses, are passed through to no `default`, so orjson refuses them too."""
-_WALKED_DEPTH = 2
+WALKED_DEPTH = 2
 """Containers above this depth are written item by item, deeper subtrees in one piece: a
 pointer or a recipe tab is one piece of tens of KB, the documents hundreds of MB."""
+INDEX_WALK = 6
+"""How deep data/index.json is walked: down to its tabs (groups, dashboards, tabs), each one
+piece, so a tab kept from an earlier build (`generator.evaluate.tabstore`) is written from its
+text, never parsed."""
 
 
 def _escape_utf8(data: bytes) -> bytes:
@@ -150,18 +154,19 @@ def subtree_text(value: Any, pad: str) -> bytes:
     return finish_layout(subtree_layout(value), pad)
 
 
-def go_json_plan(obj: Any) -> Iterator[bytes | Subtree]:
+def go_json_plan(obj: Any, walk: int = WALKED_DEPTH) -> Iterator[bytes | Subtree]:
     """`go_json_parts(obj)` before its subtrees are encoded: the text of the walked top levels
-    and, in order, the subtrees to be written whole (`Subtree`)."""
-    yield from _plan(obj, "", 0)
+    and, in order, the subtrees to be written whole (`Subtree`). `walk`: how many levels are
+    walked (a document whose laid-out parts lie deeper walks down to them)."""
+    yield from _plan(obj, "", 0, walk)
     yield b"\n"
 
 
-def _plan(value: Any, pad: str, depth: int) -> Iterator[bytes | Subtree]:
+def _plan(value: Any, pad: str, depth: int, walk: int) -> Iterator[bytes | Subtree]:
     """The text of `value` at `pad`, its top levels walked, the deeper subtrees left whole."""
     kind = type(value)
     if (
-        depth < _WALKED_DEPTH
+        depth < walk
         and value
         and (kind is list or kind is tuple or (kind is dict and all(type(k) is str for k in value)))
     ):
@@ -173,22 +178,22 @@ def _plan(value: Any, pad: str, depth: int) -> Iterator[bytes | Subtree]:
                 if n:
                     yield between
                 yield _escape_utf8(_encode_str(key).encode("utf-8")) + b": "
-                yield from _plan(value[key], inner, depth + 1)
+                yield from _plan(value[key], inner, depth + 1, walk)
             yield b"\n" + pad.encode("ascii") + b"}"
         else:
             yield b"[\n" + inner.encode("ascii")
             for n, item in enumerate(value):
                 if n:
                     yield between
-                yield from _plan(item, inner, depth + 1)
+                yield from _plan(item, inner, depth + 1, walk)
             yield b"\n" + pad.encode("ascii") + b"]"
         return
     yield Subtree(value, pad)
 
 
-def _pieces(value: Any, pad: str, depth: int) -> Iterator[bytes]:
+def _pieces(value: Any, pad: str, depth: int, walk: int) -> Iterator[bytes]:
     """The text of `value` at `pad` (escaped), its top levels walked, as a stream of parts."""
-    for part in _plan(value, pad, depth):
+    for part in _plan(value, pad, depth, walk):
         yield part if type(part) is bytes else subtree_text(part.value, part.pad)  # type: ignore[union-attr]
 
 
@@ -204,17 +209,18 @@ def go_json(obj: Any) -> str:
     return go_json_bytes(obj).decode("utf-8")
 
 
-def go_json_parts(obj: Any) -> Iterator[bytes]:
-    """`go_json_bytes(obj)` as a stream of parts: one subtree of a document at a time."""
-    yield from _pieces(obj, "", 0)
+def go_json_parts(obj: Any, walk: int = WALKED_DEPTH) -> Iterator[bytes]:
+    """`go_json_bytes(obj)` as a stream of parts: one subtree of a document at a time (`walk`:
+    see `go_json_plan`)."""
+    yield from _pieces(obj, "", 0, walk)
     yield b"\n"
 
 
-def write_go_json(obj: Any, fh: IO[bytes]) -> str:
+def write_go_json(obj: Any, fh: IO[bytes], walk: int = WALKED_DEPTH) -> str:
     """Write `go_json_bytes(obj)` to the binary file `fh`, a subtree at a time (streamed); the
-    sha256 (hex) of what was written."""
+    sha256 (hex) of what was written (`walk`: see `go_json_plan`)."""
     digest = hashlib.sha256()
-    for part in go_json_parts(obj):
+    for part in go_json_parts(obj, walk):
         digest.update(part)
         fh.write(part)
     return digest.hexdigest()

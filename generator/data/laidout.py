@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -140,7 +140,7 @@ class LaidOutEntry(_Fields):
     """A pointers.json entry: its layout text (or where it lies), its keys, and the fields read
     so far."""
 
-    __slots__ = ("_digest", "_full", "_known", "_layout", "_steps", "span")
+    __slots__ = ("_digest", "_full", "_known", "_layout", "_steps", "derived", "span")
 
     def __init__(
         self,
@@ -157,6 +157,9 @@ class LaidOutEntry(_Fields):
         self._keys = keys
         self._known = known
         self._full: dict[str, Any] | None = None
+        self.derived: Mapping[str, Any] = {}
+        """Values worked out from the whole entry when it was laid out, kept with its text
+        (a kept tab's checks, `generator.evaluate.tabstore`): read without parsing."""
 
     @property
     def layout(self) -> bytes:
@@ -186,17 +189,23 @@ class LaidOutEntry(_Fields):
 
     @classmethod
     def from_head(
-        cls, layout: bytes | Span, head: Mapping[str, Any], steps: int | None = None
+        cls,
+        layout: bytes | Span,
+        head: Mapping[str, Any],
+        steps: int | None = None,
+        *,
+        part_names: frozenset[str] = _PART_NAMES,
     ) -> LaidOutEntry:
         """The entry of `layout` with the fields `head_of` read (ValueError for another
         shape); `steps`: its text's number steps, when `layout` is the text and they are
-        known (`generator.data.gonumbers.number_steps`)."""
+        known (`generator.data.gonumbers.number_steps`). `part_names`: the fields a head may
+        know in part (a pointer entry's `PART_KEYS`)."""
         keys, key_set = _keys(head.get("keys"))
         known = head.get("known")
         parts = head.get("parts")
         if type(known) is not dict or type(parts) is not dict:
             raise ValueError("an entry's head has no known fields and parts")
-        if not key_set.issuperset(known) or not _PART_NAMES.issuperset(parts):
+        if not key_set.issuperset(known) or not part_names.issuperset(parts):
             raise ValueError("the known fields are not among the entry's keys")
         entry = cls(layout, keys, dict(known), steps)
         for name, part in parts.items():
@@ -228,7 +237,8 @@ class LaidOutEntry(_Fields):
         return f"LaidOutEntry({self.get('path')!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuilt, (self.layout, self.head(), self.steps))
+        head = self.head()
+        return (_rebuilt, (self.layout, head, self.steps, sorted(head["parts"]), self.derived))
 
     def head(self) -> dict[str, Any]:
         """What it reads without parsing, as `head_of` gives it (`from_head` takes it back)."""
@@ -247,9 +257,9 @@ class LaidOutEntry(_Fields):
             try:
                 full = orjson.loads(self.layout)
             except orjson.JSONDecodeError as exc:
-                raise LayoutError(f"a laid-out pointer entry does not parse: {exc}") from exc
+                raise LayoutError(f"a laid-out entry does not parse: {exc}") from exc
             if not isinstance(full, dict) or tuple(full) != self._keys:
-                raise LayoutError("a laid-out pointer entry has other keys than it says")
+                raise LayoutError("a laid-out entry has other keys than it says")
             self._full = full
         return self._full
 
@@ -284,8 +294,17 @@ class _Part(_Fields):
         return dict(self.entry._parsed()[self.name])
 
 
-def _rebuilt(layout: bytes, head: dict[str, Any], steps: int | None = None) -> LaidOutEntry:
-    return LaidOutEntry.from_head(layout, head, steps)
+def _rebuilt(
+    layout: bytes,
+    head: dict[str, Any],
+    steps: int | None = None,
+    part_names: Sequence[str] | None = None,
+    derived: Mapping[str, Any] | None = None,
+) -> LaidOutEntry:
+    names = _PART_NAMES if part_names is None else frozenset(part_names)
+    entry = LaidOutEntry.from_head(layout, head, steps, part_names=names)
+    entry.derived = dict(derived or {})
+    return entry
 
 
 _SHAPES: dict[tuple[str, ...], frozenset[str]] = {}

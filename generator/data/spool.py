@@ -44,6 +44,7 @@ from typing import IO, Any
 
 from generator.cacheauth import open_cache_entry
 from generator.data.gojson import (
+    WALKED_DEPTH,
     Subtree,
     finish_layout,
     go_json_plan,
@@ -107,8 +108,8 @@ def _sweep_dead(root: Path) -> None:
 class _Helped:
     """One document handed to the helper: its spool and what became of it."""
 
-    def __init__(self, path: Path, doc: Any, spool: Path) -> None:
-        self.path, self.doc, self.spool = path, doc, spool
+    def __init__(self, path: Path, doc: Any, spool: Path, walk: int) -> None:
+        self.path, self.doc, self.spool, self.walk = path, doc, spool, walk
         self.handed = False
         """Whether the helper was told to write it (its spool was written whole)."""
         self.answer: str | None = None
@@ -139,12 +140,13 @@ class DeferredWrite:
         self._written = threading.Event()
         self._complete = False
 
-    def take(self, path: Path, doc: Any) -> None:
-        """Spool `doc`, to be written at `path` (absolute), and hand it to the helper."""
-        helped = _Helped(path, doc, self.folder / f"{SPOOL_NAME}-{len(self._docs)}")
+    def take(self, path: Path, doc: Any, walk: int = WALKED_DEPTH) -> None:
+        """Spool `doc`, to be written at `path` (absolute), and hand it to the helper (`walk`:
+        see `go_json_plan`)."""
+        helped = _Helped(path, doc, self.folder / f"{SPOOL_NAME}-{len(self._docs)}", walk)
         self._docs.append(helped)
         try:
-            _spool(helped.spool, doc)
+            _spool(helped.spool, doc, walk)
         except OSError:
             helped.spool.unlink(missing_ok=True)  # no room left: `finish` writes it here
             return
@@ -192,7 +194,9 @@ class DeferredWrite:
         with self._lock:
             for helped in self._docs:
                 if helped.digest is None:
-                    helped.digest = helped.answer or _write_here(helped.path, helped.doc)
+                    helped.digest = helped.answer or _write_here(
+                        helped.path, helped.doc, helped.walk
+                    )
                 with contextlib.suppress(OSError):
                     helped.spool.unlink()
             self._remove_folder()
@@ -222,11 +226,11 @@ class DeferredWrite:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _spool(spool: Path, doc: Any) -> None:
+def _spool(spool: Path, doc: Any, walk: int) -> None:
     """Write the spool of `doc`: the text of its walked levels, the layout of each subtree, or
     where a laid-out entry's text lies when it was not read."""
     with spool.open("wb") as out:
-        for part in go_json_plan(doc):
+        for part in go_json_plan(doc, walk):
             if type(part) is bytes:
                 _record(out, b"T", part)
                 continue
@@ -265,9 +269,9 @@ def _join(proc: subprocess.Popen[bytes] | None) -> list[str | None]:
     return digests if proc.returncode == 0 else []
 
 
-def _write_here(path: Path, doc: Any) -> str:
+def _write_here(path: Path, doc: Any, walk: int) -> str:
     with path.open("wb") as fh:
-        return write_go_json(doc, fh)
+        return write_go_json(doc, fh, walk)
 
 
 # ------------------------------------------------------------------------------ the helper

@@ -23,7 +23,7 @@ from generator.data._board_docs import (
     series_documents,
 )
 from generator.data._pointer_docs import evidence_document, pointer_document, pointers_document
-from generator.data.gojson import go_json_bytes, write_go_json
+from generator.data.gojson import INDEX_WALK, WALKED_DEPTH, go_json_bytes, write_go_json
 from generator.data.records import PointerRecord
 from generator.data.schemaid import SCHEMA_FILES, schema_text, with_schema_id
 from generator.errors import BuildError, Location
@@ -172,8 +172,8 @@ def write_documents(
     """
     data = out_dir / "data"
     big = [  # the largest first: a helper (`deferred`) starts on it at once
-        (data / "pointers.json", documents["pointers"]),
-        (data / "index.json", documents["index"]),
+        (data / "pointers.json", documents["pointers"], WALKED_DEPTH),
+        (data / "index.json", documents["index"], INDEX_WALK),
     ]
     # File names are checked before anything is written, as when all texts were made first.
     series = [
@@ -188,12 +188,12 @@ def write_documents(
             hashed(path, sha256)
         written.append(path)
 
-    for path, doc in big:
+    for path, doc, walk in big:
         if deferred is not None:
-            deferred.take(path, doc)
+            deferred.take(path, doc, walk)
             written.append(path)
         else:
-            done(path, _streamed(path, doc))
+            done(path, _streamed(path, doc, walk))
     done(data / "build-info.json", _streamed(data / "build-info.json", documents["build_info"]))
     folders = {data}
     if series:
@@ -211,11 +211,11 @@ def write_documents(
     return written
 
 
-def _streamed(path: Path, doc: Any) -> str:
+def _streamed(path: Path, doc: Any, walk: int = WALKED_DEPTH) -> str:
     """Write `doc` as Go writes it into `path`, a subtree at a time (the big documents are
-    never one string); the sha256 (hex) of what was written."""
+    never one string); the sha256 (hex) of what was written (`walk`: `go_json_plan`)."""
     with path.open("wb") as fh:
-        return write_go_json(doc, fh)
+        return write_go_json(doc, fh, walk)
 
 
 def _write_text(path: Path, text: str, folders: set[Path]) -> None:

@@ -16,6 +16,7 @@ import sigstore
 
 from generator import __version__
 from generator.bundlerefs import BundleRefEntry
+from generator.cacheauth import CacheAuth
 from generator.corroborate import BoardEntry, build_board, count_each_bundle_once
 from generator.data import PointerRecord, build_info_document, data_documents, pointer_document
 from generator.evaluate.assess import Assessed, Assessor, remembered, settled
@@ -26,6 +27,7 @@ from generator.evaluate.pointermemo import PointerDocs
 from generator.evaluate.pool import bulk_allocation, choose_verifier
 from generator.evaluate.products import PointerProduct, ReusedPointer
 from generator.evaluate.refs import verify_refs
+from generator.evaluate.tabstore import TabStore
 from generator.evaluate.treeread import pointer_docs, read_tree
 from generator.evaluate.verification import Progress, split_cached
 from generator.freshness import ContentMemo
@@ -140,6 +142,14 @@ def evaluate(
         )
 
 
+def _tab_store(options: EvaluationOptions, plan: RecipePlan, auth: CacheAuth) -> TabStore | None:
+    """Where an incremental evaluation keeps the board's tabs (`generator.evaluate.tabstore`);
+    None when it stores no products (`--reevaluate`, `--bundle-refs`, the PR report)."""
+    if plan.store is None:
+        return None
+    return TabStore(cache_root(options.engine) / "tabs", auth, plan.product_keys())
+
+
 def _recipe_plan(
     options: EvaluationOptions,
     scan: TreeScan,
@@ -218,18 +228,23 @@ def _evaluate(
         docs.save()
     plan.keep(kept, documents)
     del kept
-    board = build_board(entries, organisation_of=remembered(organisation_of))
+    tabs = _tab_store(options, plan, lookup.verdicts.auth)
+    board = build_board(entries, organisation_of=remembered(organisation_of), lookup=tabs)
     build_time = build_time_for(options.clock.source_date_epoch, [e.run.logged_at for e in entries])
+    made = data_documents(
+        board=board,
+        records=records,
+        build_time=build_time,
+        build_info=_build_info(options, build_time, lookup.trust),
+        pointer_documents=documents,
+    )
+    if tabs is not None:
+        tabs.store(board, made)
+        tabs.keep_only_used()
     return Evaluation(
         records=tuple(records),
         board=board,
-        documents=data_documents(
-            board=board,
-            records=records,
-            build_time=build_time,
-            build_info=_build_info(options, build_time, lookup.trust),
-            pointer_documents=documents,
-        ),
+        documents=made,
         build_time=build_time,
         trust=lookup.trust,
         allowlist=allowlist,

@@ -153,6 +153,8 @@ class RecipePlan:
     """Each group's usable pointer paths, in path order."""
     reused: dict[str, PointerProduct] = field(default_factory=dict)
     reused_groups: set[str] = field(default_factory=set)
+    stored_groups: set[str] = field(default_factory=set)
+    """The groups evaluated this build whose product `keep` stored (every verdict definite)."""
     loaded: dict[str, RecipeProduct] = field(default_factory=dict)
     """The product of each reused group."""
     _classified: dict[SignerIdentity, Classification] = field(default_factory=dict)
@@ -267,7 +269,18 @@ class RecipePlan:
             product = self._product(key, [made.get(p) for p in paths])
             if product is not None:
                 self.store.store(product)
+                self.stored_groups.add(name)
         self.store.keep_only(kept)
+
+    def product_keys(self) -> dict[str, str]:
+        """The product key of each pointer path of a group reused or stored by `keep`: what
+        its board entry depends on (`generator.evaluate.tabstore`)."""
+        keys: dict[str, str] = {}
+        for name, paths in self.paths.items():
+            key = self.keys.get(name)
+            if key is not None and (name in self.reused_groups or name in self.stored_groups):
+                keys.update((path, key) for path in paths)
+        return keys
 
     def _product(self, key: str, made: Sequence[Made | None]) -> RecipeProduct | None:
         pointers: list[PointerProduct] = []

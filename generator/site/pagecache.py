@@ -16,13 +16,15 @@ import orjson
 from generator.cacheauth import TAG_LENGTH, CacheAuth, Purpose, open_cache_entry, read_cache_file
 from generator.quickwrite import link_checked
 
-__all__ = ["MAX_PAGE_ENTRY_BYTES", "ROWS_NAME", "CachedPage", "PageCache"]
+__all__ = ["MAX_PAGE_ENTRY_BYTES", "ROWS_NAME", "SEARCH_NAME", "CachedPage", "PageCache"]
 
 MAX_PAGE_ENTRY_BYTES = 512 << 20
 """A page cache entry larger than this is a miss (a page is hundreds of KB, the Markdown pages
 of a 10,000-attestation site 13 MB): a planted file, link or FIFO never takes a build down."""
 ROWS_NAME = "rows.json"
 """The page cache entry holding the Markdown pages' rows (`generator.site.rowcache`)."""
+SEARCH_NAME = "search.json"
+"""The page cache entry holding each recipe page's search text, by its page key."""
 
 _DIGEST_HEX = 64
 _SPAN_HEX = 16
@@ -193,6 +195,14 @@ class PageCache:
 
     def put_rows(self, rows: dict[str, str]) -> None:
         self._write_later(ROWS_NAME, orjson.dumps(rows))
+
+    def get_search(self) -> dict[str, str] | None:
+        """The recipe pages' search texts the last build kept, by page key: a recipe's page
+        key covers everything its search text reads (`generator.site.pages.search_summary`)."""
+        return self._string_map(SEARCH_NAME)
+
+    def put_search(self, texts: dict[str, str]) -> None:
+        self._write_later(SEARCH_NAME, orjson.dumps(texts))
 
     def keep_only(self, names: set[str]) -> None:
         """Delete entries this build did not use, so the cache holds one site's pages."""

@@ -167,11 +167,13 @@ class RecipePages:
         meta = self.meta(tab)
         return HtmlPage(meta.title, body, meta.search_text, meta.tags)
 
-    def meta(self, tab: Tab) -> HtmlPage:
-        """The page without its body: title, search text and tags (cheap, no rendering)."""
+    def meta(self, tab: Tab, search: str | None = None) -> HtmlPage:
+        """The page without its body: title, search text (`search` when known: kept with the
+        page) and tags (cheap, no rendering)."""
         coord = tab.doc.get("coord") or {}
         tags = tuple(str(coord[k]) for k in ("service", "accelerator") if coord.get(k))
-        return HtmlPage(self.title(tab), "", search_summary(self.model, tab), tags)
+        text = search if search is not None else search_summary(self.model, tab)
+        return HtmlPage(self.title(tab), "", text, tags)
 
     @staticmethod
     def title(tab: Tab) -> str:

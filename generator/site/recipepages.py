@@ -34,7 +34,7 @@ from generator.manifest import Written
 from generator.quickwrite import write_or_link
 from generator.site.mkdocs_adapter import Finished, PageShell
 from generator.site.model import CommitFill, body_build_info
-from generator.site.pagecache import ROWS_NAME, CachedPage, PageCache
+from generator.site.pagecache import ROWS_NAME, SEARCH_NAME, CachedPage, PageCache
 from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 
@@ -148,8 +148,8 @@ def input_digests(model: SiteModel) -> InputDigests:
         _digest(
             [
                 tab.recipe,
-                tab.doc,
-                model.series.get(tab.recipe, {}),
+                _layout_digest(tab.doc),
+                _layout_digest(model.series.get(tab.recipe, {})),
                 _entry_digests(model.pointers_for(tab.recipe)),
             ]
         )
@@ -163,6 +163,15 @@ def input_digests(model: SiteModel) -> InputDigests:
         recipes,
         _digest([_entry_digests(orphans), index]),
     )
+
+
+def _layout_digest(document: Mapping[str, Any]) -> str:
+    """A recipe's tab or series document as the sha256 of its layout text (`subtree_layout`):
+    exactly its content, whether it was kept from an earlier build (its stored digest, its text
+    never parsed for a key: `generator.evaluate.tabstore`) or made in this one."""
+    if type(document) is LaidOutEntry:
+        return document.sha256.hex()
+    return hashlib.sha256(subtree_layout(document)).hexdigest()
 
 
 def _entry_digests(pointers: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -352,7 +361,26 @@ def write_recipe_pages(
         placer=job.placer,
         keys=key_of,
     )
-    return [PageMeta(tab.recipe, renderer.meta(tab)) for tab in model.tabs]
+    return _metas(renderer, cache, key_of)
+
+
+def _metas(
+    renderer: RecipePages, cache: PageCache | None, key_of: Mapping[str, str]
+) -> list[PageMeta]:
+    """Every recipe page's metadata, in catalog order; its search text kept in the page cache
+    under its page key (`PageCache.get_search`), made only for a recipe whose key changed."""
+    stored = (cache.get_search() if cache is not None else None) or {}
+    used: dict[str, str] = {}
+    metas = []
+    for tab in renderer.model.tabs:
+        key = key_of[tab.recipe]
+        meta = renderer.meta(tab, stored.get(key) if key else None)
+        if key:
+            used[key] = meta.search_text
+        metas.append(PageMeta(tab.recipe, meta))
+    if cache is not None and used != stored:
+        cache.put_search(used)
+    return metas
 
 
 def page_names(keys: Sequence[str], markdown_key: str | None) -> set[str]:
@@ -361,6 +389,7 @@ def page_names(keys: Sequence[str], markdown_key: str | None) -> set[str]:
     if markdown_key is not None:
         names.add(f"markdown-{markdown_key}.json")
     names.add(ROWS_NAME)
+    names.add(SEARCH_NAME)
     return names
 
 

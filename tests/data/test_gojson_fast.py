@@ -171,7 +171,7 @@ def test_deep_and_wide_documents_are_streamed_in_pieces() -> None:
         "pointers": [{"path": f"p{n}", "tests": [{"n": n, "s": "<&>"}] * 3} for n in range(50)],
         "b": {"c": {"d": {"e": [1, {"f": "\u2029"}]}}},
     }
-    parts = list(gojson._pieces(doc, "", 0))
+    parts = list(gojson._pieces(doc, "", 0, gojson.WALKED_DEPTH))
     assert len(parts) > 50  # the top levels are walked
     assert b"".join(parts) + b"\n" == go_json_bytes(doc) == reference(doc).encode()
 

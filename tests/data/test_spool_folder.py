@@ -120,12 +120,12 @@ def test_a_spool_that_cannot_be_written_is_written_by_the_build(
     write = spool._spool
     calls: list[Path] = []
 
-    def full_once(path: Path, doc: Any) -> None:
+    def full_once(path: Path, doc: Any, walk: int) -> None:
         calls.append(path)
         if len(calls) == 1:
             path.write_bytes(b"partial")
             raise OSError(errno.ENOSPC, "No space left on device")
-        write(path, doc)
+        write(path, doc, walk)
 
     monkeypatch.setattr(spool, "_spool", full_once)
     folder, owned = spool_folder(1000, tmp_path)
