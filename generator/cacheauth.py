@@ -75,6 +75,7 @@ class Purpose(StrEnum):
     POINTER = "pointer"
     TRUST = "trust"
     TAB = "tab"
+    LAYOUT = "layout"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from generator.bundle.cache import BundleCache, default_cache_dir
 from generator.bundle.chain import ChainSource
 from generator.bundle.layout import IndexPrefetch, OciLayoutSource
+from generator.bundle.layoutmemo import LayoutIndexMemo
 from generator.bundle.types import Limits
 from generator.cacheauth import CacheAuth
 from generator.options import EngineOptions
@@ -103,12 +104,14 @@ def _with_source(
 
 class Engines:
     """Builds a build's engine once, with the OCI layouts indexed meanwhile in a forked
-    process (`prefetch=True`); `close` stops an index that is not needed (the evaluation was
-    reused from the memo). A context manager."""
+    process (`prefetch=True`; a layout whose index the cache kept is not indexed again,
+    `generator.bundle.layoutmemo`); `close` stops an index that is not needed (the evaluation
+    was reused from the memo). A context manager."""
 
     def __init__(self, options: EngineOptions, *, prefetch: bool = True) -> None:
         self._options = options
-        self._indexes = IndexPrefetch(options.oci_layouts, Limits()) if prefetch else None
+        memo = LayoutIndexMemo(cache_root(options) / "layouts", CacheAuth.from_environment())
+        self._indexes = IndexPrefetch(options.oci_layouts, Limits(), memo) if prefetch else None
         self._engine: Engine | None = None
         self._lookup: CacheLookup | None = None
 
@@ -124,6 +127,13 @@ class Engines:
         if self._engine is None:
             self._engine = _with_source(self._options, self.lookup(), self._indexes)
         return self._engine
+
+    def check_layouts(self) -> None:
+        """Raise as `engine` does when a layout cannot be used; a layout whose index an earlier
+        build kept (`generator.bundle.layoutmemo`: the same `index.json` and blobs folder) was
+        usable then and is not read again unless a bundle is needed."""
+        if self._engine is None and (self._indexes is None or not self._indexes.all_kept()):
+            self.engine()
 
     def verifying(self) -> Engine:
         """The engine, its trust root parsed: what every path that verifies asks for, so a

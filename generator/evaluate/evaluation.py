@@ -156,8 +156,10 @@ def _recipe_plan(
     allowlist: Allowlist,
     lookup: CacheLookup,
     docs: PointerDocs,
+    hashed: Mapping[str, str],
 ) -> RecipePlan:
-    """An incremental evaluation's plan: the recipes reused from their stored products."""
+    """An incremental evaluation's plan: the recipes reused from their stored products
+    (`hashed`: the files of the tree this build already hashed, see `evaluate`)."""
     return RecipePlan.make(
         options,
         scan.files,
@@ -167,6 +169,7 @@ def _recipe_plan(
         store_root=cache_root(options.engine) / "recipes",
         auth=lookup.verdicts.auth,
         digests=docs.digests,
+        hashed=hashed,
     )
 
 
@@ -205,7 +208,7 @@ def _evaluate(
     lookup = engines.lookup()  # the bundle source (the layouts' index) only when needed
     assessor.trust_root = lookup.trust.digest  # named by the records of reused verdicts
     if docs is not None and not refs:
-        plan = _recipe_plan(options, scan, allowlist, lookup, docs)
+        plan = _recipe_plan(options, scan, allowlist, lookup, docs, hashed)
     else:
         plan = RecipePlan.everything(scan.files, allowlist)
     todo = plan.todo(scan.files)
@@ -222,7 +225,7 @@ def _evaluate(
         reused=plan,
         kept=kept,
     )
-    engines.engine()  # the layouts are checked even when no bundle was needed (indexed by now)
+    engines.check_layouts()  # even when no bundle was needed (indexed by now, or before)
     memo.save()
     if docs is not None:
         docs.save()

@@ -25,6 +25,7 @@ from generator.pids import dead_folders
 from generator.publish import finish_site, plan_site_changes
 from generator.site.build import SiteInputs, build_site
 from generator.site.recipepages import InputDigests
+from generator.site.sparedirs import spare
 from generator.site.swap import publish_atomically
 
 __all__ = [
@@ -60,7 +61,8 @@ _RETIRING: list[Background] = []
 def retire(old: Path) -> None:
     """Take a replaced output away: renamed at once to a staging name of this process (so a
     later swap never finds it, and `sweep_dead_staging` removes it should this process be
-    killed), then deleted on a thread while the build measures and stamps what it published.
+    killed), then deleted on a thread while the build measures and stamps what it published,
+    but for its recipe folders, emptied and kept for the next build (`generator.site.sparedirs`).
     `finish_retiring` waits for it."""
     trash = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-retired-", dir=old.parent))
     target = trash / "old"
@@ -69,7 +71,12 @@ def retire(old: Path) -> None:
     except OSError:
         shutil.rmtree(trash, ignore_errors=True)
         return  # the swap deletes it in place
-    _RETIRING.append(Background(lambda: shutil.rmtree(trash, ignore_errors=True)))
+
+    def delete() -> None:
+        spare(target, old)  # its recipe folders, emptied, for the next build's site
+        shutil.rmtree(trash, ignore_errors=True)
+
+    _RETIRING.append(Background(delete))
 
 
 def finish_retiring() -> None:

@@ -118,10 +118,13 @@ def _overlay_stems(item: ParsedPointer) -> list[str]:
 
 class _Overlays:
     """The state of each overlay of the tree, asked by name: the folder is listed once and a
-    name that is not listed (a hostile recipe name: too long, `..`, a slash) is absent."""
+    name that is not listed (a hostile recipe name: too long, `..`, a slash) is absent. A file
+    this build already hashed (`hashed`, by its path as the memo key's `tree_digest` walked
+    it) is not read again: its state is that sha256, as `_file_state` gives it."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, hashed: Mapping[str, str] | None = None) -> None:
         self.folder = folder
+        self.hashed = hashed or {}
         self._names: set[str] | None = None
         self._states: dict[str, str | None] = {}
 
@@ -136,7 +139,9 @@ class _Overlays:
         if name not in self._names:
             return None
         if name not in self._states:
-            self._states[name] = _file_state(self.folder / name, 16 << 20)
+            path = self.folder / name
+            known = self.hashed.get(str(path))
+            self._states[name] = known if known is not None else _file_state(path, 16 << 20)
         return self._states[name]
 
 
@@ -202,15 +207,17 @@ class RecipePlan:
         store_root: Path,
         digests: Mapping[str, str],
         auth: CacheAuth | None = None,
+        hashed: Mapping[str, str] | None = None,
     ) -> RecipePlan:
         """The plan of an incremental evaluation: each group keyed, and the groups whose
         product checks reused. `digests` are the sha256 of the bytes the scan parsed, by
-        path (`PointerDocs.digests`)."""
+        path (`PointerDocs.digests`); `hashed`, of the tree's files this build hashed (the
+        overlays among them are not read again)."""
         store = ProductStore(store_root, auth or CacheAuth.from_environment())
         plan = cls(store, allowlist, tree=options.tree.recipes)
         groups = plan._group(files)
         common = _common_digest(options, trust_digest, policy)
-        overlays = _Overlays(options.tree.recipes / "overlays")
+        overlays = _Overlays(options.tree.recipes / "overlays", hashed)
         for name, items in groups.items():
             key = _group_key(common, items, overlays, digests)
             plan.keys[name] = key

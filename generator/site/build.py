@@ -50,6 +50,7 @@ from generator.site.recipepages import (
 )
 from generator.site.resources import SiteResources, locate
 from generator.site.rowcache import RowCache
+from generator.site.sparedirs import claim
 from generator.site.swap import publish_atomically
 
 JS_FILES = ("assets/js/charts.js", "assets/js/app.js")
@@ -286,12 +287,13 @@ def _recipe_pages(
     lists: Mapping[str, bytes] | None,
     previous: Path | None = None,
     written: dict[str, Written] | None = None,
+    spare: Path | None = None,
 ) -> None:
     """Every recipe page (with its history list from `lists`; its body sees `for_bodies`),
     in the shell MkDocs rendered into `staging`, entered into its search index, sitemap and
     tags; the page cache keeps only what this site uses. `previous`: the output this site
     replaces (its same pages linked); `written` is given the digests of the pages written here
-    (`write_recipe_pages`)."""
+    (`write_recipe_pages`); `spare`: emptied recipe folders to move into place."""
     shell_file = staging / "recipes" / SHELL_NAME / "index.html"
     shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
     metas = write_recipe_pages(
@@ -306,6 +308,7 @@ def _recipe_pages(
         previous=previous,
         written=written,
         fill=model.commit_fill(),
+        spare=spare,
     )
     expand(staging, meta_pages(metas), [m.recipe for m in metas])
     if cache is not None:
@@ -356,7 +359,7 @@ def build_site(
     try:
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
         _run_theme(cfg, work_dir, written.fragments, page_cache)
-        placing = (helpers, recipe_lists, out, known)  # how the pages are placed
+        placing = (helpers, recipe_lists, out, known, claim(out, work_dir))  # spare folders
         _recipe_pages(model, res.pages, staging, keys, cache, markdown_key, *placing)
         if data_ready is not None:
             data_ready()

@@ -37,6 +37,7 @@ from generator.site.model import CommitFill, body_build_info
 from generator.site.pagecache import ROWS_NAME, SEARCH_NAME, CachedPage, PageCache
 from generator.site.pagehelper import render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
+from generator.site.sparedirs import place
 
 RENDER_VERSION = "3"
 """Bump when page output changes in a way the hashed inputs and sources below cannot see."""
@@ -236,12 +237,15 @@ class _Placer:
     fill: CommitFill | None = None
     """The commit put in place of its mark as each page is written (the page cache keeps
     the page with the mark, `body_build_info`)."""
+    spare: Path | None = None
+    """Emptied recipe folders of a replaced output, moved into place instead of made
+    (`generator.site.sparedirs`)."""
 
     def write(self, recipe: str, data: bytes, sha256: str) -> None:
         """Write a finished page (whose sha256 is `sha256`) into the site, with its history
         list if it has one (and the commit in place of its mark)."""
         page = Path("recipes", recipe, "index.html")
-        (self.site / page).parent.mkdir(parents=True, exist_ok=True)
+        place((self.site / page).parent, self.spare)
         if self.fill is not None:
             data = self.fill.data(data)
             sha256 = hashlib.sha256(data).hexdigest()
@@ -261,7 +265,7 @@ class _Placer:
             return False  # with a fill, the cached page holds the mark: it is written
         page = Path("recipes", recipe, "index.html")
         target = self.site / page
-        target.parent.mkdir(parents=True, exist_ok=True)
+        place(target.parent, self.spare)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target)
         digest = self.cache.link_html(key, self.previous / page, target, self.shell)
@@ -329,9 +333,11 @@ def write_recipe_pages(
     previous: Path | None = None,
     written: dict[str, Written] | None = None,
     fill: CommitFill | None = None,
+    spare: Path | None = None,
 ) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
-    `fill`: the commit each page gets in place of the mark its body was rendered with.
+    `fill`: the commit each page gets in place of the mark its body was rendered with;
+    `spare`: emptied recipe folders to move into place (`generator.site.sparedirs`).
     `previous`: the output this site replaces, whose pages written again byte for byte are
     linked (`write_or_link`). `written` is given the sha256 of each page this process writes
     (by its path in the site), so the manifest need not read it again.
@@ -347,7 +353,7 @@ def write_recipe_pages(
     """
     renderer = RecipePages(model, templates)
     full = list(keys) if cache is not None else [""] * len(model.tabs)
-    placer = _Placer(site, cache, lists or {}, previous, written, shell.digest(), fill)
+    placer = _Placer(site, cache, lists or {}, previous, written, shell.digest(), fill, spare)
     job = _Job(renderer, shell, placer)
     key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
     todo = [tab for tab in model.tabs if not _copy_cached(job, tab, key_of[tab.recipe])]

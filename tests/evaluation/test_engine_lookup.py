@@ -52,9 +52,31 @@ def test_the_bundle_source_is_built_after_the_tree_is_planned(
 
     monkeypatch.setattr(perrecipe.RecipePlan, "make", planning)
     monkeypatch.setattr(engine_module, "_with_source", sourcing)
+    shutil.rmtree(cache / "layouts")  # the layout is indexed (and checked) this time
     summary = run_build(options(recipes, tmp_path / "site", cache))
     assert summary.verified > 0 and not summary.from_memo
     assert events == ["plan", "source"]
+
+
+def test_a_layout_whose_index_was_kept_is_not_read_when_no_bundle_is_needed(
+    recipes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout's `index.json` and blobs folder are what an earlier build indexed
+    (`generator.bundle.layoutmemo`): a build the verdict cache answers builds no bundle
+    source at all."""
+    cache = tmp_path / "cache"
+    run_build(options(recipes, tmp_path / "site", cache))
+    _one_pointer_removed(recipes)
+    events: list[str] = []
+    with_source = engine_module._with_source
+
+    def sourcing(*args: object, **kwargs: object) -> object:
+        events.append("source")
+        return with_source(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine_module, "_with_source", sourcing)
+    summary = run_build(options(recipes, tmp_path / "site", cache))
+    assert not summary.from_memo and events == []
 
 
 def test_an_unusable_layout_still_fails_a_build_the_cache_answers(
