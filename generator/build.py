@@ -31,6 +31,7 @@ from generator.evaluate.output import (
 from generator.evaluate.pool import bulk_allocation
 from generator.evaluate.single import verify_one
 from generator.evaluate.summary import BuildSummary, check_unverified, summarize
+from generator.evaluate.tabstore import finish_storing
 from generator.options import BuildOptions
 from generator.outdir import build_guards, claim_output
 from generator.site.siteconfig import load_site_config
@@ -65,6 +66,7 @@ def run_build(options: BuildOptions) -> BuildSummary:
                 summary = _build(options.replace(out=target))
         finally:
             finish_retiring()  # the replaced output, deleted while the build finished
+            finish_storing()  # the kept tabs, written while the site was built
     return dataclasses.replace(summary, out=str(output.out))
 
 

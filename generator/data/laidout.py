@@ -188,6 +188,17 @@ class LaidOutEntry(_Fields):
         return self._digest
 
     @classmethod
+    def made(
+        cls, document: dict[str, Any], layout: bytes, steps: int | None = None
+    ) -> LaidOutEntry:
+        """An entry made in this build and laid out now (`layout` is its `subtree_layout`,
+        `steps` its number steps when known): read from `document` itself, written from
+        `layout`, never parsed or laid out again."""
+        entry = cls(layout, tuple(sorted(document)), {}, steps)
+        entry._full = document
+        return entry
+
+    @classmethod
     def from_head(
         cls,
         layout: bytes | Span,

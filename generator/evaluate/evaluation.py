@@ -243,7 +243,6 @@ def _evaluate(
     )
     if tabs is not None:
         tabs.store(board, made)
-        tabs.keep_only_used()
     return Evaluation(
         records=tuple(records),
         board=board,

@@ -38,9 +38,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -55,7 +56,7 @@ from generator.evaluate.products import classification_mark
 from generator.model import Classification, Run
 from generator.wholefile import write_whole
 
-__all__ = ["MAX_TAB_BYTES", "TAB_SUFFIX", "TabStore"]
+__all__ = ["MAX_TAB_BYTES", "TAB_SUFFIX", "TEXT_SUFFIX", "TabStore", "finish_storing"]
 
 TAB_VERSION = "tabs/v1"
 """Changes whenever what a kept tab holds changes."""
@@ -73,11 +74,21 @@ _SERIES_PARTS = frozenset({"builds"})
 _OMITTED = ("unlisted_signers", "unlisted_runs", "versions", "history_runs", "history_rows")
 
 
+_WRITING: list[threading.Thread] = []
+"""The threads writing this process's kept tabs (`finish_storing` waits for them)."""
+
+
+def finish_storing() -> None:
+    """Wait until every kept tab `TabStore.store` handed to a thread is written."""
+    while _WRITING:
+        _WRITING.pop().join()
+
+
 class TabStore:
     """The kept tabs under `<cache>/tabs/`, one sealed file per key. `products` maps the
     path of each pointer whose entry is determined by a recipe product's key (reused, or
     stored this build) to that key. Every key asked for a kept tab and every tab stored is
-    remembered; `keep_only_used` removes the rest."""
+    remembered; `store` removes the rest."""
 
     def __init__(self, root: Path, auth: CacheAuth, products: Mapping[str, str]) -> None:
         self.root = root
@@ -133,27 +144,39 @@ class TabStore:
         return docs
 
     def store(self, board: Board, documents: Mapping[str, Any]) -> None:
-        """Keep the documents of every tab `board` made and keyed (`Board.tab_keys`), from the
-        build's `documents`; failures only cost the next build."""
-        if not board.tab_keys:
-            return
-        docs = _tab_docs(documents.get("index") or {})
+        """Keep the documents of every tab `board` made and keyed (`Board.tab_keys`), written
+        on a thread (`finish_storing` waits for it), which then removes every kept tab this
+        build neither read nor stored; failures only cost the next build. Each made tab's documents in `documents` are replaced by
+        `LaidOutEntry.made` of themselves: their text, laid out once here, is what the data
+        files are written from and the page keys hash (the same content, read as before)."""
+        places = _tab_places(documents.get("index") or {})
         series = documents.get("series") or {}
+        writes: list[tuple[str, bytes, bytes]] = []
         for tab in board.made_tabs():
-            key = board.tab_keys.get(tab.recipe)
-            doc, made = docs.get(tab.recipe), series.get(tab.recipe)
-            if key is None or type(doc) is not dict or type(made) is not dict:
+            place, made = places.get(tab.recipe), series.get(tab.recipe)
+            if place is None or type(place[0][place[1]]) is not dict or type(made) is not dict:
                 continue
-            with contextlib.suppress(OSError, ValueError, TypeError):
-                text = orjson_layout(doc)
-                write_whole(self._file(key, TEXT_SUFFIX), text)
-                self.auth.write_sealed(
-                    self._file(key), Purpose.TAB, _kept_bytes(tab, doc, text, made), key.encode()
-                )
+            try:
+                laid = _laid_out(place[0][place[1]], made)
+            except TypeError:  # what orjson does not write: left as it is, not kept
+                continue
+            place[0][place[1]] = laid.doc
+            series[tab.recipe] = laid.series
+            key = board.tab_keys.get(tab.recipe)
+            if key is not None:
                 self._used.add(key)
+                writes.append((key, laid.doc.layout, _kept_bytes(tab, laid)))
+        # file-system work, which lets go of the interpreter: on a thread of its own, then
+        # every tab this build did not use is removed
+        thread = threading.Thread(target=self._write, args=(writes,), daemon=True)
+        thread.start()
+        _WRITING.append(thread)
 
-    def keep_only_used(self) -> None:
-        """Remove every kept tab this build neither read nor stored."""
+    def _write(self, writes: list[tuple[str, bytes, bytes]]) -> None:
+        for key, text, body in writes:
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                write_whole(self._file(key, TEXT_SUFFIX), text)
+                self.auth.write_sealed(self._file(key), Purpose.TAB, body, key.encode())
         self.keep_only(self._used)
 
     def keep_only(self, keys: Iterable[str]) -> None:
@@ -169,14 +192,17 @@ class TabStore:
                     os.unlink(self.root / name)
 
 
-def _tab_docs(index: Mapping[str, Any]) -> dict[str, Any]:
-    """Each tab document of an index.json document, by recipe."""
-    return {
-        str(tab.get("recipe")): tab
-        for group in index.get("groups") or ()
-        for dashboard in group.get("dashboards") or ()
-        for tab in dashboard.get("tabs") or ()
-    }
+def _tab_places(index: Mapping[str, Any]) -> dict[str, tuple[list[Any], int]]:
+    """Where each tab document of an index.json document is (its dashboard's list of tabs and
+    its place there), by recipe."""
+    places: dict[str, tuple[list[Any], int]] = {}
+    for group in index.get("groups") or ():
+        for dashboard in group.get("dashboards") or ():
+            tabs = dashboard.get("tabs")
+            if isinstance(tabs, list):
+                for n, tab in enumerate(tabs):
+                    places[str(tab.get("recipe"))] = (tabs, n)
+    return places
 
 
 def _head(doc: Mapping[str, Any], whole: frozenset[str], parts: frozenset[str]) -> dict[str, Any]:
@@ -192,24 +218,42 @@ def _head(doc: Mapping[str, Any], whole: frozenset[str], parts: frozenset[str]) 
     }
 
 
-def _kept_bytes(tab: Tab, doc: dict[str, Any], text: bytes, series: dict[str, Any]) -> bytes:
+class _Laid(NamedTuple):
+    """A made tab's two documents, each laid out once (`LaidOutEntry.made`)."""
+
+    doc: LaidOutEntry
+    series: LaidOutEntry
+
+
+def _laid_out(doc: dict[str, Any], series: dict[str, Any]) -> _Laid:
+    """A made tab's documents laid out once (TypeError for what orjson does not write)."""
+    text, series_layout = orjson_layout(doc), orjson_layout(series)
+    laid_doc = LaidOutEntry.made(doc, text)
+    laid_doc._digest = hashlib.sha256(text).digest()
+    laid_doc.derived = {"checks": tab_checks(doc)}
+    laid_series = LaidOutEntry.made(series, series_layout, number_steps(series_layout))
+    return _Laid(laid_doc, laid_series)
+
+
+def _kept_bytes(tab: Tab, laid: _Laid) -> bytes:
     """A kept tab's sealed file before its seal: the head line, then the series document's
-    layout (`text` is the tab document's, kept beside it)."""
-    series_layout = orjson_layout(series)
+    layout (the tab document's text is kept beside it)."""
+    doc, series = laid
+    whole = doc.materialized()
     head = {
         "doc": {
-            **_head(doc, _WHOLE_TAB, frozenset()),
-            "size": len(text),
-            "sha256": hashlib.sha256(text).hexdigest(),
+            **_head(whole, _WHOLE_TAB, frozenset()),
+            "size": len(doc.layout),
+            "sha256": doc.sha256.hex(),
         },
         "series": {
-            **_head(series, _WHOLE_SERIES, _SERIES_PARTS),
-            "steps": number_steps(series_layout),
+            **_head(series.materialized(), _WHOLE_SERIES, _SERIES_PARTS),
+            "steps": series.steps,
         },
-        "checks": tab_checks(doc),
+        "checks": doc.derived["checks"],
         "omitted": {name: getattr(tab.omitted, name) for name in _OMITTED},
     }
-    return orjson.dumps(head) + b"\n" + series_layout
+    return orjson.dumps(head) + b"\n" + series.layout
 
 
 def _kept_docs(body: bytes, text_file: Path) -> KeptDocs:

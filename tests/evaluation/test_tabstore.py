@@ -21,9 +21,9 @@ import generator.evaluate.evaluation as evaluation_module
 import generator.evaluate.tabstore as tabstore
 from generator.build import run_build
 from generator.cacheauth import CacheAuth, Purpose
-from generator.corroborate import KeptTab, Tab
+from generator.corroborate import Board, KeptTab, Tab
 from generator.evaluate import Evaluation
-from generator.evaluate.tabstore import TAB_SUFFIX, TEXT_SUFFIX, TabStore
+from generator.evaluate.tabstore import TAB_SUFFIX, TEXT_SUFFIX, TabStore, finish_storing
 from generator.manifest import MANIFEST_PATH
 from tests._evidence_fakes import identity, make_run
 from tests.evaluation.test_incremental import (
@@ -368,13 +368,14 @@ def test_a_kept_tab_without_a_head_line_is_a_miss(tmp_path: Path) -> None:
     assert store.kept(KEY) is None
 
 
-def test_keep_only_used_removes_the_tabs_this_build_did_not_read(tmp_path: Path) -> None:
+def test_storing_removes_the_tabs_this_build_did_not_read(tmp_path: Path) -> None:
     store = _sealed(tmp_path, _head())
     stale = tmp_path / f"{'c' * 64}{TAB_SUFFIX}"
     stale.write_bytes(b"x")
     (tmp_path / f"{'c' * 64}{TEXT_SUFFIX}").write_bytes(b"x")
     assert store.kept(KEY) is not None
-    store.keep_only_used()
+    store.store(Board(groups=(), sources={}, criteria={}, newest_attested_at=None), {})
+    finish_storing()
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         f"{KEY}{TAB_SUFFIX}",
         f"{KEY}{TEXT_SUFFIX}",
