@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -140,7 +140,7 @@ class LaidOutEntry(_Fields):
     """A pointers.json entry: its layout text (or where it lies), its keys, and the fields read
     so far."""
 
-    __slots__ = ("_digest", "_full", "_known", "_layout", "_steps", "derived", "span")
+    __slots__ = ("_digest", "_full", "_known", "_layout", "_relayout", "_steps", "derived", "span")
 
     def __init__(
         self,
@@ -157,6 +157,7 @@ class LaidOutEntry(_Fields):
         self._keys = keys
         self._known = known
         self._full: dict[str, Any] | None = None
+        self._relayout: Callable[[Any], bytes] | None = None
         self.derived: Mapping[str, Any] = {}
         """Values worked out from the whole entry when it was laid out, kept with its text
         (a kept tab's checks, `generator.evaluate.tabstore`): read without parsing."""
@@ -165,9 +166,20 @@ class LaidOutEntry(_Fields):
     def layout(self) -> bytes:
         """`subtree_layout` of the entry: the exact text data/pointers.json is made from."""
         if self._layout is None:
-            assert self.span is not None
-            self._layout = self.span.file.text(self.span)
+            if self.span is None:  # made in this build and let go (`release`): made again
+                assert self._relayout is not None and self._full is not None
+                self._layout = self._relayout(self._full)
+            else:
+                self._layout = self.span.file.text(self.span)
         return self._layout
+
+    def release(self) -> None:
+        """Let go of the text of an entry made in this build (`made` with a `relayout`) once
+        the data files are written from it: a site of 10,000 attestations holds a hundred MB
+        of it. Asked for again, it is laid out again from the same document."""
+        if self.span is None and self._relayout is not None and self._full is not None:
+            self.sha256  # noqa: B018 - kept: the page keys hash it
+            self._layout = None
 
     @property
     def steps(self) -> int | None:
@@ -189,13 +201,18 @@ class LaidOutEntry(_Fields):
 
     @classmethod
     def made(
-        cls, document: dict[str, Any], layout: bytes, steps: int | None = None
+        cls,
+        document: dict[str, Any],
+        layout: bytes,
+        steps: int | None = None,
+        relayout: Callable[[Any], bytes] | None = None,
     ) -> LaidOutEntry:
         """An entry made in this build and laid out now (`layout` is its `subtree_layout`,
         `steps` its number steps when known): read from `document` itself, written from
-        `layout`, never parsed or laid out again."""
+        `layout`, never parsed. `relayout` (what made `layout`) lets `release` drop it."""
         entry = cls(layout, tuple(sorted(document)), {}, steps)
         entry._full = document
+        entry._relayout = relayout
         return entry
 
     @classmethod

@@ -19,6 +19,7 @@ from generator.data.schemaid import stamp_schema_ids
 from generator.data.spool import DeferredWrite
 from generator.data.writers import report_cache_failures
 from generator.errors import BuildError, EvidenceDashError
+from generator.evaluate.tabstore import release_made
 from generator.manifest import Written
 from generator.options import BuildOptions
 from generator.pids import dead_folders
@@ -123,6 +124,7 @@ def write_output(
         else:
             deferred = _deferred(options, documents, work)
             keeper, data_done = _write_data(options, documents, work, written, keep_data, deferred)
+            release_made(documents)  # the tabs' text: the data files are written from it now
         if options.output.data_only:
             _publish_data(options, documents, work, keeper, out, data_done)
             return None

@@ -56,7 +56,14 @@ from generator.evaluate.products import classification_mark
 from generator.model import Classification, Run
 from generator.wholefile import write_whole
 
-__all__ = ["MAX_TAB_BYTES", "TAB_SUFFIX", "TEXT_SUFFIX", "TabStore", "finish_storing"]
+__all__ = [
+    "MAX_TAB_BYTES",
+    "TAB_SUFFIX",
+    "TEXT_SUFFIX",
+    "TabStore",
+    "finish_storing",
+    "release_made",
+]
 
 TAB_VERSION = "tabs/v1"
 """Changes whenever what a kept tab holds changes."""
@@ -173,7 +180,9 @@ class TabStore:
         _WRITING.append(thread)
 
     def _write(self, writes: list[tuple[str, bytes, bytes]]) -> None:
-        for key, text, body in writes:
+        writes.reverse()
+        while writes:  # each tab's text let go once written (a hundred MB at 10,000)
+            key, text, body = writes.pop()
             with contextlib.suppress(OSError, ValueError, TypeError):
                 write_whole(self._file(key, TEXT_SUFFIX), text)
                 self.auth.write_sealed(self._file(key), Purpose.TAB, body, key.encode())
@@ -228,11 +237,24 @@ class _Laid(NamedTuple):
 def _laid_out(doc: dict[str, Any], series: dict[str, Any]) -> _Laid:
     """A made tab's documents laid out once (TypeError for what orjson does not write)."""
     text, series_layout = orjson_layout(doc), orjson_layout(series)
-    laid_doc = LaidOutEntry.made(doc, text)
+    laid_doc = LaidOutEntry.made(doc, text, relayout=orjson_layout)
     laid_doc._digest = hashlib.sha256(text).digest()
     laid_doc.derived = {"checks": tab_checks(doc)}
-    laid_series = LaidOutEntry.made(series, series_layout, number_steps(series_layout))
+    steps = number_steps(series_layout)
+    laid_series = LaidOutEntry.made(series, series_layout, steps, relayout=orjson_layout)
     return _Laid(laid_doc, laid_series)
+
+
+def release_made(documents: Mapping[str, Any]) -> None:
+    """Let go of the text of the tabs laid out in this build (`LaidOutEntry.release`), once
+    the data files are written from it."""
+    for tab in _tab_places(documents.get("index") or {}).values():
+        entry = tab[0][tab[1]]
+        if isinstance(entry, LaidOutEntry):
+            entry.release()
+    for series in (documents.get("series") or {}).values():
+        if isinstance(series, LaidOutEntry):
+            series.release()
 
 
 def _kept_bytes(tab: Tab, laid: _Laid) -> bytes:
