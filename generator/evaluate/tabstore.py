@@ -122,9 +122,12 @@ class TabStore:
         if not origins or None in products or not len(runs) == len(orgs) == len(origins):
             return None
         marks = [self._mark(run.classification) for run in runs]
-        text = orjson.dumps(
-            [self._common, limits, path, list(origins), products, marks, list(orgs)]
-        )
+        try:
+            text = orjson.dumps(
+                [self._common, limits, path, list(origins), products, marks, list(orgs)]
+            )
+        except TypeError:  # text orjson refuses (a lone surrogate): not named, not kept
+            return None
         return hashlib.sha256(text).hexdigest()
 
     def _mark(self, classification: Classification) -> str:
@@ -145,7 +148,7 @@ class TabStore:
             return None
         try:
             docs = _kept_docs(body, self._file(key, TEXT_SUFFIX))
-        except (ValueError, TypeError, KeyError, orjson.JSONDecodeError):
+        except (ValueError, TypeError, KeyError, AttributeError, orjson.JSONDecodeError):
             return None
         self._used.add(key)
         return docs
@@ -171,8 +174,9 @@ class TabStore:
             series[tab.recipe] = laid.series
             key = board.tab_keys.get(tab.recipe)
             if key is not None:
-                self._used.add(key)
-                writes.append((key, laid.doc.layout, _kept_bytes(tab, laid)))
+                with contextlib.suppress(TypeError):  # a head orjson refuses: not kept
+                    writes.append((key, laid.doc.layout, _kept_bytes(tab, laid)))
+                    self._used.add(key)
         # file-system work, which lets go of the interpreter: on a thread of its own, then
         # every tab this build did not use is removed
         thread = threading.Thread(target=self._write, args=(writes,), daemon=True)

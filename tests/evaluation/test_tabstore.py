@@ -281,6 +281,13 @@ def test_a_tab_with_a_run_that_cannot_be_named_has_no_key(
     assert _store(tmp_path).key("p", made, origins, orgs, "limits") is None
 
 
+def test_a_tab_whose_names_orjson_refuses_has_no_key(tmp_path: Path) -> None:
+    """A pointer path with a lone surrogate (a file name that is not UTF-8) names no tab:
+    the tab is made, never an error."""
+    store = _store(tmp_path, {"a\udc80.yaml": "k1"})
+    assert store.key("p", [_run()], ["a\udc80.yaml"], ["o1"], "limits") is None
+
+
 def _sealed(tmp_path: Path, head: Any, series: bytes = b"{}", text: bytes = b"{}") -> TabStore:
     store = _store(tmp_path)
     (tmp_path / f"{KEY}{TEXT_SUFFIX}").write_bytes(text)
@@ -333,6 +340,8 @@ def test_an_authentic_kept_tab_of_the_expected_shape_reads_back(tmp_path: Path) 
         {"omitted": {"versions": 0}},
         {"omitted": dict.fromkeys(tabstore._OMITTED, -1)},
         {"doc": None},
+        {"doc__keys": None},
+        {"series": []},
     ],
     ids=[
         "text-size",
@@ -346,6 +355,8 @@ def test_an_authentic_kept_tab_of_the_expected_shape_reads_back(tmp_path: Path) 
         "omitted-fields",
         "negative-omitted",
         "no-doc",
+        "keys-not-a-list",
+        "series-not-an-object",
     ],
 )
 def test_an_authentic_kept_tab_of_another_shape_is_a_miss(
