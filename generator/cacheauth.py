@@ -15,6 +15,7 @@ never checks as another kind. Tags are hex text, prefixed to the bytes they cove
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -38,6 +39,7 @@ __all__ = [
     "adopt_failures",
     "failures",
     "file_digest",
+    "keep_only_entries",
     "key_file_path",
     "load_key",
     "note_failure",
@@ -347,6 +349,20 @@ def cache_file_size(path: Path | str) -> int | None:
         return None
     os.close(opened[0])
     return opened[1].st_size
+
+
+def keep_only_entries(folder: Path, wanted: set[str]) -> None:
+    """Remove every entry of the cache folder `folder` but those named `wanted` (what the
+    current build uses); what cannot be listed or removed is left (a speed-up only)."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries]
+    except OSError:
+        return
+    for name in names:
+        if name not in wanted:
+            with contextlib.suppress(OSError):
+                os.unlink(folder / name)
 
 
 def read_cache_file(path: Path | str, limit: int, *, head: bool = False) -> bytes | None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from generator.cacheauth import CacheAuth, Purpose, read_cache_file
+from generator.cacheauth import CacheAuth, Purpose, keep_only_entries, read_cache_file
 from generator.model import OciDigest
 
 from .layout import INDEX_FILE_CAP, LayoutIndex
@@ -99,16 +99,7 @@ class LayoutIndexMemo:
 
     def keep_only(self, keys: set[str]) -> None:
         """Remove every kept index but those of `keys`."""
-        try:
-            with os.scandir(self.root) as entries:
-                names = [e.name for e in entries]
-        except OSError:
-            return
-        wanted = {f"{key}.json" for key in keys}
-        for name in names:
-            if name not in wanted:
-                with contextlib.suppress(OSError):
-                    os.unlink(self.root / name)
+        keep_only_entries(self.root, {f"{key}.json" for key in keys})
 
 
 def _digest(value: Any) -> OciDigest:

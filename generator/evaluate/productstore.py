@@ -30,6 +30,7 @@ from generator.cacheauth import (
     CacheAuth,
     Purpose,
     cache_file_size,
+    keep_only_entries,
     read_cache_file,
 )
 from generator.data.laidout import LaidOutEntry, LayoutFile
@@ -141,12 +142,4 @@ class ProductStore:
     def keep_only(self, keys: Iterable[str]) -> None:
         """Remove every stored product but those of `keys` (the current build's)."""
         wanted = {f"{key}{suffix}" for key in keys for suffix in (".json", LAYOUTS_SUFFIX)}
-        try:
-            with os.scandir(self.root) as entries:
-                names = [e.name for e in entries]
-        except OSError:
-            return
-        for name in names:
-            if name not in wanted:
-                with contextlib.suppress(OSError):
-                    os.unlink(self.root / name)
+        keep_only_entries(self.root, wanted)

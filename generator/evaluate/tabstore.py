@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -46,7 +45,13 @@ from typing import Any, NamedTuple
 import orjson
 
 from generator.buildmemo import code_digest
-from generator.cacheauth import CacheAuth, Purpose, cache_file_size, read_cache_file
+from generator.cacheauth import (
+    CacheAuth,
+    Purpose,
+    cache_file_size,
+    keep_only_entries,
+    read_cache_file,
+)
 from generator.corroborate import Board, KeptDocs, Omitted, Tab
 from generator.data.gojson import orjson_layout
 from generator.data.gonumbers import STEPS, number_steps
@@ -193,16 +198,9 @@ class TabStore:
         self.keep_only(self._used)
 
     def keep_only(self, keys: Iterable[str]) -> None:
+        """Remove every kept tab but those of `keys`."""
         wanted = {f"{key}{suffix}" for key in keys for suffix in (TAB_SUFFIX, TEXT_SUFFIX)}
-        try:
-            with os.scandir(self.root) as entries:
-                names = [e.name for e in entries]
-        except OSError:
-            return
-        for name in names:
-            if name not in wanted:
-                with contextlib.suppress(OSError):
-                    os.unlink(self.root / name)
+        keep_only_entries(self.root, wanted)
 
 
 def _tab_places(index: Mapping[str, Any]) -> dict[str, tuple[list[Any], int]]:
