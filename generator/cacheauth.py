@@ -40,6 +40,7 @@ __all__ = [
     "failures",
     "file_digest",
     "keep_only_entries",
+    "keyed_entry",
     "key_file_path",
     "load_key",
     "note_failure",
@@ -349,6 +350,18 @@ def cache_file_size(path: Path | str) -> int | None:
         return None
     os.close(opened[0])
     return opened[1].st_size
+
+
+def keyed_entry(folder: Path, key: str, suffix: str, kind: str) -> Path:
+    """The path of the cache entry of `kind` (a product, a tab) stored under `key` in
+    `folder`; ValueError unless `key` is 64 lowercase hex (a sha256), so no key names a path
+    outside `folder`."""
+    if len(key) != 64 or not _HEX_DIGITS.issuperset(key):
+        raise ValueError(f"not a {kind} key: {key!r}")
+    return folder / f"{key}{suffix}"
+
+
+_HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 def keep_only_entries(folder: Path, wanted: set[str]) -> None:

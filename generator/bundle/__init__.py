@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from generator.bundle.cache import BundleCache, default_cache_dir
     from generator.bundle.chain import ChainSource
     from generator.bundle.extract import extract_layer
-    from generator.bundle.layout import IndexPrefetch, LayoutReader, OciLayoutSource, read_capped
+    from generator.bundle.layout import LayoutReader, OciLayoutSource, read_capped
     from generator.bundle.layout_writer import LayoutWriter
+    from generator.bundle.prefetch import IndexPrefetch
     from generator.bundle.push import push_artifacts
     from generator.bundle.refs import Reference, parse_reference
     from generator.bundle.registry import (
@@ -71,7 +72,7 @@ _HOME = {
     "BundleFetchError": "types",
     "BundleSource": "types",
     "ChainSource": "chain",
-    "IndexPrefetch": "layout",
+    "IndexPrefetch": "prefetch",
     "LayoutReader": "layout",
     "LayoutWriter": "layout_writer",
     "Limits": "types",

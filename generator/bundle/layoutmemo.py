@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from generator.cacheauth import CacheAuth, Purpose, keep_only_entries, read_cache_file
+from generator.cacheauth import CacheAuth, Purpose, keep_only_entries, keyed_entry, read_cache_file
 from generator.model import OciDigest
 
 from .layout import INDEX_FILE_CAP, LayoutIndex
@@ -62,7 +62,7 @@ class LayoutIndexMemo:
         return hashlib.sha256(orjson.dumps(parts)).hexdigest()
 
     def _file(self, key: str) -> Path:
-        return self.root / f"{key}.json"
+        return keyed_entry(self.root, key, ".json", "layout index")
 
     def has(self, key: str) -> bool:
         """Whether an index is kept under `key` (not yet checked: `load` does)."""

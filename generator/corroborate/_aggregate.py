@@ -153,10 +153,7 @@ def _kept_tab(
 ) -> KeptTab:
     """A coordinate's tab from the documents kept for its runs: the runs and left-out origins
     worked out as `_tab` does (the count limits), the grids and series not made."""
-    runs, dropped, _signers = drop_unlisted(bucket.runs, limits.unlisted_signers)
-    omitted_origins.update(
-        (bucket.origins[rid], "unlisted-signer-limit") for rid in dropped if rid in bucket.origins
-    )
+    runs, _dropped, _signers = _counted(bucket, limits, omitted_origins)
     return KeptTab(
         recipe=bucket.recipe,
         coordinate=bucket.coordinate,
@@ -285,6 +282,19 @@ def _bucket(
     return buckets, sources
 
 
+def _counted(
+    bucket: _Bucket, limits: OutputLimits, omitted_origins: dict[str, str]
+) -> tuple[list[Run], set[str], int]:
+    """A coordinate's runs within the unlisted-signer limit (`drop_unlisted`: the runs, the
+    run ids left out, how many signers they are), each left-out run's origin noted in
+    `omitted_origins`."""
+    runs, dropped, dropped_signers = drop_unlisted(bucket.runs, limits.unlisted_signers)
+    omitted_origins.update(
+        (bucket.origins[rid], "unlisted-signer-limit") for rid in dropped if rid in bucket.origins
+    )
+    return runs, dropped, dropped_signers
+
+
 def _tab(
     path: str,
     bucket: _Bucket,
@@ -307,10 +317,7 @@ def _tab(
             for run in bucket.runs
         )
         return None
-    runs, dropped, dropped_signers = drop_unlisted(bucket.runs, limits.unlisted_signers)
-    omitted_origins.update(
-        (bucket.origins[rid], "unlisted-signer-limit") for rid in dropped if rid in bucket.origins
-    )
+    runs, dropped, dropped_signers = _counted(bucket, limits, omitted_origins)
     left_out = [r for r in bucket.runs if r.run_id in dropped] if dropped else []
     version_count = len({r.aicr_version for r in runs})
     bounded = version_count > limits.versions_per_recipe

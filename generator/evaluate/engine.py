@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from generator.bundle.cache import BundleCache, default_cache_dir
 from generator.bundle.chain import ChainSource
-from generator.bundle.layout import IndexPrefetch, OciLayoutSource
+from generator.bundle.layout import OciLayoutSource
 from generator.bundle.layoutmemo import LayoutIndexMemo
+from generator.bundle.prefetch import IndexPrefetch
 from generator.bundle.types import Limits
 from generator.cacheauth import CacheAuth
 from generator.options import EngineOptions
@@ -110,8 +111,10 @@ class Engines:
 
     def __init__(self, options: EngineOptions, *, prefetch: bool = True) -> None:
         self._options = options
-        memo = LayoutIndexMemo(cache_root(options) / "layouts", CacheAuth.from_environment())
-        self._indexes = IndexPrefetch(options.oci_layouts, Limits(), memo) if prefetch else None
+        self._indexes: IndexPrefetch | None = None
+        if prefetch:
+            memo = LayoutIndexMemo(cache_root(options) / "layouts", CacheAuth.from_environment())
+            self._indexes = IndexPrefetch(options.oci_layouts, Limits(), memo)
         self._engine: Engine | None = None
         self._lookup: CacheLookup | None = None
 

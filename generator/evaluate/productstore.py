@@ -31,6 +31,7 @@ from generator.cacheauth import (
     Purpose,
     cache_file_size,
     keep_only_entries,
+    keyed_entry,
     read_cache_file,
 )
 from generator.data.laidout import LaidOutEntry, LayoutFile
@@ -89,9 +90,7 @@ class ProductStore:
         self.auth = auth
 
     def _file(self, key: str, suffix: str = ".json") -> Path:
-        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-            raise ValueError(f"not a product key: {key!r}")
-        return self.root / f"{key}{suffix}"
+        return keyed_entry(self.root, key, suffix, "product")
 
     def load(
         self, key: str, classify: Callable[[SignerIdentity], Classification]

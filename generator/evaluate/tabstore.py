@@ -50,6 +50,7 @@ from generator.cacheauth import (
     Purpose,
     cache_file_size,
     keep_only_entries,
+    keyed_entry,
     read_cache_file,
 )
 from generator.corroborate import Board, KeptDocs, Omitted, Tab
@@ -111,9 +112,7 @@ class TabStore:
         self._marks: dict[Classification, str] = {}
 
     def _file(self, key: str, suffix: str = TAB_SUFFIX) -> Path:
-        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-            raise ValueError(f"not a tab key: {key!r}")
-        return self.root / f"{key}{suffix}"
+        return keyed_entry(self.root, key, suffix, "tab")
 
     def key(
         self,

@@ -85,12 +85,13 @@ def place(folder: Path, spare_folders: Path | None) -> None:
         with contextlib.suppress(OSError):
             folder.parent.mkdir(parents=True, exist_ok=True)
             os.rename(spare_folders / folder.name, folder)
-        if os.path.lexists(folder) and not _usable(folder):
-            if os.path.isdir(folder) and not os.path.islink(folder):
-                shutil.rmtree(folder, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(folder)
+        if _usable(folder):
+            return  # the spare folder, in place
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+        elif os.path.lexists(folder):
+            with contextlib.suppress(OSError):
+                os.unlink(folder)  # a link or a file moved in
     folder.mkdir(parents=True, exist_ok=True)
 
 

@@ -180,7 +180,8 @@ def test_the_tag_schema_index_is_what_links_unlisted_referrers(tmp_path: Path, s
 
 
 def test_a_prefetched_index_equals_one_made_here(tmp_path: Path, sample: Any) -> None:
-    from generator.bundle.layout import IndexPrefetch, LayoutReader
+    from generator.bundle.layout import LayoutReader
+    from generator.bundle.prefetch import IndexPrefetch
 
     layout(tmp_path, sample, tag_schema=True)
     prefetch = IndexPrefetch([tmp_path], Limits())
@@ -197,7 +198,7 @@ def test_a_prefetched_index_equals_one_made_here(tmp_path: Path, sample: Any) ->
 
 def test_an_unusable_layout_is_left_to_the_build_process(tmp_path: Path) -> None:
     """The child answers None; indexing here then raises the usual, clear error."""
-    from generator.bundle.layout import IndexPrefetch
+    from generator.bundle.prefetch import IndexPrefetch
 
     prefetch = IndexPrefetch([tmp_path / "nothing"], Limits())
     assert prefetch.get(tmp_path / "nothing") is None
@@ -206,7 +207,7 @@ def test_an_unusable_layout_is_left_to_the_build_process(tmp_path: Path) -> None
 
 
 def test_a_prefetch_not_needed_is_stopped(tmp_path: Path, sample: Any) -> None:
-    from generator.bundle.layout import IndexPrefetch
+    from generator.bundle.prefetch import IndexPrefetch
 
     layout(tmp_path, sample)
     prefetch = IndexPrefetch([tmp_path], Limits())

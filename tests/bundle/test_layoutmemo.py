@@ -13,8 +13,9 @@ from typing import Any
 import orjson
 import pytest
 
-from generator.bundle.layout import IndexPrefetch, LayoutReader, OciLayoutSource
+from generator.bundle.layout import LayoutReader, OciLayoutSource
 from generator.bundle.layoutmemo import LayoutIndexMemo, _index_from
+from generator.bundle.prefetch import IndexPrefetch
 from generator.bundle.types import Limits
 from generator.cacheauth import CacheAuth, Purpose, failures, reset_failures
 from tests.bundle.test_layout import layout

@@ -1,0 +1,122 @@
+"""The OCI layouts indexed in a forked process while the build reads its tree
+(`IndexPrefetch`), or read from the indexes an earlier build kept
+(`generator.bundle.layoutmemo`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .layout import LayoutIndex, LayoutReader
+from .layoutmemo import LayoutIndexMemo
+from .types import Limits
+
+__all__ = ["IndexPrefetch"]
+
+
+class IndexPrefetch:
+    """Index layouts in a forked process while this one does other work.
+
+    Indexing reads every listed manifest (ten thousand small files for as many bundles) and
+    takes seconds; a build needs the index only once it starts verifying, after hashing and
+    reading the tree, which need no index. A layout whose index `memo` kept (its `index.json`
+    and blobs folder as they were, `generator.bundle.layoutmemo`) is not indexed at all; the
+    others are, in the child, and what it made is kept for the next build. `get` waits for the
+    child's answer; any failure there (an unusable layout included) answers None, and the
+    layout is then indexed in this process, which reports the error as usual. `close` stops a
+    child that is not needed (an evaluation reused from the memo). Without fork it indexes
+    nothing itself.
+    """
+
+    def __init__(
+        self, roots: Sequence[Path], limits: Limits, memo: LayoutIndexMemo | None = None
+    ) -> None:
+        import multiprocessing
+
+        self._answers: dict[str, LayoutIndex | None] | None = None
+        self._process: Any = None
+        self._conn: Any = None
+        self._memo = memo
+        self._kept: list[str] = []
+        """The layouts whose index the memo holds (read when first asked for)."""
+        self._keys: dict[str, str] = {}
+        todo = []
+        for root in roots:
+            key = memo.key(root, limits) if memo is not None else None
+            if memo is None or key is None:
+                todo.append(root)
+                continue
+            self._keys[str(root)] = key
+            if memo.has(key):
+                self._kept.append(str(root))
+            else:
+                todo.append(root)
+        self._all_kept = bool(roots) and not todo
+        if memo is not None and self._keys:
+            memo.keep_only(set(self._keys.values()))
+        if not todo or "fork" not in multiprocessing.get_all_start_methods():
+            return  # nothing to index in a child: the kept indexes are read when asked for
+        context = multiprocessing.get_context("fork")
+        receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_index_in_child, args=(todo, limits, send), daemon=True
+        )
+        self._process.start()
+        send.close()
+        self._conn = receive
+
+    def get(self, root: Path) -> LayoutIndex | None:
+        """The index of `root` as kept or as the child made it, or None (then index it
+        yourself)."""
+        if self._answers is None:
+            answers: Any = {}
+            if self._conn is not None:
+                try:
+                    answers = self._conn.recv()
+                except (EOFError, OSError):
+                    answers = {}
+            made = answers if isinstance(answers, dict) else {}
+            self.close()
+            for name, index in made.items():
+                key = self._keys.get(name)
+                if self._memo is not None and key is not None and isinstance(index, LayoutIndex):
+                    self._memo.store(key, index)
+            self._answers = {**made, **self._kept_answers()}
+        return self._answers.get(str(root))
+
+    def all_kept(self) -> bool:
+        """Whether the memo holds every layout's index (none is indexed this build)."""
+        return self._all_kept
+
+    def _kept_answers(self) -> dict[str, LayoutIndex | None]:
+        """The kept indexes (None for one that no longer reads back: indexed by the caller)."""
+        memo = self._memo
+        if memo is None:
+            return {}
+        return {name: memo.load(self._keys[name]) for name in self._kept}
+
+    def close(self) -> None:
+        """Stop the child (when still running) and let its pipe go."""
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process.join()
+            self._process = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def _index_in_child(roots: Sequence[Path], limits: Limits, send: Any) -> None:
+    """The child of `IndexPrefetch`: each layout's index, None where indexing failed."""
+    answers: dict[str, LayoutIndex | None] = {}
+    for root in roots:
+        try:
+            answers[str(root)] = LayoutReader(root, limits).index()
+        except Exception:  # noqa: BLE001 - the parent indexes it again and reports the error
+            answers[str(root)] = None
+    try:
+        send.send(answers)
+    finally:
+        send.close()
