@@ -56,6 +56,7 @@ from generator.memofiles import (
     restored,
 )
 from generator.options import EvaluationOptions, MemoRole, memo_role
+from generator.treeprefetch import take
 
 MEMO_VERSION = "3"
 MAX_META_BYTES = 256 << 20
@@ -205,7 +206,7 @@ def _keyed(
         return None if value is None else [str(value), _file_digest(value)]
     if role is MemoRole.TREE:
         root = Path(value)
-        return [str(root.absolute()), tree_digest(root, hashed=hashed), git_head(root)]
+        return [str(root.absolute()), _tree_digest(root, hashed), git_head(root)]
     if role is MemoRole.LAYOUTS:
         return [[str(p), _file_digest(Path(p) / "index.json")] for p in value]
     if role is MemoRole.PROGRAM:
@@ -213,6 +214,18 @@ def _keyed(
     if isinstance(value, Mapping):
         return sorted(value.items())
     return value
+
+
+def _tree_digest(root: Path, hashed: dict[str, str] | None) -> str:
+    """`tree_digest(root)`, as the child the command line started worked it out when it did
+    (`generator.treeprefetch`), else here."""
+    answer = take(root)
+    if answer is None:
+        return tree_digest(root, hashed=hashed)
+    digest, files = answer
+    if hashed is not None:
+        hashed.update(files)
+    return digest
 
 
 class EvaluationMemo:

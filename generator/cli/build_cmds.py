@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,10 @@ from generator.cli.shell import (
     site_fetch_options,
 )
 from generator.errors import EvidenceDashError, InternalError
+from generator.treeprefetch import prefetched_tree
+
+if TYPE_CHECKING:
+    from generator.evaluate.summary import BuildSummary
 
 
 @main.command(epilog=epilog("build"))
@@ -106,12 +110,25 @@ def build(fmt: str, **kwargs: Any) -> None:
 
     Flat unsigned pending pointers are always listed as pending, never counted.
     """
+    # the tree's digest is worked out on the other core while the build's code is imported
+    with prefetched_tree(Path(kwargs["recipes"])):
+        summary = _run_build(kwargs, fmt)
+    if fmt == "json":
+        click.echo(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
+    elif not kwargs.get("quiet"):
+        click.echo(summary.describe(), err=True)
+    else:
+        for warning in summary.warnings:  # size warnings are never quiet
+            click.echo(f"warning: {warning}", err=True)
+
+
+def _run_build(kwargs: dict[str, Any], fmt: str) -> BuildSummary:
+    """`run_build` of the command line's options; its errors end the command (`fail`)."""
     # imported when the command runs: --help and completion stay fast
     from generator.build import BuildOptions, run_build
 
     try:
-        options = BuildOptions.from_cli(kwargs)
-        summary = run_build(options)
+        return run_build(BuildOptions.from_cli(kwargs))
     except EvidenceDashError as error:
         fail(error, fmt)
     except Exception as error:  # pragma: no cover - last-resort mapping to exit 3
@@ -120,13 +137,6 @@ def build(fmt: str, **kwargs: Any) -> None:
             hint="this is a bug; the previous output was left in place",
         )
         fail(wrapped, fmt)
-    if fmt == "json":
-        click.echo(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
-    elif not kwargs.get("quiet"):
-        click.echo(summary.describe(), err=True)
-    else:
-        for warning in summary.warnings:  # size warnings are never quiet
-            click.echo(f"warning: {warning}", err=True)
 
 
 @main.command("serve", epilog=epilog("serve"))
