@@ -307,6 +307,35 @@ def _splice_plugin(
     return Splice()
 
 
+def _list_no_hidden_folders(theme: Any) -> None:
+    """Have the theme's template loader list no file under a hidden folder.
+
+    MkDocs lists every file of the theme's folders to copy its static files, and drops any
+    path with a part that starts with a dot; Material keeps its 14,000 icons under `.icons`,
+    listed and dropped one by one in every build (about 0.05 s). Not walking hidden folders
+    gives MkDocs the same static files; templates load as before."""
+    import jinja2
+
+    make_env = theme.get_env
+
+    class Loader(jinja2.FileSystemLoader):
+        def list_templates(self) -> list[str]:
+            found: set[str] = set()
+            for root in self.searchpath:
+                for folder, subfolders, names in os.walk(root, followlinks=self.followlinks):
+                    subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+                    base = Path(folder).relative_to(root)
+                    found.update((base / name).as_posix() for name in names)
+            return sorted(found)
+
+    def get_env() -> Any:
+        env = make_env()
+        env.loader = Loader(list(theme.dirs))
+        return env
+
+    theme.get_env = get_env
+
+
 def run_mkdocs(
     config_file: Path,
     fragments: Mapping[str, tuple[str, ...]] | None = None,
@@ -327,6 +356,7 @@ def run_mkdocs(
             cfg.plugins["evidence-dashboard-splice"] = _splice_plugin(
                 fragments or {}, template_cache
             )
+            _list_no_hidden_folders(cfg.theme)
             cfg.plugins.on_startup(command="build", dirty=False)
             try:
                 build(cfg)

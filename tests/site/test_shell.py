@@ -202,3 +202,36 @@ def test_the_caller_data_folder_is_copied_not_moved(
     )
     assert not moved.exists()
     assert (tmp_path / "t" / "data" / "index.json").is_file()
+
+
+def test_the_theme_lists_the_same_static_files_without_walking_hidden_folders(
+    tmp_path: Path,
+) -> None:
+    """MkDocs drops every theme file under a hidden folder; not walking them (Material's
+    14,000 icons) must give it exactly the static files it copied before."""
+    from mkdocs.config import load_config
+    from mkdocs.structure.files import Files
+
+    from generator.site.mkdocs_adapter import _list_no_hidden_folders
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# t\n", encoding="utf-8")
+    overrides = tmp_path / "overrides"
+    for name in (".hidden/a.css", "b.css", "sub/.deeper/c.js", "sub/d.js", "sub/.e.js"):
+        (overrides / name).parent.mkdir(parents=True, exist_ok=True)
+        (overrides / name).write_text("x", encoding="utf-8")
+    config_file = tmp_path / "mkdocs.yml"
+    config_file.write_text(
+        "site_name: t\ntheme:\n  name: material\n  custom_dir: overrides\n", encoding="utf-8"
+    )
+    cfg = load_config(config_file=str(config_file))
+    plain = Files([])
+    plain.add_files_from_theme(cfg.theme.get_env(), cfg)
+    _list_no_hidden_folders(cfg.theme)
+    env = cfg.theme.get_env()
+    pruned = Files([])
+    pruned.add_files_from_theme(env, cfg)
+    assert [f.src_uri for f in pruned] == [f.src_uri for f in plain]
+    assert {"b.css", "sub/d.js"} <= {f.src_uri for f in pruned}
+    assert not any(name.startswith(".icons/") for name in env.list_templates())
+    assert env.get_template("main.html") is not None  # templates load as before
