@@ -69,6 +69,7 @@ class Purpose(StrEnum):
     """What a tag covers; each purpose has its own derived key."""
 
     VERDICT = "verdict"
+    VERDICT_INDEX = "verdict-index"
     MEMO = "memo"
     PAGE = "page"
     TEMPLATE = "template"

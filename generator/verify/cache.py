@@ -50,6 +50,7 @@ from generator.verify._cache_keys import (
     verifier_code_digest,
     verifier_version,
 )
+from generator.verify.packindex import KEEP_AFTER, keep_index, kept_index
 from generator.verify.serialize import (
     VerdictFormatError,
     loads_decoded,
@@ -222,19 +223,25 @@ class VerdictCache:
         return Path(f"{self._root_text}/packs")
 
     def _index(self) -> dict[str, tuple[str, int]]:
-        """Read every pack's header once (in name order: later packs win)."""
+        """Read every pack's header once (in name order: later packs win), but those of the
+        packs the kept index covers (`generator.verify.packindex`), which is kept again when
+        many were not."""
         if self._by_key is None:
-            self._by_key = {}
-            try:
-                names = sorted(
-                    n
-                    for n in os.listdir(self._packs())
-                    if n.endswith(".jsonl") and not n.startswith(".")
-                )
-            except OSError:
-                names = []
-            self._read_headers(names)
+            names, packs = self._pack_names(), str(self._packs())
+            covered, self._by_key = kept_index(self.root, self.auth, names, packs)
+            self._seen.update(f"{packs}/{name}" for name in names[:covered])
+            self._read_headers(names[covered:])
+            if len(names) - covered >= KEEP_AFTER:
+                keep_index(self.root, self.auth, names, self._by_key, packs)
         return self._by_key
+
+    def _pack_names(self) -> list[str]:
+        """The packs folder's pack names, sorted (none when it cannot be listed)."""
+        try:
+            listed = os.listdir(self._packs())
+        except OSError:
+            return []
+        return sorted(n for n in listed if n.endswith(".jsonl") and not n.startswith("."))
 
     def _read_headers(self, names: list[str]) -> None:
         for name in names:
@@ -249,14 +256,7 @@ class VerdictCache:
         writing time, so the new ones sort after the old)."""
         if self._by_key is None:
             return
-        try:
-            names = sorted(
-                n
-                for n in os.listdir(self._packs())
-                if n.endswith(".jsonl") and not n.startswith(".")
-            )
-        except OSError:
-            return
+        names = self._pack_names()
         self._read_headers([n for n in names if f"{self._packs()}/{n}" not in self._seen])
 
     def _remember(self, path: str, header: list[tuple[str, str | None]]) -> None:
@@ -269,6 +269,8 @@ class VerdictCache:
         self, where: tuple[str, int], key: str, shared: dict[Any, Any] | None = None
     ) -> Remembered | None:
         path, n = where
+        if type(n) is not int or n < 0:
+            return None  # not an entry number (a kept index is not checked entry by entry)
         lines = self._lines.get(path)
         if lines is None:
             data = read_cache_file(path, MAX_PACK_BYTES)
