@@ -30,6 +30,7 @@ for an answer it did not have in its cache.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -107,8 +108,11 @@ def _file_digest(path: Path | None) -> str | None:
         return "unreadable"
 
 
+@functools.cache
 def code_digest() -> str:
-    """The evaluating code (this package's sources) and the libraries it relies on."""
+    """The evaluating code (this package's sources) and the libraries it relies on. Worked
+    out once per process: it runs the code it imported, whatever is edited on disk later (a
+    build asks four times: its memo key, the recipe products, the tabs, the pointer memo)."""
     h = hashlib.sha256(MEMO_VERSION.encode())
     package = Path(__file__).resolve().parent
     for path in sorted(package.rglob("*.py")):

@@ -17,6 +17,8 @@ loaded with a safe loader (plus `!ENV`), from the same bytes that were checked.
 
 from __future__ import annotations
 
+import copy
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -209,6 +211,23 @@ def load_site_config(config: Path) -> dict[str, Any]:
             found="more",
             hint="check the --config path",
         )
+    # what the YAML becomes depends on its bytes, its place and the environment (`!ENV`,
+    # `!relative`); a build asks three times, and is given its own copy each time
+    key = (str(config.absolute()), raw, os.getcwd(), tuple(sorted(os.environ.items())))
+    for known, loaded in _LOADED:
+        if known == key:
+            return copy.deepcopy(loaded)
+    loaded = _parse(config, raw)
+    _LOADED[:] = [(key, loaded)]
+    return copy.deepcopy(loaded)
+
+
+_LOADED: list[tuple[tuple[str, bytes, str, tuple[tuple[str, str], ...]], dict[str, Any]]] = []
+"""The configuration loaded last, under what it was loaded from."""
+
+
+def _parse(config: Path, raw: bytes) -> dict[str, Any]:
+    """The checked configuration of `raw` (the bytes of `config`); `UsageError` otherwise."""
     try:
         text = raw.decode("utf-8")
         check_nodes(config, yaml.compose(text, Loader=yaml.SafeLoader))

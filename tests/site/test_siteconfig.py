@@ -151,3 +151,29 @@ def test_allowed_forms_and_aliases_pass(tmp_path: Path) -> None:
 def test_broken_yaml_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not valid YAML"):
         load_site_config(_write(tmp_path, "site_name: [unclosed\n"))
+
+
+def test_a_configuration_read_again_is_what_its_bytes_place_and_environment_say(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build reads its configuration three times and is answered from the last reading
+    while nothing it depends on changed; each answer is a copy of its own."""
+    config = tmp_path / "mkdocs.yml"
+    config.write_text("site_name: !ENV [SITE_TITLE, untitled]\nextra: {a: [1]}\n", encoding="utf-8")
+    monkeypatch.setenv("SITE_TITLE", "first")
+    one = load_site_config(config)
+    one["extra"]["a"].append(2)  # a caller changing its copy changes no later answer
+    assert load_site_config(config) == {"site_name": "first", "extra": {"a": [1]}}
+    monkeypatch.setenv("SITE_TITLE", "second")  # the environment an !ENV tag reads
+    assert load_site_config(config)["site_name"] == "second"
+    config.write_text("site_name: edited\n", encoding="utf-8")  # the bytes
+    assert load_site_config(config) == {"site_name": "edited"}
+    moved = tmp_path / "other" / "mkdocs.yml"  # the same bytes in another place
+    moved.parent.mkdir()
+    moved.write_bytes(config.read_bytes())
+    assert load_site_config(moved) == {"site_name": "edited"}
+    config.write_text("site_name: x\nhooks: [h.py]\n", encoding="utf-8")
+    with pytest.raises(UsageError):  # refused however often it is read
+        load_site_config(config)
+    with pytest.raises(UsageError):
+        load_site_config(config)
