@@ -11,7 +11,7 @@ import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["listing", "streamed_digest", "tree_digest", "walk"]
+__all__ = ["file_sha256", "listing", "streamed_digest", "tree_digest", "walk"]
 
 
 def _name(entry: os.DirEntry[str]) -> str:
@@ -66,7 +66,7 @@ def tree_digest(
                 h.update(size_and_digest[1])
                 continue
             try:
-                file_digest = _file_sha256(path)
+                file_digest = file_sha256(path)
             except OSError:
                 h.update(b"unreadable")
                 continue
@@ -92,7 +92,7 @@ _READ_FLAGS = (
 )
 
 
-def _file_sha256(path: str) -> bytes:
+def file_sha256(path: str) -> bytes:
     """The sha256 of a file read a chunk at a time: a tree may hold a file of any size (a
     contributor's, under the evidence tree), never read whole. What was put in place since the
     walk (a link, a FIFO) is not followed or read: OSError. (`hashlib.file_digest` over a file

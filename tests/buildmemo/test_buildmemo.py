@@ -534,3 +534,41 @@ def test_a_memo_document_reads_back_as_the_same_values(tmp_path: Path) -> None:
     (tmp_path / "plain.json").write_bytes(docs["plain.json"].replace(b"2.5", b"3.5"))
     with pytest.raises(_Changed):
         _Checked(tmp_path, {"plain.json": file_digest(docs["plain.json"])}).json("plain.json")
+
+
+def test_the_installed_libraries_are_what_an_upgrade_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator.evaluate.memoize import installed_libraries
+
+    site = tmp_path / "site-packages"
+    (site / "lib-1.0.dist-info").mkdir(parents=True)
+    (site / "old.egg-info").mkdir()
+    (site / "old.egg-info" / "PKG-INFO").write_text("Version: 1\n", encoding="utf-8")
+    (site / "module.py").write_text("", encoding="utf-8")
+    path = [str(site), str(tmp_path / "missing"), str(tmp_path / "site-packages" / "module.py")]
+    before = installed_libraries(path)
+    assert [name.split(" ")[0] for name in before] == ["lib-1.0.dist-info", "old.egg-info"]
+    assert installed_libraries(path) == before
+    (site / "lib-1.0.dist-info").rename(site / "lib-1.1.dist-info")
+    upgraded = installed_libraries(path)
+    assert upgraded != before
+    (site / "old.egg-info" / "PKG-INFO").write_text("Version: 2\n", encoding="utf-8")
+    assert installed_libraries(path) != upgraded  # an egg-info's version is in PKG-INFO
+    monkeypatch.chdir(site)
+    assert installed_libraries([""]) == installed_libraries(path)  # "" is the working folder
+
+
+@pytest.mark.parametrize("planted", ["fifo", "link"])
+def test_a_planted_pkg_info_is_not_waited_on_or_followed(tmp_path: Path, planted: str) -> None:
+    """The working folder is on the path, and a contributor's checkout may be it."""
+    from generator.evaluate.memoize import installed_libraries
+
+    info = tmp_path / "hostile.egg-info" / "PKG-INFO"
+    info.parent.mkdir()
+    if planted == "fifo":
+        os.mkfifo(info)  # reading it would wait forever
+    else:
+        (tmp_path / "secret").write_text("elsewhere", encoding="utf-8")
+        info.symlink_to(tmp_path / "secret")
+    assert installed_libraries([str(tmp_path)]) == ["hostile.egg-info unreadable"]
