@@ -32,8 +32,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import yaml as pyyaml
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
 from generator.errors import Location, YamlError
 from generator.limits import PARSE_LIMITS, ParseLimits
@@ -61,9 +59,20 @@ def _events(text: str, backend: str) -> Iterable[Event]:
         # What `yaml.parse(text, Loader=CSafeLoader)` yields, pulled straight from libyaml's
         # `get_event` (None after the stream end) without a Python generator frame per event.
         events = iter(pyyaml.CSafeLoader(text).get_event, None)
-    else:
+    else:  # imported only here: 15 ms of every build's start, where libyaml is available
+        from ruamel.yaml import YAML
+
         events = YAML(typ="safe", pure=True).parse(text)
     return events
+
+
+def _parser_errors(backend: str) -> tuple[type[Exception], ...]:
+    """What the event parser of `backend` raises for input that is not YAML."""
+    if backend == "libyaml":
+        return (pyyaml.YAMLError,)
+    from ruamel.yaml.error import YAMLError
+
+    return (YAMLError, pyyaml.YAMLError)
 
 
 def load_yaml(
@@ -108,7 +117,7 @@ def _load(
         return _build(
             _events(text, chosen), file, record, limits, long_text=len(text) > bounds.string_chars
         )
-    except (YAMLError, pyyaml.YAMLError) as exc:
+    except _parser_errors(chosen) as exc:
         raise _syntax_error(exc, file, limits) from exc
 
 
