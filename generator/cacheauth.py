@@ -39,6 +39,7 @@ __all__ = [
     "adopt_failures",
     "failures",
     "file_digest",
+    "is_sha256_hex",
     "keep_only_entries",
     "keyed_entry",
     "key_file_path",
@@ -353,16 +354,21 @@ def cache_file_size(path: Path | str) -> int | None:
     return opened[1].st_size
 
 
+def is_sha256_hex(value: object) -> bool:
+    """Whether `value` is a sha256 as 64 lowercase hex digits (what every cache key is)."""
+    return type(value) is str and len(value) == 64 and _HEX_DIGITS.issuperset(value)
+
+
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
 def keyed_entry(folder: Path, key: str, suffix: str, kind: str) -> Path:
     """The path of the cache entry of `kind` (a product, a tab) stored under `key` in
     `folder`; ValueError unless `key` is 64 lowercase hex (a sha256), so no key names a path
     outside `folder`."""
-    if len(key) != 64 or not _HEX_DIGITS.issuperset(key):
+    if not is_sha256_hex(key):
         raise ValueError(f"not a {kind} key: {key!r}")
     return folder / f"{key}{suffix}"
-
-
-_HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 def keep_only_entries(folder: Path, wanted: set[str]) -> None:

@@ -41,7 +41,14 @@ from typing import Any
 
 import orjson
 
-from generator.cacheauth import TAG_LENGTH, CacheAuth, Purpose, note_failure, read_cache_file
+from generator.cacheauth import (
+    TAG_LENGTH,
+    CacheAuth,
+    Purpose,
+    is_sha256_hex,
+    note_failure,
+    read_cache_file,
+)
 from generator.model import Pointer, PointerLocation, Verdict
 from generator.verify._cache_keys import (
     _claims,
@@ -83,7 +90,6 @@ _HEADER_GUESS = 64 << 10
 """What is read first for a header: `PACK_ENTRIES` keys are about 35 KB."""
 _PACKS_READ = 4
 """Packs whose lines are kept after a lookup (lookups come in about the order of writing)."""
-_HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True)
@@ -320,12 +326,8 @@ class VerdictCache:
             raise
 
 
-def _is_key(value: object) -> bool:
-    return isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)
-
-
 def _check_key(key: str) -> None:
-    if not _is_key(key):
+    if not is_sha256_hex(key):
         raise ValueError(f"not a cache key: {key!r}")
 
 
@@ -342,7 +344,7 @@ def _read_header(path: str) -> list[tuple[str, str | None]] | None:
             return None
         header = []
         for key, claims in doc["entries"]:
-            if not (_is_key(key) and (claims is None or _is_key(claims))):
+            if not (is_sha256_hex(key) and (claims is None or is_sha256_hex(claims))):
                 return None
             header.append((key, claims))
         return header
