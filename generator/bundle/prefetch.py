@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+
+from generator.forkedcall import ForkedCall, can_fork
 
 from .layout import LayoutIndex, LayoutReader
 from .layoutmemo import LayoutIndexMemo
@@ -32,11 +33,8 @@ class IndexPrefetch:
     def __init__(
         self, roots: Sequence[Path], limits: Limits, memo: LayoutIndexMemo | None = None
     ) -> None:
-        import multiprocessing
-
         self._answers: dict[str, LayoutIndex | None] | None = None
-        self._process: Any = None
-        self._conn: Any = None
+        self._process: ForkedCall | None = None
         self._memo = memo
         self._kept: list[str] = []
         """The layouts whose index the memo holds (read when first asked for)."""
@@ -55,29 +53,17 @@ class IndexPrefetch:
         self._all_kept = bool(roots) and not todo
         if memo is not None and self._keys:
             memo.keep_only(set(self._keys.values()))
-        if not todo or "fork" not in multiprocessing.get_all_start_methods():
+        if not todo or not can_fork():
             return  # nothing to index in a child: the kept indexes are read when asked for
-        context = multiprocessing.get_context("fork")
-        receive, send = context.Pipe(duplex=False)
-        self._process = context.Process(
-            target=_index_in_child, args=(todo, limits, send), daemon=True
-        )
-        self._process.start()
-        send.close()
-        self._conn = receive
+        self._process = ForkedCall(_index_in_child, (todo, limits))
 
     def get(self, root: Path) -> LayoutIndex | None:
         """The index of `root` as kept or as the child made it, or None (then index it
         yourself)."""
         if self._answers is None:
-            answers: Any = {}
-            if self._conn is not None:
-                try:
-                    answers = self._conn.recv()
-                except (EOFError, OSError):
-                    answers = {}
+            answers = self._process.result() if self._process is not None else None
+            self._process = None
             made = answers if isinstance(answers, dict) else {}
-            self.close()
             for name, index in made.items():
                 key = self._keys.get(name)
                 if self._memo is not None and key is not None and isinstance(index, LayoutIndex):
@@ -99,16 +85,11 @@ class IndexPrefetch:
     def close(self) -> None:
         """Stop the child (when still running) and let its pipe go."""
         if self._process is not None:
-            if self._process.is_alive():
-                self._process.terminate()
-            self._process.join()
+            self._process.close()
             self._process = None
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
 
 
-def _index_in_child(roots: Sequence[Path], limits: Limits, send: Any) -> None:
+def _index_in_child(roots: Sequence[Path], limits: Limits) -> dict[str, LayoutIndex | None]:
     """The child of `IndexPrefetch`: each layout's index, None where indexing failed."""
     answers: dict[str, LayoutIndex | None] = {}
     for root in roots:
@@ -116,7 +97,4 @@ def _index_in_child(roots: Sequence[Path], limits: Limits, send: Any) -> None:
             answers[str(root)] = LayoutReader(root, limits).index()
         except Exception:  # noqa: BLE001 - the parent indexes it again and reports the error
             answers[str(root)] = None
-    try:
-        send.send(answers)
-    finally:
-        send.close()
+    return answers

@@ -18,7 +18,6 @@ from generator.cli.shell import (
     site_fetch_options,
 )
 from generator.errors import EvidenceDashError, InternalError
-from generator.treeprefetch import prefetched_tree
 
 if TYPE_CHECKING:
     from generator.evaluate.summary import BuildSummary
@@ -111,6 +110,8 @@ def build(fmt: str, **kwargs: Any) -> None:
     Flat unsigned pending pointers are always listed as pending, never counted.
     """
     # the tree's digest is worked out on the other core while the build's code is imported
+    from generator.treeprefetch import prefetched_tree
+
     with prefetched_tree(Path(kwargs["recipes"])):
         summary = _run_build(kwargs, fmt)
     if fmt == "json":

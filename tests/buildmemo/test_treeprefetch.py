@@ -3,19 +3,19 @@ as the build's own, and anything short of a complete answer for that root is no 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import generator.treeprefetch as prefetch
 from generator.buildmemo import fingerprint
 from generator.folderdigest import tree_digest
-from generator.treeprefetch import parse_answer, prefetched_tree, take
+from generator.treeprefetch import checked_answer, prefetched_tree, take
 from tests._support import demo_build
 
 REPO = Path(__file__).resolve().parents[2]
@@ -132,25 +132,34 @@ _GOOD = {"root": "/t", "digest": "a" * 64, "hashed": {"/t/f": "b" * 64}}
 @pytest.mark.parametrize(
     "answer",
     [
-        b"",
-        b"not json",
-        b"[]",
-        json.dumps({**_GOOD, "root": "/other"}).encode(),
-        json.dumps({**_GOOD, "digest": "A" * 64}).encode(),
-        json.dumps({**_GOOD, "digest": "a" * 63}).encode(),
-        json.dumps({**_GOOD, "digest": None}).encode(),
-        json.dumps({**_GOOD, "hashed": []}).encode(),
-        json.dumps({**_GOOD, "hashed": {"/t/f": "short"}}).encode(),
-        json.dumps({**_GOOD, "hashed": {"/t/f": 7}}).encode(),
-        json.dumps(_GOOD).encode()[:-1],  # cut short
+        None,
+        "not a mapping",
+        [],
+        {**_GOOD, "root": "/other"},
+        {**_GOOD, "digest": "A" * 64},
+        {**_GOOD, "digest": "a" * 63},
+        {**_GOOD, "digest": None},
+        {**_GOOD, "hashed": []},
+        {**_GOOD, "hashed": {"/t/f": "short"}},
+        {**_GOOD, "hashed": {"/t/f": 7}},
+        {k: v for k, v in _GOOD.items() if k != "hashed"},  # cut short
     ],
 )
-def test_anything_but_a_complete_answer_for_the_root_is_none(answer: bytes) -> None:
-    assert parse_answer(answer, "/t") is None
+def test_anything_but_a_complete_answer_for_the_root_is_none(answer: Any) -> None:
+    assert checked_answer(answer, "/t") is None
 
 
 def test_the_complete_answer_parses() -> None:
-    assert parse_answer(json.dumps(_GOOD).encode(), "/t") == ("a" * 64, {"/t/f": "b" * 64})
+    assert checked_answer(dict(_GOOD), "/t") == ("a" * 64, {"/t/f": "b" * 64})
+
+
+def test_an_answer_longer_than_allowed_is_no_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path / "recipes")
+    monkeypatch.setattr(prefetch, "_MAX_ANSWER", 200)  # its answer is several hundred bytes
+    with prefetched_tree(root):
+        assert take(root) is None
 
 
 def test_the_fingerprint_is_the_same_with_the_childs_answer(tmp_path: Path) -> None:
