@@ -239,7 +239,6 @@ def _laid_out(doc: dict[str, Any], series: dict[str, Any]) -> _Laid:
     """A made tab's documents laid out once (TypeError for what orjson does not write)."""
     text, series_layout = orjson_layout(doc), orjson_layout(series)
     laid_doc = LaidOutEntry.made(doc, text, relayout=orjson_layout)
-    laid_doc._digest = hashlib.sha256(text).digest()
     laid_doc.derived = {"checks": tab_checks(doc)}
     steps = number_steps(series_layout)
     laid_series = LaidOutEntry.made(series, series_layout, steps, relayout=orjson_layout)
