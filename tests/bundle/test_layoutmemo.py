@@ -28,6 +28,15 @@ def _memo(tmp_path: Path) -> LayoutIndexMemo:
     return LayoutIndexMemo(tmp_path / "cache", AUTH)
 
 
+def _layout_and_memo(
+    tmp_path: Path, sample: Any, *, tag_schema: bool = False
+) -> tuple[Path, LayoutIndexMemo]:
+    """A layout of `sample` under `tmp_path`, and an empty memo beside it."""
+    root = tmp_path / "layout"
+    layout(root, sample, tag_schema=tag_schema)
+    return root, _memo(tmp_path)
+
+
 def _prefetched(root: Path, memo: LayoutIndexMemo) -> tuple[Any, IndexPrefetch]:
     prefetch = IndexPrefetch([root], Limits(), memo)
     try:
@@ -39,9 +48,7 @@ def _prefetched(root: Path, memo: LayoutIndexMemo) -> tuple[Any, IndexPrefetch]:
 def test_an_index_is_kept_and_the_next_build_reads_it_instead_of_indexing(
     tmp_path: Path, sample: Any
 ) -> None:
-    root = tmp_path / "layout"
-    layout(root, sample, tag_schema=True)
-    memo = _memo(tmp_path)
+    root, memo = _layout_and_memo(tmp_path, sample, tag_schema=True)
     made, first = _prefetched(root, memo)
     assert not first.all_kept()
     assert made == LayoutReader(root, Limits()).index()
@@ -74,9 +81,7 @@ def _blob_removed(root: Path) -> None:
     "change", [_changed_index, _blob_added, _blob_removed], ids=["index", "added", "removed"]
 )
 def test_a_changed_layout_is_indexed_again(tmp_path: Path, sample: Any, change: Any) -> None:
-    root = tmp_path / "layout"
-    layout(root, sample, tag_schema=True)
-    memo = _memo(tmp_path)
+    root, memo = _layout_and_memo(tmp_path, sample, tag_schema=True)
     before = memo.key(root, Limits())
     _prefetched(root, memo)
     change(root)
@@ -86,18 +91,14 @@ def test_a_changed_layout_is_indexed_again(tmp_path: Path, sample: Any, change: 
 
 
 def test_other_limits_are_another_key(tmp_path: Path, sample: Any) -> None:
-    root = tmp_path / "layout"
-    layout(root, sample)
-    memo = _memo(tmp_path)
+    root, memo = _layout_and_memo(tmp_path, sample)
     assert memo.key(root, Limits()) != memo.key(root, Limits(manifest_json=1234))
 
 
 def test_a_tampered_index_is_a_counted_miss_and_the_layout_is_indexed(
     tmp_path: Path, sample: Any
 ) -> None:
-    root = tmp_path / "layout"
-    layout(root, sample, tag_schema=True)
-    memo = _memo(tmp_path)
+    root, memo = _layout_and_memo(tmp_path, sample, tag_schema=True)
     made, _ = _prefetched(root, memo)
     key = memo.key(root, Limits())
     assert key is not None
@@ -115,9 +116,7 @@ def test_a_tampered_index_is_a_counted_miss_and_the_layout_is_indexed(
 
 
 def test_an_index_kept_under_another_key_is_a_miss(tmp_path: Path, sample: Any) -> None:
-    root = tmp_path / "layout"
-    layout(root, sample)
-    memo = _memo(tmp_path)
+    root, memo = _layout_and_memo(tmp_path, sample)
     _prefetched(root, memo)
     key = memo.key(root, Limits())
     assert key is not None
@@ -127,9 +126,7 @@ def test_an_index_kept_under_another_key_is_a_miss(tmp_path: Path, sample: Any) 
 
 
 def test_a_kept_index_that_is_a_link_is_not_followed(tmp_path: Path, sample: Any) -> None:
-    root = tmp_path / "layout"
-    layout(root, sample)
-    memo = _memo(tmp_path)
+    root, memo = _layout_and_memo(tmp_path, sample)
     _prefetched(root, memo)
     key = memo.key(root, Limits())
     assert key is not None
@@ -176,9 +173,7 @@ def test_a_kept_index_of_another_shape_is_a_miss(tmp_path: Path, doc: Any) -> No
 
 
 def test_keep_only_leaves_the_indexes_of_this_build(tmp_path: Path, sample: Any) -> None:
-    root = tmp_path / "layout"
-    layout(root, sample)
-    memo = _memo(tmp_path)
+    root, memo = _layout_and_memo(tmp_path, sample)
     memo.root.mkdir(parents=True)
     (memo.root / ("e" * 64 + ".json")).write_bytes(b"stale")
     _prefetched(root, memo)
