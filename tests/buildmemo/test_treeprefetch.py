@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,16 @@ def test_a_failing_child_is_no_answer(tmp_path: Path, monkeypatch: pytest.Monkey
         assert take(root) is None
 
 
-def test_a_child_killed_before_it_answered_is_no_answer(tmp_path: Path) -> None:
+def test_a_child_killed_before_it_answered_is_no_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _tree(tmp_path / "recipes")
+
+    def stuck(*_args: object, **_kwargs: object) -> str:
+        time.sleep(600)  # a disk that does not answer: the child is killed first
+        return "never"
+
+    monkeypatch.setattr(prefetch, "tree_digest", stuck)  # the forked child inherits it
     with prefetched_tree(root):
         child = prefetch._PENDING[str(root)]
         os.kill(child.pid, 9)
