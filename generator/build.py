@@ -29,6 +29,7 @@ from generator.evaluate.output import (
     write_output,
 )
 from generator.evaluate.pool import bulk_allocation
+from generator.evaluate.productwrites import finish_writing
 from generator.evaluate.single import verify_one
 from generator.evaluate.summary import BuildSummary, check_unverified, summarize
 from generator.evaluate.tabstore import finish_storing
@@ -67,6 +68,7 @@ def run_build(options: BuildOptions) -> BuildSummary:
         finally:
             finish_retiring()  # the replaced output, deleted while the build finished
             finish_storing()  # the kept tabs, written while the site was built
+            finish_writing()  # the recipe products, written by a child meanwhile
     return dataclasses.replace(summary, out=str(output.out))
 
 

@@ -12,15 +12,23 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ForkedCall", "can_fork"]
+__all__ = ["ForkedCall", "can_fork", "fork_is_safe"]
 
 
 def can_fork() -> bool:
     """Whether this platform forks (POSIX `fork`, as multiprocessing offers it)."""
     return "fork" in multiprocessing.get_all_start_methods()
+
+
+def fork_is_safe() -> bool:
+    """Whether a child forked now starts sound: `fork` is the plain POSIX call (Linux) and no
+    other thread runs (a child would inherit the locks another thread holds, held forever)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 class ForkedCall:

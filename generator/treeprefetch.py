@@ -17,8 +17,6 @@ the plain POSIX call (only Linux) or while this process runs other threads.
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +24,7 @@ from typing import Any
 
 from generator.cacheauth import is_sha256_hex
 from generator.folderdigest import tree_digest
-from generator.forkedcall import ForkedCall
+from generator.forkedcall import ForkedCall, fork_is_safe
 
 __all__ = ["checked_answer", "prefetched_tree", "take"]
 
@@ -52,7 +50,7 @@ def checked_answer(value: Any, root: str) -> tuple[str, dict[str, str]] | None:
 
 
 def _forkable() -> bool:
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+    return fork_is_safe()
 
 
 def _digest(root: Path) -> dict[str, Any]:

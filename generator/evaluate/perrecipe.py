@@ -55,6 +55,7 @@ from generator.evaluate.products import (
     classification_mark,
 )
 from generator.evaluate.productstore import ProductStore
+from generator.evaluate.productwrites import finish_writing, store_products
 from generator.model import (
     Classification,
     ParsedPointer,
@@ -213,6 +214,7 @@ class RecipePlan:
         product checks reused. `digests` are the sha256 of the bytes the scan parsed, by
         path (`PointerDocs.digests`); `hashed`, of the tree's files this build hashed (the
         overlays among them are not read again)."""
+        finish_writing()  # the products an earlier evaluation of this process stores
         store = ProductStore(store_root, auth or CacheAuth.from_environment())
         plan = cls(store, allowlist, tree=options.tree.recipes)
         groups = plan._group(files)
@@ -263,6 +265,7 @@ class RecipePlan:
         if self.store is None:
             return
         kept = []
+        fresh = []
         for name, paths in self.paths.items():
             key = self.keys.get(name)
             if key is None:
@@ -271,13 +274,13 @@ class RecipePlan:
             if name in self.reused_groups:
                 relabeled = _relabeled(self.loaded[name], documents or {})
                 if relabeled is not None:
-                    self.store.store(relabeled)
+                    self.store.store(relabeled)  # here: its entries' text is read from its file
                 continue
             product = self._product(key, [made.get(p) for p in paths])
             if product is not None:
-                self.store.store(product)
+                fresh.append(product)
                 self.stored_groups.add(name)
-        self.store.keep_only(kept)
+        store_products(self.store, fresh, kept)  # a forked child, when there are many
 
     def product_keys(self) -> dict[str, str]:
         """The product key of each pointer path of a group reused or stored by `keep`: what

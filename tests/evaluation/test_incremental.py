@@ -29,10 +29,12 @@ import pytest
 
 import generator.build as build_module
 import generator.evaluate.evaluation as evaluation_module
+import generator.evaluate.productwrites as productwrites
 from generator.build import BuildOptions, run_build
 from generator.data.laidout import LaidOutEntry
 from generator.evaluate import Evaluation, evaluate
 from generator.evaluate.memoize import counts_of
+from generator.forkedcall import can_fork
 from generator.site.build import commit_mark
 from generator.site.pagecache import PageCache
 from generator.site.pages import RecipePages
@@ -214,6 +216,30 @@ def test_a_removed_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
     change_and_compare(
         tree, lambda t: pointers(t.recipes / H100)[0].unlink(), evaluated=1, verified=0
     )
+
+
+def test_products_a_child_wrote_are_reused_as_those_written_here(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's products written by a forked child (`generator.evaluate.productwrites`,
+    made to fork for the demo's few recipes): the next build reuses them alike."""
+    if not can_fork():
+        pytest.skip("no fork on this platform")
+    children: list[Any] = []
+    real = productwrites.ForkedCall
+
+    def counted(*args: Any) -> Any:
+        children.append(real(*args))
+        return children[-1]
+
+    monkeypatch.setattr(productwrites, "MIN_FORKED", 1)
+    monkeypatch.setattr(productwrites, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(productwrites, "ForkedCall", counted)
+    change_and_compare(
+        tree, lambda t: pointers(t.recipes / H100)[0].unlink(), evaluated=1, verified=0
+    )
+    assert len(children) >= 2  # the first build's products and the second's, each by a child
+    assert not productwrites._WRITING  # every build waited for its child
 
 
 def test_an_added_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
