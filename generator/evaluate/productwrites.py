@@ -8,12 +8,14 @@ recipes the tree no longer has, while the build goes on with the board, the data
 `finish_writing` waits for it: the build does before it ends, and a plan does before it reads
 products (`RecipePlan.make`). A child that fails or is killed only costs the next build: each
 product is written whole and renamed into place, and one missing or cut short is a miss then
-(`ProductStore.load`). Products stored again over their own file of entries (a signer renamed)
+(`ProductStore.load`); a child whose build is gone (killed) stops, and removes nothing.
+Products stored again over their own file of entries (a signer renamed)
 are never handed to a child: this build still reads entries' text from that file.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from generator.evaluate.products import RecipeProduct
@@ -34,16 +36,33 @@ def store_products(store: ProductStore, products: Sequence[RecipeProduct], keep:
     child when worthwhile and sound, else here and now."""
     if len(products) >= MIN_FORKED and fork_is_safe():
         try:
-            _WRITING.append(ForkedCall(_store_all, (store, tuple(products), tuple(keep))))
+            call = ForkedCall(_store_all, (store, tuple(products), tuple(keep), os.getpid()))
+            _WRITING.append(call)
             return
         except OSError:
             pass  # no child (out of processes or memory): stored here
     _store_all(store, products, keep)
 
 
-def _store_all(store: ProductStore, products: Sequence[RecipeProduct], keep: Sequence[str]) -> bool:
+def _store_all(
+    store: ProductStore,
+    products: Sequence[RecipeProduct],
+    keep: Sequence[str],
+    build: int | None = None,
+) -> bool:
+    """Store `products`, then remove the others but `keep`. In a child (`build`: the pid of
+    the build that forked it), only while that build runs: a build killed meanwhile may be
+    followed by another on the same cache, whose products this one's `keep` does not name."""
+
+    def orphaned() -> bool:
+        return build is not None and os.getppid() != build
+
     for product in products:
+        if orphaned():
+            return False
         store.store(product)
+    if orphaned():
+        return False
     store.keep_only(keep)
     return True
 

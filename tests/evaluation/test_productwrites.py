@@ -178,3 +178,65 @@ def test_a_plan_waits_for_the_products_being_written_before_it_reads_any(
         auth=AUTH,
     )
     assert waited == [True]
+
+
+def test_a_child_whose_build_is_gone_stops_and_removes_nothing(tmp_path: Path) -> None:
+    """A build killed while its child writes may be followed by another build on the same
+    cache: the orphan must not go on removing products the new build stores (its `keep` names
+    only the old tree's)."""
+    store = ProductStore(tmp_path, AUTH)
+    newer = _product(20_000)
+    store.store(newer)  # what a later build stored meanwhile
+    before = _files(tmp_path)
+    products = [_product(n) for n in range(3)]
+    gone_build = os.getppid() + 1_000_000  # not this process's parent: its build is gone
+    assert writes._store_all(store, products, [p.key for p in products], gone_build) is False
+    assert _files(tmp_path) == before
+    assert store.load(newer.key, _never) == newer
+
+
+def test_a_child_of_a_running_build_stores_and_removes(tmp_path: Path) -> None:
+    store = ProductStore(tmp_path, AUTH)
+    old = _product(30_000)
+    store.store(old)
+    products = [_product(n) for n in range(3)]
+    keep = [p.key for p in products]
+    assert writes._store_all(store, products, keep, os.getppid()) is True
+    assert store.load(old.key, _never) is None
+    assert store.load(products[1].key, _never) == products[1]
+
+
+def _build_killed_while_its_child_writes(root: str) -> None:
+    """A build process that hands its products to a child and is gone at once."""
+    real_store = ProductStore.store
+
+    def slow_store(self: ProductStore, product: RecipeProduct) -> None:
+        real_store(self, product)
+        time.sleep(0.05)
+
+    ProductStore.store = slow_store  # type: ignore[method-assign]
+    writes.fork_is_safe = lambda: True  # type: ignore[assignment]
+    products = [_product(n) for n in range(MANY)]
+    writes.store_products(ProductStore(Path(root), AUTH), products, [p.key for p in products])
+    os._exit(0)  # killed: no wait for the child
+
+
+@needs_fork
+def test_the_child_of_a_killed_build_stops_writing_and_removes_nothing(tmp_path: Path) -> None:
+    import multiprocessing
+
+    store = ProductStore(tmp_path, AUTH)
+    newer = _product(40_000)
+    store.store(newer)
+    build = multiprocessing.get_context("fork").Process(
+        target=_build_killed_while_its_child_writes, args=(str(tmp_path),)
+    )
+    build.start()
+    build.join()
+    settled, seen = 0, -1
+    while settled < 10:  # until the orphan wrote nothing for half a second
+        time.sleep(0.05)
+        count = len(_files(tmp_path))
+        settled, seen = (settled + 1, count) if count == seen else (0, count)
+    assert store.load(newer.key, _never) == newer  # not removed by the orphan
+    assert len(_files(tmp_path)) < 2 * (MANY + 1)  # it stopped early
