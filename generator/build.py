@@ -14,11 +14,12 @@ from __future__ import annotations
 import dataclasses
 
 from generator.buildmemo import Counts
+from generator.bundle.prefetch import IndexPrefetch
 from generator.cacheauth import reset_failures
 from generator.data.laidout import LayoutError
 from generator.errors import BuildError
 from generator.evaluate.clock import build_time_for, rfc3339, verdict_logged
-from generator.evaluate.engine import Engines
+from generator.evaluate.engine import Engines, start_prefetch
 from generator.evaluate.evaluation import Evaluation, evaluate, schema_rejection
 from generator.evaluate.memoize import MemoSlot, counts_of
 from generator.evaluate.output import (
@@ -75,18 +76,28 @@ def run_build(options: BuildOptions) -> BuildSummary:
 def _build(options: BuildOptions) -> BuildSummary:
     """The stages of a build into a claimed output folder."""
     reset_failures()  # cache authentication failures, counted afresh for this build
-    # 1. The memo: an identical earlier evaluation whose site is still in --out, unchanged to
-    # the byte, is done already; nothing is read, verified or written.
-    memo = MemoSlot.for_build(options)
-    published = memo.published(options)
-    if published is not None:
-        check_unverified(options, published.counts)
-        return _finish(options, published.counts, published.recipes, from_memo=True, wrote=False)
+    # The OCI layouts are indexed in a forked child from the start (one whose index the cache
+    # kept is not): the fingerprint below mostly waits for the tree's digest, worked out by
+    # another child (`generator.treeprefetch`), and a cold build's verification waits for the
+    # index.
+    indexes = start_prefetch(options.engine)
     try:
-        return _evaluate_and_publish(options, memo)
-    except (LayoutError, BuildError) as error:
-        if not _laid_out_damage(error):
-            raise
+        # 1. The memo: an identical earlier evaluation whose site is still in --out, unchanged
+        # to the byte, is done already; nothing is read, verified or written.
+        memo = MemoSlot.for_build(options)
+        published = memo.published(options)
+        if published is not None:
+            check_unverified(options, published.counts)
+            return _finish(
+                options, published.counts, published.recipes, from_memo=True, wrote=False
+            )
+        try:
+            return _evaluate_and_publish(options, memo, indexes)
+        except (LayoutError, BuildError) as error:
+            if not _laid_out_damage(error):
+                raise
+    finally:
+        indexes.close()
     # A stored pointer entry's text was not what its product names: its file is gone (counted
     # as a cache failure), so its recipe is evaluated again; nothing was published.
     try:
@@ -103,10 +114,13 @@ def _laid_out_damage(error: Exception) -> bool:
     return isinstance(error, LayoutError) or isinstance(error.__cause__, LayoutError)
 
 
-def _evaluate_and_publish(options: BuildOptions, memo: MemoSlot) -> BuildSummary:
-    """Stages 2 to 6 of `_build`: evaluate (or reuse an identical evaluation) and publish."""
+def _evaluate_and_publish(
+    options: BuildOptions, memo: MemoSlot, indexes: IndexPrefetch | None = None
+) -> BuildSummary:
+    """Stages 2 to 6 of `_build`: evaluate (or reuse an identical evaluation) and publish.
+    `indexes`: the layouts' prefetch `_build` started (else one is started here)."""
     # 2. The engine: the OCI layouts are indexed on the other core while the tree is read.
-    with Engines(options.engine) as engines:
+    with Engines(options.engine, indexes=indexes) as engines:
         # 3. An identical earlier evaluation is reused; nothing is verified.
         reused = memo.load()
         if reused is not None:

@@ -1,9 +1,9 @@
 """The engine of an evaluation: the trust root, the bundle source and the verdict cache.
 
 Built once per build (and once per worker process when workers cannot inherit it). The OCI
-layouts are indexed on the other core while the tree is hashed and read (`Engines` starts an
-`IndexPrefetch` and hands its answers to the layout sources), so nothing else has to carry
-the prefetch around.
+layouts are indexed on the other core while the tree is hashed and read: a build starts the
+`IndexPrefetch` first of all (`start_prefetch`) and hands it to its `Engines`, which hands its
+answers to the layout sources (other callers let `Engines` start one).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from generator.verify.trustmemo import TrustRecords
 if TYPE_CHECKING:
     from generator.bundle.registry import RegistryClient
 
-__all__ = ["CacheLookup", "Engine", "Engines", "build_engine", "cache_root"]
+__all__ = ["CacheLookup", "Engine", "Engines", "build_engine", "cache_root", "start_prefetch"]
 
 
 @dataclass(frozen=True)
@@ -103,18 +103,33 @@ def _with_source(
     return Engine(lookup.trust, source, lookup.verdicts)
 
 
+def start_prefetch(options: EngineOptions) -> IndexPrefetch:
+    """The layouts of `options` indexed in a forked child from now on (a layout whose index
+    the cache kept is not, `generator.bundle.layoutmemo`): for a caller that has other work
+    to do before it builds its `Engines`."""
+    memo = LayoutIndexMemo(cache_root(options) / "layouts", CacheAuth.from_environment())
+    return IndexPrefetch(options.oci_layouts, Limits(), memo)
+
+
 class Engines:
     """Builds a build's engine once, with the OCI layouts indexed meanwhile in a forked
     process (`prefetch=True`; a layout whose index the cache kept is not indexed again,
     `generator.bundle.layoutmemo`); `close` stops an index that is not needed (the evaluation
     was reused from the memo). A context manager."""
 
-    def __init__(self, options: EngineOptions, *, prefetch: bool = True) -> None:
+    def __init__(
+        self,
+        options: EngineOptions,
+        *,
+        prefetch: bool = True,
+        indexes: IndexPrefetch | None = None,
+    ) -> None:
+        """`indexes`: the layouts' prefetch when the caller started it already
+        (`start_prefetch`), else one is started here (with `prefetch`)."""
         self._options = options
-        self._indexes: IndexPrefetch | None = None
-        if prefetch:
-            memo = LayoutIndexMemo(cache_root(options) / "layouts", CacheAuth.from_environment())
-            self._indexes = IndexPrefetch(options.oci_layouts, Limits(), memo)
+        self._indexes = indexes
+        if indexes is None and prefetch:
+            self._indexes = start_prefetch(options)
         self._engine: Engine | None = None
         self._lookup: CacheLookup | None = None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,3 +95,70 @@ def test_an_unusable_layout_still_fails_a_build_the_cache_answers(
     assert "--oci-layout" in caught.value.message
     assert (out / "data" / "index.json").read_bytes() == published  # the site is kept
     assert memo.read_bytes() == remembered  # nothing of the failed build was kept
+
+
+def _spied_prefetches(monkeypatch: pytest.MonkeyPatch, events: list[str]) -> list[Any]:
+    """Every `IndexPrefetch` a build starts, with "prefetch", "fingerprint" and "closed"
+    recorded in `events` as they happen."""
+    import generator.build as build_module
+    from generator.bundle.prefetch import IndexPrefetch
+    from generator.evaluate.memoize import MemoSlot
+
+    started: list[Any] = []
+    real_start, real_close = engine_module.start_prefetch, IndexPrefetch.close
+    real_for_build = MemoSlot.for_build
+
+    def start(*args: Any) -> Any:
+        events.append("prefetch")
+        started.append(real_start(*args))
+        return started[-1]
+
+    def close(self: IndexPrefetch) -> None:
+        events.append("closed")
+        real_close(self)
+
+    def fingerprint(*args: Any) -> Any:
+        events.append("fingerprint")
+        return real_for_build(*args)
+
+    monkeypatch.setattr(engine_module, "start_prefetch", start)
+    monkeypatch.setattr(build_module, "start_prefetch", start)
+    monkeypatch.setattr(IndexPrefetch, "close", close)
+    monkeypatch.setattr(MemoSlot, "for_build", staticmethod(fingerprint))
+    return started
+
+
+def test_the_layouts_are_indexed_from_before_the_fingerprint_by_one_child(
+    recipes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold build starts indexing its layouts before it fingerprints the tree (which mostly
+    waits for the tree's digest), and its engine uses that very prefetch: no second one."""
+    events: list[str] = []
+    started = _spied_prefetches(monkeypatch, events)
+    sources: list[Any] = []
+    with_source = engine_module._with_source
+
+    def sourcing(options: Any, lookup: Any, indexes: Any) -> Any:
+        sources.append(indexes)
+        return with_source(options, lookup, indexes)
+
+    monkeypatch.setattr(engine_module, "_with_source", sourcing)
+    summary = run_build(options(recipes, tmp_path / "site", tmp_path / "cache"))
+    assert summary.verified > 0
+    assert events[:2] == ["prefetch", "fingerprint"]
+    assert len(started) == 1 and sources == started
+    assert events.count("closed") >= 1 and events[-1] == "closed"
+
+
+def test_a_build_the_memo_answers_lets_its_prefetch_go(
+    recipes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(options(recipes, out, cache))
+    shutil.rmtree(cache / "layouts")  # the layout would be indexed again: a child is forked
+    events: list[str] = []
+    started = _spied_prefetches(monkeypatch, events)
+    summary = run_build(options(recipes, out, cache))
+    assert summary.from_memo
+    assert events == ["prefetch", "fingerprint", "closed"]
+    assert started[0]._process is None  # the child was stopped and reaped
