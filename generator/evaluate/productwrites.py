@@ -9,8 +9,8 @@ recipes the tree no longer has, while the build goes on with the board, the data
 products (`RecipePlan.make`). A child that fails or is killed only costs the next build: each
 product is written whole and renamed into place, and one missing or cut short is a miss then
 (`ProductStore.load`); a child whose build is gone (killed) stops, and removes nothing.
-Products stored again over their own file of entries (a signer renamed)
-are never handed to a child: this build still reads entries' text from that file.
+Products stored again over their own file of entries (a signer renamed) are never handed to
+a child: this build still reads entries' text from that file.
 """
 
 from __future__ import annotations
