@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ForkedCall", "can_fork", "fork_is_safe"]
+__all__ = ["ForkedCall", "can_fork", "fork_is_safe", "start_forked"]
 
 
 def can_fork() -> bool:
@@ -69,6 +69,17 @@ class ForkedCall:
             self._process.terminate()
         self._process.join()
         self._conn.close()
+
+
+def start_forked(call: Callable[..., Any], args: tuple[Any, ...]) -> ForkedCall | None:
+    """`ForkedCall(call, args)`, or None where no child starts sound now (`fork_is_safe`) or
+    at all (out of processes or memory): the caller then does the work itself."""
+    if not fork_is_safe():
+        return None
+    try:
+        return ForkedCall(call, args)
+    except OSError:
+        return None
 
 
 def _answer(call: Callable[..., Any], args: tuple[Any, ...], send: Any) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from generator.cacheauth import is_sha256_hex
 from generator.folderdigest import tree_digest
-from generator.forkedcall import ForkedCall, fork_is_safe
+from generator.forkedcall import ForkedCall, start_forked
 
 __all__ = ["checked_answer", "prefetched_tree", "take"]
 
@@ -49,22 +49,10 @@ def checked_answer(value: Any, root: str) -> tuple[str, dict[str, str]] | None:
     return str(digest), files
 
 
-def _forkable() -> bool:
-    return fork_is_safe()
-
-
 def _digest(root: Path) -> dict[str, Any]:
     """The child: `tree_digest(root)` with the sha256 of every file it read."""
     hashed: dict[str, str] = {}
     return {"root": str(root), "digest": tree_digest(root, hashed=hashed), "hashed": hashed}
-
-
-def _start(root: Path) -> ForkedCall | None:
-    """A child digesting `root`; None when this process cannot fork one now."""
-    try:
-        return ForkedCall(_digest, (root,))
-    except OSError:
-        return None
 
 
 _PENDING: dict[str, ForkedCall] = {}
@@ -76,7 +64,7 @@ def prefetched_tree(root: Path) -> Iterator[None]:
     """While the block runs, a child digests `root` for the build's `take` (unless one already
     does). On leaving, a child whose answer was not taken is stopped."""
     key = str(root)
-    child = None if key in _PENDING or not _forkable() else _start(root)
+    child = None if key in _PENDING else start_forked(_digest, (root,))
     if child is not None:
         _PENDING[key] = child
     try:

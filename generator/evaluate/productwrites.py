@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from generator.evaluate.products import RecipeProduct
 from generator.evaluate.productstore import ProductStore
-from generator.forkedcall import ForkedCall, fork_is_safe
+from generator.forkedcall import ForkedCall, start_forked
 
 __all__ = ["MIN_FORKED", "finish_writing", "store_products"]
 
@@ -34,13 +34,11 @@ _WRITING: list[ForkedCall] = []
 def store_products(store: ProductStore, products: Sequence[RecipeProduct], keep: list[str]) -> None:
     """Store `products`, then remove every stored product but those of `keep`: in a forked
     child when worthwhile and sound, else here and now."""
-    if len(products) >= MIN_FORKED and fork_is_safe():
-        try:
-            call = ForkedCall(_store_all, (store, tuple(products), tuple(keep), os.getpid()))
-            _WRITING.append(call)
+    if len(products) >= MIN_FORKED:
+        child = start_forked(_store_all, (store, tuple(products), tuple(keep), os.getpid()))
+        if child is not None:
+            _WRITING.append(child)
             return
-        except OSError:
-            pass  # no child (out of processes or memory): stored here
     _store_all(store, products, keep)
 
 

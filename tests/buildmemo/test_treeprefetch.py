@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import generator.forkedcall as forkedcall
 import generator.treeprefetch as prefetch
 from generator.buildmemo import fingerprint
 from generator.folderdigest import tree_digest
@@ -31,7 +32,7 @@ def _forking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     """Fork even while threads another test left behind are idle in this process (the one
     test of the thread rule uses the real rule)."""
     if request.function is not test_no_child_while_other_threads_run:
-        monkeypatch.setattr(prefetch, "_forkable", lambda: True)
+        monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
 
 
 def _tree(root: Path) -> Path:

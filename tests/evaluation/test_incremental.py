@@ -30,6 +30,7 @@ import pytest
 import generator.build as build_module
 import generator.evaluate.evaluation as evaluation_module
 import generator.evaluate.productwrites as productwrites
+import generator.forkedcall as forkedcall
 from generator.build import BuildOptions, run_build
 from generator.data.laidout import LaidOutEntry
 from generator.evaluate import Evaluation, evaluate
@@ -226,15 +227,17 @@ def test_products_a_child_wrote_are_reused_as_those_written_here(
     if not can_fork():
         pytest.skip("no fork on this platform")
     children: list[Any] = []
-    real = productwrites.ForkedCall
+    real = productwrites.start_forked
 
     def counted(*args: Any) -> Any:
-        children.append(real(*args))
-        return children[-1]
+        child = real(*args)
+        if child is not None:
+            children.append(child)
+        return child
 
     monkeypatch.setattr(productwrites, "MIN_FORKED", 1)
-    monkeypatch.setattr(productwrites, "fork_is_safe", lambda: True)
-    monkeypatch.setattr(productwrites, "ForkedCall", counted)
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(productwrites, "start_forked", counted)
     change_and_compare(
         tree, lambda t: pointers(t.recipes / H100)[0].unlink(), evaluated=1, verified=0
     )

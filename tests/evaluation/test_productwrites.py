@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import generator.evaluate.productwrites as writes
+import generator.forkedcall as forkedcall
 from generator.cacheauth import CacheAuth
 from generator.evaluate.products import PointerProduct, RecipeProduct, StoredKind, StoredOutcome
 from generator.evaluate.productstore import ProductStore
@@ -59,12 +60,12 @@ def test_many_products_are_written_by_a_child_as_this_process_writes_them(
 ) -> None:
     products = [_product(n) for n in range(MANY)]
     here = ProductStore(tmp_path / "here", AUTH)
-    monkeypatch.setattr(writes, "fork_is_safe", lambda: False)
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: False)
     writes.store_products(here, products, [p.key for p in products])
     assert not writes._WRITING
 
     forked = ProductStore(tmp_path / "forked", AUTH)
-    monkeypatch.setattr(writes, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
     writes.store_products(forked, products, [p.key for p in products])
     assert len(writes._WRITING) == 1  # a child writes them
     writes.finish_writing()
@@ -81,7 +82,7 @@ def test_the_child_lets_go_of_the_products_the_tree_no_longer_has(
     store = ProductStore(tmp_path, AUTH)
     gone = _product(10_000)
     store.store(gone)
-    monkeypatch.setattr(writes, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
     products = [_product(n) for n in range(MANY)]
     writes.store_products(store, products, [p.key for p in products])
     writes.finish_writing()
@@ -90,7 +91,7 @@ def test_the_child_lets_go_of_the_products_the_tree_no_longer_has(
 
 
 def test_few_products_are_written_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(writes, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
     products = [_product(n) for n in range(writes.MIN_FORKED - 1)]
     store = ProductStore(tmp_path, AUTH)
     writes.store_products(store, products, [p.key for p in products])
@@ -120,8 +121,8 @@ def test_a_child_that_cannot_be_forked_leaves_the_writing_here(
     def no_process(*args: Any) -> Any:
         raise OSError("Resource temporarily unavailable")
 
-    monkeypatch.setattr(writes, "fork_is_safe", lambda: True)
-    monkeypatch.setattr(writes, "ForkedCall", no_process)
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(forkedcall, "ForkedCall", no_process)
     products = [_product(n) for n in range(MANY)]
     store = ProductStore(tmp_path, AUTH)
     writes.store_products(store, products, [p.key for p in products])
@@ -141,7 +142,7 @@ def test_a_child_killed_while_writing_costs_misses_only(
         time.sleep(0.02)
 
     monkeypatch.setattr(ProductStore, "store", slow_store)
-    monkeypatch.setattr(writes, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
     products = [_product(n) for n in range(MANY)]
     store = ProductStore(tmp_path, AUTH)
     writes.store_products(store, products, [p.key for p in products])
@@ -215,7 +216,7 @@ def _build_killed_while_its_child_writes(root: str) -> None:
         time.sleep(0.05)
 
     ProductStore.store = slow_store  # type: ignore[method-assign]
-    writes.fork_is_safe = lambda: True  # type: ignore[assignment]
+    forkedcall.fork_is_safe = lambda: True  # type: ignore[assignment]
     products = [_product(n) for n in range(MANY)]
     writes.store_products(ProductStore(Path(root), AUTH), products, [p.key for p in products])
     os._exit(0)  # killed: no wait for the child
