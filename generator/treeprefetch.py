@@ -11,8 +11,9 @@ The child runs `tree_digest` itself, so its answer is the one the build would ha
 it reads the tree a fraction of a second earlier, as any build reads it at some moment. The
 answer travels over a private pipe from this process's own child (`generator.forkedcall`; no
 cache is involved), and anything but a complete answer for that very root (the child failed or
-died, answered something else) is no answer: the build digests the tree itself. No child is forked where `fork` is not
-the plain POSIX call (only Linux) or while this process runs other threads.
+died, answered something else) is no answer: the build digests the tree itself. No child is
+forked where `fork` is not the plain POSIX call (only Linux) or while this process runs other
+threads (`generator.forkedcall.start_forked`).
 """
 
 from __future__ import annotations
