@@ -38,9 +38,11 @@ from generator.site.mkdocs_adapter import (
 )
 from generator.site.model import CommitFill
 from generator.site.pagecache import PageCache
+from generator.site.pagehelper import MIN_SHARED_PAGES, SharedPages
 from generator.site.pages import SiteModel, render_pages
 from generator.site.recipepages import (
     InputDigests,
+    PageKeys,
     input_digests,
     meta_pages,
     page_keys,
@@ -214,19 +216,26 @@ def _place_data(data_dir: Path, target: Path, *, move: bool) -> None:
     shutil.copytree(data_dir, target, dirs_exist_ok=True)
 
 
-def _markdown_pages(
+def _page_keys(
     model: SiteModel, res: SiteResources, cache: PageCache | None, digests: InputDigests | None
-) -> tuple[dict[str, str], list[str], str | None, InputDigests | None]:
-    """The Markdown pages (from `cache` when their key is there), the recipe pages' bodies'
-    cache keys, the Markdown pages' key and the input digests those keys came from."""
-    fill = model.commit_fill()
+) -> tuple[PageKeys | None, InputDigests | None]:
+    """The pages' cache keys (None without a cache) and the input digests they came from."""
     if cache is None:
-        return _filled(render_pages(model, res.pages), fill), [], None, digests
+        return None, digests
     code = templates_digest(res.pages)
     keep_compiled(res.pages, cache.root.parent / "templates", code)
     if digests is None or len(digests.recipes) != len(model.tabs):
         digests = input_digests(model)
-    keys = page_keys(digests, code)
+    return page_keys(digests, code), digests
+
+
+def _markdown_pages(
+    model: SiteModel, res: SiteResources, cache: PageCache | None, keys: PageKeys | None
+) -> dict[str, str]:
+    """The Markdown pages (from `cache` when their key is there)."""
+    fill = model.commit_fill()
+    if cache is None or keys is None:
+        return _filled(render_pages(model, res.pages), fill)
     markdown = cache.get_markdown(keys.markdown)
     if markdown is None:
         rows = RowCache(
@@ -237,7 +246,24 @@ def _markdown_pages(
         cache.put_markdown(keys.markdown, markdown)
         if rows.changed:
             cache.put_rows(rows.used())
-    return markdown, keys.bodies, keys.markdown, digests
+    return markdown
+
+
+def _start_shared(
+    model: SiteModel, templates: Path, keys: PageKeys | None, cache: PageCache | None, helpers: int
+) -> SharedPages | None:
+    """Helpers for the recipe pages no cached page answers, started before the shell exists
+    (`SharedPages`): they render while this process makes the Markdown pages and runs the
+    theme. None with no helpers or too few such pages."""
+    if helpers < 1:
+        return None
+    bodies = keys.bodies if keys is not None else [""] * len(model.tabs)
+    kept = cache.html_keys() if cache is not None else frozenset()
+    key_of = dict(zip((t.recipe for t in model.tabs), bodies, strict=True))
+    todo = [tab for tab in model.tabs if key_of[tab.recipe] not in kept]
+    if len(todo) < MIN_SHARED_PAGES:
+        return None
+    return SharedPages(model, templates, todo, helpers, key_of)
 
 
 def _filled(pages: dict[str, str], fill: CommitFill | None) -> dict[str, str]:
@@ -280,20 +306,21 @@ def _recipe_pages(
     model: SiteModel,
     templates: Path,
     staging: Path,
-    keys: list[str],
+    keys: PageKeys | None,
     cache: PageCache | None,
-    markdown_key: str | None,
     helpers: int,
     lists: Mapping[str, bytes] | None,
     previous: Path | None = None,
     written: dict[str, Written] | None = None,
     spare: Path | None = None,
+    shared: SharedPages | None = None,
 ) -> None:
     """Every recipe page (with its history list from `lists`; its body sees `for_bodies`),
     in the shell MkDocs rendered into `staging`, entered into its search index, sitemap and
     tags; the page cache keeps only what this site uses. `previous`: the output this site
     replaces (its same pages linked); `written` is given the digests of the pages written here
-    (`write_recipe_pages`); `spare`: emptied recipe folders to move into place."""
+    (`write_recipe_pages`); `spare`: emptied recipe folders to move into place; `shared`: the
+    helpers `_start_shared` started."""
     shell_file = staging / "recipes" / SHELL_NAME / "index.html"
     shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
     metas = write_recipe_pages(
@@ -301,7 +328,7 @@ def _recipe_pages(
         templates,
         shell,
         staging,
-        keys=keys,
+        keys=[] if keys is None else keys.bodies,
         cache=cache,
         helpers=helpers,
         lists=lists,
@@ -309,10 +336,27 @@ def _recipe_pages(
         written=written,
         fill=model.commit_fill(),
         spare=spare,
+        shared=shared,
     )
     expand(staging, meta_pages(metas), [m.recipe for m in metas])
-    if cache is not None:
-        cache.keep_only(page_names(keys, markdown_key))
+    if cache is not None and keys is not None:
+        cache.keep_only(page_names(keys.bodies, keys.markdown))
+
+
+def _add_data(
+    staging: Path,
+    data_dir: Path | None,
+    move: bool,
+    data_ready: Callable[[], None] | None,
+    preview: bool,
+) -> None:
+    """data/ into `staging` (when `data_ready` says it is complete); a preview's header."""
+    if data_ready is not None:
+        data_ready()
+    if data_dir is not None and data_dir.is_dir():
+        _place_data(data_dir, staging / "data", move=move)
+    if preview:
+        (staging / "_headers").write_text("/*\n  X-Robots-Tag: noindex\n", encoding="utf-8")
 
 
 def build_site(
@@ -351,26 +395,25 @@ def build_site(
     docs = work_dir / "docs"
     cache = PageCache(page_cache) if page_cache is not None else None
     model = _marked_model(inputs, cache)
-    markdown, keys, markdown_key, digests = _markdown_pages(model, res, cache, digests)
-    written = write_docs(docs, res, markdown)
+    keys, digests = _page_keys(model, res, cache, digests)
     out = out.absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = _new_staging(work_dir, out)
+    shared = None
     try:
+        shared = _start_shared(model.for_bodies(), res.pages, keys, cache, helpers)
+        written = write_docs(docs, res, _markdown_pages(model, res, cache, keys))
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
         _run_theme(cfg, work_dir, written.fragments, page_cache)
-        placing = (helpers, recipe_lists, out, known, claim(out, work_dir))  # spare folders
-        _recipe_pages(model, res.pages, staging, keys, cache, markdown_key, *placing)
-        if data_ready is not None:
-            data_ready()
-        if data_dir is not None and data_dir.is_dir():
-            _place_data(data_dir, staging / "data", move=move_data)
-        if cfg["extra"]["evidence"]["preview"]:
-            (staging / "_headers").write_text("/*\n  X-Robots-Tag: noindex\n", encoding="utf-8")
+        placing = (helpers, recipe_lists, out, known, claim(out, work_dir), shared)
+        _recipe_pages(model, res.pages, staging, keys, cache, *placing)
+        _add_data(staging, data_dir, move_data, data_ready, cfg["extra"]["evidence"]["preview"])
         if before_publish is not None:
             before_publish(staging)
         publish_atomically(staging, out, retire)
     finally:
+        if shared is not None:
+            shared.stop()
         shutil.rmtree(staging, ignore_errors=True)
         if cache is not None:
             cache.settle()  # its writes end with the build (`PageCache.keep_only` waited)

@@ -10,6 +10,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -85,6 +86,11 @@ class PageCache:
         self.auth = auth if auth is not None else CacheAuth.from_environment()
         self._pending: list[threading.Thread] = []
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy sent to a helper process (`generator.site.pagehelper`) has no writes of its
+        own pending: this process's threads stay here."""
+        return {**self.__dict__, "_pending": []}
+
     def commit_mark(self) -> str:
         """What the page bodies kept here see for the commit they link: a secret of this
         cache (the same in every build on it, so bodies and rows are kept across commits),
@@ -130,6 +136,15 @@ class PageCache:
         if head is None:
             return None  # an entry of another layout
         return CachedPage(data, *head)
+
+    def html_keys(self) -> frozenset[str]:
+        """The keys of the pages kept (by file name alone: an entry may still fail to read)."""
+        self.settle()
+        try:
+            names = [entry.name for entry in os.scandir(self.root)]
+        except OSError:
+            return frozenset()
+        return frozenset(name[: -len(".html")] for name in names if name.endswith(".html"))
 
     def link_html(self, key: str, previous: Path, target: Path, shell: str) -> str | None:
         """Link `previous` (the page in the output this site replaces) as the new name

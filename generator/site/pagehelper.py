@@ -2,13 +2,19 @@
 
 Rendering is CPU-bound Python (one GIL), and on a cold build every recipe page is rendered: at
 10,000 attestations that is seconds of one core while the other idles. When there are enough
-pages to render, `render_shared` starts `helpers` fresh interpreters (`python -m
+pages to render, `SharedPages` starts `helpers` fresh interpreters (`python -m
 generator.site.pagehelper`: not forked, since a fork of the build would copy the pages of the
 documents it reads, see `recipepages`; and not `multiprocessing`'s spawn, which runs the
 caller's main script again in the child) and hands each a few recipes at a time, from the end
 of the list, while the build renders from the front. Requests and pages travel as
 length-prefixed pickles over the helper's standard input and output, between this process and
 its own child running this module's code.
+
+The helpers start before the pages' shell exists: a build starts them as soon as it knows which
+pages it will render, renders its Markdown pages and runs the theme meanwhile, and only then
+sends each helper the shell and the `Placer` (`SharedPages.finish`). Until then a helper renders
+page bodies and holds them; it places what it holds once the shell arrives, and every page it
+renders after that at once.
 
 A helper is sent only what those recipes' pages read, which is exactly what the page cache keys
 hash (`recipepages.input_digests`): the shared context (sources, states, phases, build info)
@@ -34,10 +40,10 @@ from typing import IO, Any, Protocol
 from generator.site.mkdocs_adapter import Finished, PageShell
 from generator.site.pages import RecipePages, SiteModel, Tab
 
-__all__ = ["MIN_SHARED_PAGES", "Part", "part_of", "render_part", "render_shared"]
+__all__ = ["MIN_SHARED_PAGES", "Part", "SharedPages", "part_of", "render_bodies", "render_shared"]
 
-Pages = list[tuple[str, Finished]]
-"""Finished pages by recipe, in the order asked for."""
+Bodies = list[tuple[str, str, bytes]]
+"""Rendered, not yet finished pages: (recipe, title, body) in the order asked for."""
 
 MIN_SHARED_PAGES = 48
 """Below this many pages to render, starting a process costs more than it saves."""
@@ -46,6 +52,8 @@ _CHUNK = 6
 _PATIENCE_S = 120.0
 """A helper silent for this long while the build waits on it is given up (its recipes are
 rendered here); a chunk takes a fraction of a second."""
+_POLL_S = 0.05
+"""How often a feeding thread looks whether the build has taken over its helper."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,14 @@ class Placer(Protocol):
     writes the pages it renders itself."""
 
     def place(self, recipe: str, key: str, page: Finished) -> None: ...
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The message that lets a helper place pages: the shell and where they go."""
+
+    shell: PageShell
+    placer: Placer
 
 
 def _context(model: SiteModel) -> dict[str, Any]:
@@ -92,21 +108,17 @@ def _model(context: Mapping[str, Any], build_info: Mapping[str, Any], part: Part
     return SiteModel(index, part.series, {"pointers": list(part.pointers)}, build_info)
 
 
-def render_part(
-    templates: Path,
-    context: Mapping[str, Any],
-    build_info: Mapping[str, Any],
-    shell: PageShell,
-    part: Part,
-) -> Pages:
-    """The finished pages of a part's recipes, in its order."""
+def render_bodies(
+    templates: Path, context: Mapping[str, Any], build_info: Mapping[str, Any], part: Part
+) -> Bodies:
+    """The rendered (not yet finished) pages of a part's recipes, in its order."""
     model = _model(context, build_info, part)
     renderer = RecipePages(model, templates)
-    pages = []
+    bodies = []
     for tab in model.tabs:
         page = renderer.render(tab)
-        pages.append((tab.recipe, shell.finish(tab.recipe, page.title, page.body.encode())))
-    return pages
+        bodies.append((tab.recipe, page.title, page.body.encode()))
+    return bodies
 
 
 # ------------------------------------------------------------------------------- the wire
@@ -129,17 +141,36 @@ def _receive(stream: IO[bytes]) -> Any:
     return pickle.loads(data) if len(data) == size else None
 
 
+def _place(finish: Finish, part: Part, bodies: Bodies) -> list[str]:
+    """Finish and place a part's rendered pages; their recipes, in order."""
+    for (recipe, title, body), key in zip(bodies, part.keys, strict=True):
+        finish.placer.place(recipe, key, finish.shell.finish(recipe, title, body))
+    return [recipe for recipe, _, _ in bodies]
+
+
 def _serve(inp: IO[bytes], out: IO[bytes]) -> None:
-    """The helper's loop: the setup, then one part per request, answered with its pages."""
+    """The helper's loop: the setup, then parts (answered `("rendered", recipes)` while no
+    `Finish` came, their pages held; `("placed", recipes)` after) and one `Finish` (answered
+    `("placed", recipes held)`)."""
     setup = _receive(inp)
     if setup is None:
         return
-    templates, context, build_info, shell, placer = setup
-    while (part := _receive(inp)) is not None:
-        pages = render_part(templates, context, build_info, shell, part)
-        for (recipe, page), key in zip(pages, part.keys, strict=True):
-            placer.place(recipe, key, page)
-        _send(out, [recipe for recipe, _ in pages])
+    templates, context, build_info = setup
+    finish: Finish | None = None
+    held: list[tuple[Part, Bodies]] = []
+    while (message := _receive(inp)) is not None:
+        if isinstance(message, Finish):
+            finish = message
+            placed = [recipe for part, bodies in held for recipe in _place(finish, part, bodies)]
+            _send(out, ("placed", placed))
+            held.clear()
+            continue
+        bodies = render_bodies(templates, context, build_info, message)
+        if finish is None:
+            held.append((message, bodies))
+            _send(out, ("rendered", [recipe for recipe, _, _ in bodies]))
+        else:
+            _send(out, ("placed", _place(finish, message, bodies)))
 
 
 # ---------------------------------------------------------------------------- the build side
@@ -162,9 +193,9 @@ class _Helper:
             stderr=subprocess.DEVNULL,
             env=env,
         )
-        self.requests: queue.SimpleQueue[Part | None] = queue.SimpleQueue()
-        self.answers: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
-        self.requests.put(setup)  # type: ignore[arg-type]
+        self.requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.requests.put(setup)
         threading.Thread(target=self._write, daemon=True).start()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -184,8 +215,8 @@ class _Helper:
         stdout = self.proc.stdout
         assert stdout is not None
         try:
-            while (placed := _receive(stdout)) is not None:
-                self.answers.put(placed)
+            while (answer := _receive(stdout)) is not None:
+                self.answers.put(answer)
         except Exception:  # noqa: BLE001 - a broken answer ends this helper
             pass
         self.answers.put(None)
@@ -200,6 +231,163 @@ class _Helper:
             self.proc.wait()
 
 
+class _Lane:
+    """What one helper was asked: the chunks sent and not yet placed, in order, of which the
+    first `rendered` are held rendered; `covers`: how many chunks the answer to `Finish` places
+    (None before it was sent, -1 once it came)."""
+
+    def __init__(self, helper: _Helper) -> None:
+        self.helper = helper
+        self.asked: deque[Sequence[Tab]] = deque()
+        self.rendered = 0
+        self.covers: int | None = None
+
+    def pending(self) -> int:
+        """Chunks sent that the helper has not rendered yet."""
+        return len(self.asked) - self.rendered
+
+    def take(self, answer: Any) -> bool:
+        """Account for one answer; False when it is not the one this lane waits for."""
+        if not isinstance(answer, tuple) or len(answer) != 2 or not isinstance(answer[1], list):
+            return False
+        kind, recipes = answer
+        if kind == "rendered":
+            limit = len(self.asked) if self.covers is None else self.covers
+            if self.rendered >= limit or recipes != _names(self.asked[self.rendered]):
+                return False
+            self.rendered += 1
+            return True
+        if kind != "placed" or self.covers is None:
+            return False
+        count = self.covers if self.covers >= 0 else 1
+        if count > len(self.asked):
+            return False
+        chunks = [self.asked[n] for n in range(count)]
+        if recipes != [name for chunk in chunks for name in _names(chunk)]:
+            return False
+        for _ in range(count):
+            self.asked.popleft()
+        self.rendered = max(0, self.rendered - count)
+        self.covers = -1
+        return True
+
+
+def _names(chunk: Sequence[Tab]) -> list[str]:
+    return [tab.recipe for tab in chunk]
+
+
+class SharedPages:
+    """The pages of `todo` shared with up to `helpers` helper processes (one per
+    `MIN_SHARED_PAGES` pages at most), which start rendering from the back of the list at once;
+    `finish` hands them the shell and renders the rest here. `stop` ends them (always call it)."""
+
+    def __init__(
+        self,
+        model: SiteModel,
+        templates: Path,
+        todo: Sequence[Tab],
+        helpers: int,
+        keys: Mapping[str, str],
+    ) -> None:
+        self.model = model
+        self.todo = list(todo)
+        self.recipes = frozenset(tab.recipe for tab in self.todo)
+        self.keys = keys
+        self.front, self.back = 0, len(self.todo)
+        self._lock = threading.Lock()
+        self._taken_over = threading.Event()
+        self._lanes: list[_Lane] = []
+        count = min(helpers, len(self.todo) // MIN_SHARED_PAGES)
+        setup = (templates, _context(model), dict(model.build_info))
+        try:
+            for _ in range(count):
+                self._lanes.append(_Lane(_Helper(setup)))
+        except OSError:
+            pass  # fewer helpers (or none): the build renders what they would have
+        self._alive = set(range(len(self._lanes)))
+        self._feeders = [
+            threading.Thread(target=self._feed, args=(i,), daemon=True) for i in self._alive
+        ]
+        for feeder in self._feeders:
+            feeder.start()
+
+    def _feed(self, i: int) -> None:
+        """Before `finish`: keep helper `i` busy rendering (its pages are held)."""
+        while not self._taken_over.is_set() and i in self._alive:
+            self._ask(i)
+            self._collect(i, wait=_POLL_S)
+
+    def _ask(self, i: int) -> None:
+        """Send helper `i` chunks from the back until it has two to render (while more than
+        that is left)."""
+        lane = self._lanes[i]
+        while lane.pending() < 2:
+            with self._lock:
+                if self.back - self.front <= 2 * _CHUNK:
+                    return
+                chunk = self.todo[self.back - _CHUNK : self.back]
+                self.back -= _CHUNK
+            lane.helper.requests.put(part_of(self.model, chunk, self.keys))
+            lane.asked.append(chunk)
+
+    def _collect(self, i: int, *, wait: float | None) -> bool:
+        """Take the answers helper `i` has sent, waiting up to `wait` seconds for the first
+        (None: not at all). False when waited for in vain; a helper that answered wrong or
+        ended is taken out of the living."""
+        lane = self._lanes[i]
+        while lane.asked:
+            try:
+                answer = lane.helper.answers.get(block=wait is not None, timeout=wait)
+            except queue.Empty:
+                return wait is None
+            if answer is None or not lane.take(answer):
+                self._alive.discard(i)
+                return True
+            wait = None
+        return True
+
+    def finish(
+        self,
+        shell: PageShell,
+        placer: Placer,
+        render_here: Callable[[Tab], None],
+        first: Sequence[Tab] = (),
+    ) -> None:
+        """Hand the helpers the shell and `placer`, render `first` and then the rest of the
+        list here from the front, and wait until every page is placed (a helper that fails,
+        hangs or answers for other recipes has its chunks rendered here)."""
+        self._taken_over.set()
+        for feeder in self._feeders:
+            feeder.join()
+        for i in sorted(self._alive):
+            lane = self._lanes[i]
+            lane.covers = len(lane.asked)
+            lane.helper.requests.put(Finish(shell, placer))
+        for tab in first:
+            render_here(tab)
+        while self.front < self.back or any(lane.asked for lane in self._lanes):
+            for i in sorted(self._alive):
+                self._ask(i)
+            if self.front < self.back:
+                render_here(self.todo[self.front])
+                self.front += 1
+            for i in sorted(self._alive):
+                if not self._collect(i, wait=_PATIENCE_S if self.front >= self.back else None):
+                    self._alive.discard(i)
+            for lane in (self._lanes[i] for i in range(len(self._lanes)) if i not in self._alive):
+                while lane.asked:
+                    for tab in lane.asked.popleft():
+                        render_here(tab)
+
+    def stop(self) -> None:
+        """End the helpers (and the threads feeding them)."""
+        self._taken_over.set()
+        for feeder in self._feeders:
+            feeder.join()
+        for lane in self._lanes:
+            lane.helper.stop()
+
+
 def render_shared(
     model: SiteModel,
     templates: Path,
@@ -211,83 +399,18 @@ def render_shared(
     placer: Placer,
     keys: Mapping[str, str],
 ) -> None:
-    """Render every page of `todo`: `render_here` renders (and places) one in this process; a
-    helper places what it renders with (a copy of) `placer`, under the page's key in `keys`.
-    One helper is started per `MIN_SHARED_PAGES` pages at most (a helper costs an interpreter's
-    start and memory); with fewer pages or no helpers, every page is rendered here."""
-    helpers = min(helpers, len(todo) // MIN_SHARED_PAGES)
-    if helpers < 1:
-        for tab in todo:
-            render_here(tab)
-        return
-    setup = (templates, _context(model), dict(model.build_info), shell, placer)
-    started: list[_Helper] = []
+    """Render every page of `todo` at once (`SharedPages` started and finished here):
+    `render_here` renders (and places) one in this process; a helper places what it renders
+    with (a copy of) `placer`, under the page's key in `keys`."""
+    shared = SharedPages(model, templates, todo, helpers, keys)
     try:
-        try:
-            for _ in range(helpers):
-                started.append(_Helper(setup))  # noqa: PERF401 - keep those started
-        except OSError:
-            pass  # fewer helpers (or none): the build renders what they would have
-        _share(model, started, todo, render_here, keys)
+        shared.finish(shell, placer, render_here)
     finally:
-        for helper in started:
-            helper.stop()
-
-
-def _share(
-    model: SiteModel,
-    helpers: Sequence[_Helper],
-    todo: Sequence[Tab],
-    render_here: Callable[[Tab], None],
-    keys: Mapping[str, str],
-) -> None:
-    """The build renders from the front; each helper keeps two chunks from the back asked for
-    while more than that is left; a helper that fails has its chunks rendered here."""
-    front, back = 0, len(todo)
-    asked: dict[int, deque[Sequence[Tab]]] = {i: deque() for i in range(len(helpers))}
-    alive = set(asked)
-    while front < back or any(asked.values()):
-        for i in sorted(alive):
-            while len(asked[i]) < 2 and back - front > 2 * _CHUNK:
-                chunk = todo[back - _CHUNK : back]
-                back -= _CHUNK
-                helpers[i].requests.put(part_of(model, chunk, keys))
-                asked[i].append(chunk)
-        if front < back:
-            render_here(todo[front])
-            front += 1
-        for i in sorted(alive):
-            _collect(helpers[i], asked[i], alive, i, block=front >= back)
-        for i in [i for i in asked if i not in alive]:
-            while asked[i]:
-                for tab in asked[i].popleft():
-                    render_here(tab)
-
-
-def _collect(
-    helper: _Helper,
-    asked: deque[Sequence[Tab]],
-    alive: set[int],
-    index: int,
-    *,
-    block: bool,
-) -> None:
-    """Take the chunks a helper has placed (waiting for the next when `block`); a helper that
-    answers nothing or other recipes is taken out of `alive` (its chunks are then rendered
-    here, over whatever it may have written)."""
-    while asked:
-        try:
-            placed = helper.answers.get(block=block, timeout=_PATIENCE_S if block else None)
-        except queue.Empty:
-            if block:
-                alive.discard(index)
-            return
-        if placed is None or placed != [t.recipe for t in asked[0]]:
-            alive.discard(index)
-            return
-        asked.popleft()
-        block = False
+        shared.stop()
 
 
 if __name__ == "__main__":
-    _serve(sys.stdin.buffer, sys.stdout.buffer)
+    # The module's own copy (not this `__main__`), whose `Finish` is the class the build pickles.
+    from generator.site.pagehelper import _serve as serve
+
+    serve(sys.stdin.buffer, sys.stdout.buffer)

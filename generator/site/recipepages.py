@@ -35,7 +35,7 @@ from generator.quickwrite import write_or_link
 from generator.site.mkdocs_adapter import Finished, PageShell
 from generator.site.model import CommitFill, body_build_info
 from generator.site.pagecache import ROWS_NAME, SEARCH_NAME, CachedPage, PageCache
-from generator.site.pagehelper import render_shared
+from generator.site.pagehelper import SharedPages, render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
 from generator.site.sparedirs import place
 
@@ -334,39 +334,51 @@ def write_recipe_pages(
     written: dict[str, Written] | None = None,
     fill: CommitFill | None = None,
     spare: Path | None = None,
+    shared: SharedPages | None = None,
 ) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
-    `fill`: the commit each page gets in place of the mark its body was rendered with;
-    `spare`: emptied recipe folders to move into place (`generator.site.sparedirs`).
-    `previous`: the output this site replaces, whose pages written again byte for byte are
-    linked (`write_or_link`). `written` is given the sha256 of each page this process writes
-    (by its path in the site), so the manifest need not read it again.
+    `fill`: the commit each page gets in place of the mark its body was rendered with; `spare`:
+    emptied recipe folders to move into place (`generator.site.sparedirs`). `previous`: the
+    output this site replaces, whose pages written again byte for byte are linked
+    (`write_or_link`). `written` is given the sha256 of each page this process writes (by its
+    path in the site), so the manifest need not read it again.
 
     `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached
     pages are copied, the others rendered: here, and with `helpers` > 0 and enough of them, in
     that many helper processes too (`generator.site.pagehelper`, which sends each only the
     documents its recipes' pages read). `lists` are the recipes' history lists
-    (`generator.changes.ChangeSet.recipe_lists`). The build's own documents are never shared
-    with a forked worker: CPython writes a reference count on every read, so each would copy
-    the pages it reads, which at 10,000 attestations costs more memory than the whole build
-    may use.
-    """
+    (`generator.changes.ChangeSet.recipe_lists`); `shared`: helpers started earlier, which
+    render the pages given them. The build's own documents are never shared with a forked
+    worker: CPython writes a reference count on every read, so each would copy the pages it
+    reads, which at 10,000 attestations costs more memory than the whole build may use."""
     renderer = RecipePages(model, templates)
     full = list(keys) if cache is not None else [""] * len(model.tabs)
     placer = _Placer(site, cache, lists or {}, previous, written, shell.digest(), fill, spare)
     job = _Job(renderer, shell, placer)
     key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
-    todo = [tab for tab in model.tabs if not _copy_cached(job, tab, key_of[tab.recipe])]
-    render_shared(
-        model,
-        templates,
-        shell,
-        todo,
-        helpers,
-        render_here=lambda tab: _render_page(job, tab, key_of[tab.recipe]),
-        placer=job.placer,
-        keys=key_of,
-    )
+    given = shared.recipes if shared is not None else frozenset()
+    todo = [
+        tab
+        for tab in model.tabs
+        if tab.recipe not in given and not _copy_cached(job, tab, key_of[tab.recipe])
+    ]
+
+    def render_here(tab: Tab) -> None:
+        _render_page(job, tab, key_of[tab.recipe])
+
+    if shared is not None:
+        shared.finish(shell, placer, render_here, todo)
+    else:
+        render_shared(
+            model,
+            templates,
+            shell,
+            todo,
+            helpers,
+            render_here=render_here,
+            placer=placer,
+            keys=key_of,
+        )
     return _metas(renderer, cache, key_of)
 
 

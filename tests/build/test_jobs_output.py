@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import generator.site.pagehelper as pagehelper
+import generator.site.recipepages as recipepages
 from generator.build import run_build
 from generator.data import spool
 from tests._support import demo_build
@@ -54,9 +55,16 @@ def test_the_site_does_not_depend_on_jobs(tmp_path: Path, monkeypatch: pytest.Mo
     helpers: list[object] = []
     helper = pagehelper._Helper
     monkeypatch.setattr(pagehelper, "_Helper", lambda *a: helpers.append(a) or helper(*a))
+    here: list[str] = []
+    render = recipepages._render_page
+    monkeypatch.setattr(
+        recipepages, "_render_page", lambda job, tab, key: here.append(tab) or render(job, tab, key)
+    )
     written = _data_helper_answers(monkeypatch)
     shared = _files(_build(tmp_path, jobs=2))
     assert helpers, "no page helper was started"
+    pages = len(list((tmp_path / "site-2" / "recipes").glob("*/index.html")))
+    assert len(here) < pages, "the page helper placed no page (it was given up)"
     assert written and all(written), "pointers.json was not written by its helper"
     assert shared.keys() == alone.keys()
     assert [name for name in alone if shared[name] != alone[name]] == []

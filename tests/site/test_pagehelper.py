@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import queue
 import sys
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -154,33 +153,109 @@ def test_a_failing_helper_costs_speed_only(
     assert _pages(tmp_path / "helped") == _pages(tmp_path / "alone")
 
 
-def test_a_helper_that_names_other_recipes_is_given_up() -> None:
-    """An answer for other recipes than the chunk asked for is not taken as done."""
-
-    class Fake:
-        answers: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
-
-    class T:
-        def __init__(self, recipe: str) -> None:
-            self.recipe = recipe
-
-    helper = Fake()
-    helper.answers.put(["b"])
-    asked: deque[Any] = deque([[T("a")]])
-    alive = {0}
-    pagehelper._collect(helper, asked, alive, 0, block=True)  # type: ignore[arg-type]
-    assert alive == set() and len(asked) == 1  # still to render, here
+class _T:
+    def __init__(self, recipe: str) -> None:
+        self.recipe = recipe
 
 
-def test_a_hung_helper_is_given_up_after_its_patience(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Fake:
-        answers: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+def _lane(chunks: list[list[str]], *, rendered: int = 0, covers: int | None = None) -> Any:
+    lane = pagehelper._Lane(None)  # type: ignore[arg-type]
+    lane.asked.extend([[_T(r) for r in chunk] for chunk in chunks])
+    lane.rendered, lane.covers = rendered, covers
+    return lane
 
+
+@pytest.mark.parametrize(
+    ("state", "answer", "taken", "left", "rendered"),
+    [
+        # before the shell was sent: a chunk is answered rendered, in order, and held
+        ({}, ("rendered", ["a"]), True, 2, 1),
+        ({}, ("rendered", ["b"]), False, 2, 0),  # not the next chunk
+        ({}, ("placed", ["a"]), False, 2, 0),  # nothing is placed before the shell
+        ({}, ["a"], False, 2, 0),  # not an answer of this protocol
+        ({}, ("rendered", "a"), False, 2, 0),
+        ({"rendered": 2}, ("rendered", ["a"]), False, 2, 2),  # both already rendered
+        # the shell sent while both chunks were asked: its answer places exactly those two
+        ({"rendered": 1, "covers": 2}, ("rendered", ["b"]), True, 2, 2),
+        ({"rendered": 2, "covers": 2}, ("placed", ["a", "b"]), True, 0, 0),
+        ({"rendered": 2, "covers": 2}, ("placed", ["a"]), False, 2, 2),
+        ({"rendered": 2, "covers": 2}, ("placed", ["b", "a"]), False, 2, 2),
+        ({"rendered": 1, "covers": 1}, ("rendered", ["b"]), False, 2, 1),  # asked after it
+        ({"covers": 0}, ("placed", []), True, 2, 0),
+        # after its answer: one chunk placed per answer, none rendered and held
+        ({"covers": -1}, ("placed", ["a"]), True, 1, 0),
+        ({"covers": -1}, ("placed", ["a", "b"]), False, 2, 0),
+        ({"covers": -1}, ("placed", []), False, 2, 0),
+        ({"covers": -1}, ("rendered", ["a"]), False, 2, 0),
+    ],
+)
+def test_a_lane_takes_only_the_answer_it_waits_for(
+    state: dict[str, Any], answer: Any, taken: bool, left: int, rendered: int
+) -> None:
+    lane = _lane([["a"], ["b"]], **state)
+    assert lane.take(answer) is taken
+    assert (len(lane.asked), lane.rendered) == (left, rendered)
+
+
+class _Silent:
+    """A helper that is started and never answers."""
+
+    def __init__(self, *args: Any) -> None:
+        self.requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_hung_helper_is_given_up_after_its_patience(
+    documents: dict[str, Any], monkeypatch: pytest.MonkeyPatch, shared: None
+) -> None:
+    monkeypatch.setattr(pagehelper, "_Helper", _Silent)
     monkeypatch.setattr(pagehelper, "_PATIENCE_S", 0.05)
-    asked: deque[Any] = deque([["a"]])
-    alive = {0}
-    pagehelper._collect(Fake(), asked, alive, 0, block=True)  # type: ignore[arg-type]
-    assert alive == set() and len(asked) == 1
+    model = _model(documents)
+    here: list[Any] = []
+    pages = pagehelper.SharedPages(
+        model, locate().pages, model.tabs, 1, {t.recipe: "k" for t in model.tabs}
+    )
+    try:
+        pages.finish(SHELL, None, here.append)  # type: ignore[arg-type]
+    finally:
+        pages.stop()
+    assert sorted(map(id, here)) == sorted(map(id, model.tabs))  # each rendered here, once
+
+
+def test_helpers_started_early_hold_their_pages_until_the_shell_comes(
+    documents: dict[str, Any], tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started before the shell exists, a helper renders and holds its pages; given the
+    shell, it places them: the same bytes as the build's own, and the build rendered fewer."""
+    import time
+
+    model = _model(documents)
+    _write(model, tmp_path / "alone", helpers=0)
+    here: list[str] = []
+    render = recipepages._render_page
+
+    def counted(job: Any, tab: Any, key: str) -> None:
+        here.append(tab.recipe)
+        render(job, tab, key)
+
+    monkeypatch.setattr(recipepages, "_render_page", counted)
+    early = pagehelper.SharedPages(
+        model, locate().pages, model.tabs, 1, {t.recipe: "" for t in model.tabs}
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while early._lanes[0].rendered < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert early._lanes[0].rendered >= 2, "the helper rendered nothing before the shell"
+        assert not (tmp_path / "early").exists()  # held, not placed
+        write_recipe_pages(model, locate().pages, SHELL, tmp_path / "early", shared=early)
+    finally:
+        early.stop()
+    assert 0 < len(here) <= len(model.tabs) - 2
+    assert _pages(tmp_path / "early") == _pages(tmp_path / "alone")
 
 
 def test_few_pages_start_no_helper(
@@ -226,3 +301,37 @@ def test_one_helper_per_min_shared_pages_at_most(
     )
     assert len(made) == started
     assert sorted(map(id, here)) == sorted(map(id, todo))  # every page rendered here, once
+
+
+def test_a_page_cache_with_writes_pending_travels_to_a_helper(
+    documents: dict[str, Any], tmp_path: Path, shared: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The placer a helper is sent holds the page cache, which may still be writing the
+    Markdown pages on a thread of this process: it travels without those threads, and the
+    helper places its pages (it is not given up)."""
+    import pickle
+
+    cache = PageCache(tmp_path / "cache")
+    cache.root.mkdir()
+    cache.put_markdown("k", {"index.md": "x" * 1_000_000})  # written on a thread
+    assert cache._pending, "nothing was pending: the test proves nothing"
+    copy = pickle.loads(pickle.dumps(cache))
+    assert copy._pending == [] and copy.root == cache.root
+    model = _model(documents)
+    here: list[str] = []
+    render = recipepages._render_page
+    monkeypatch.setattr(
+        recipepages, "_render_page", lambda job, tab, key: here.append(tab) or render(job, tab, key)
+    )
+    keys = page_keys(input_digests(model), templates_digest(locate().pages)).bodies
+    key_of = dict(zip((t.recipe for t in model.tabs), keys, strict=True))
+    early = pagehelper.SharedPages(model, locate().pages, model.tabs, 1, key_of)
+    try:
+        write_recipe_pages(
+            model, locate().pages, SHELL, tmp_path / "site", keys=keys, cache=cache, shared=early
+        )
+    finally:
+        early.stop()
+    assert len(here) < len(model.tabs), "the helper was given up"
+    cache.settle()
+    assert cache.get_markdown("k") == {"index.md": "x" * 1_000_000}
