@@ -1,20 +1,17 @@
 """Recipe pages rendered by helper processes beside the build's own rendering.
 
-Rendering is CPU-bound Python (one GIL), and on a cold build every recipe page is rendered: at
-10,000 attestations that is seconds of one core while the other idles. When there are enough
-pages to render, `SharedPages` starts `helpers` fresh interpreters (`python -m
-generator.site.pagehelper`: not forked, since a fork of the build would copy the pages of the
-documents it reads, see `recipepages`; and not `multiprocessing`'s spawn, which runs the
-caller's main script again in the child) and hands each a few recipes at a time, from the end
-of the list, while the build renders from the front. Requests and pages travel as
-length-prefixed pickles over the helper's standard input and output, between this process and
-its own child running this module's code.
+Rendering is CPU-bound Python (one GIL): at 10,000 attestations a cold build's recipe pages are
+seconds of one core. When there are enough pages to render, `SharedPages` starts `helpers` fresh
+interpreters (`python -m generator.site.pagehelper`: not forked, since a fork of the build would
+copy the pages of the documents it reads, see `recipepages`; and not `multiprocessing`'s spawn,
+which runs the caller's main script again in the child) and hands each a few recipes at a time,
+from the end of the list, while the build renders from the front. Requests and pages travel as
+length-prefixed pickles over the helper's standard input and output.
 
-The helpers start before the pages' shell exists: a build starts them as soon as it knows which
-pages it will render, renders its Markdown pages and runs the theme meanwhile, and only then
-sends each helper the shell and the `Placer` (`SharedPages.finish`). Until then a helper renders
-page bodies and holds them; it places what it holds once the shell arrives, and every page it
-renders after that at once.
+The helpers start before the pages' shell exists: while the build renders its Markdown pages
+and runs the theme, a helper renders pages and holds them (compressed); once the build sends
+it the shell and the `Placer` (`SharedPages.finish`) it places what it holds, and from then on
+every page as it renders it.
 
 A helper is sent only what those recipes' pages read, which is exactly what the page cache keys
 hash (`recipepages.input_digests`): the shared context (sources, states, phases, build info)
@@ -31,6 +28,7 @@ import queue
 import subprocess
 import sys
 import threading
+import zlib
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -141,36 +139,45 @@ def _receive(stream: IO[bytes]) -> Any:
     return pickle.loads(data) if len(data) == size else None
 
 
-def _place(finish: Finish, part: Part, bodies: Bodies) -> list[str]:
-    """Finish and place a part's rendered pages; their recipes, in order."""
-    for (recipe, title, body), key in zip(bodies, part.keys, strict=True):
+def _place(finish: Finish, keys: Sequence[str], bodies: Bodies) -> list[str]:
+    """Finish and place rendered pages under their page `keys`; their recipes, in order."""
+    for (recipe, title, body), key in zip(bodies, keys, strict=True):
         finish.placer.place(recipe, key, finish.shell.finish(recipe, title, body))
     return [recipe for recipe, _, _ in bodies]
 
 
+def _held(bodies: Bodies) -> Bodies:
+    """Pages as a helper holds them until the shell comes: compressed (to an eighth, for a
+    tenth of their rendering time), so hundreds held do not add up in its memory."""
+    return [(recipe, title, zlib.compress(body, 1)) for recipe, title, body in bodies]
+
+
+def _unheld(bodies: Bodies) -> Bodies:
+    return [(recipe, title, zlib.decompress(body)) for recipe, title, body in bodies]
+
+
 def _serve(inp: IO[bytes], out: IO[bytes]) -> None:
-    """The helper's loop: the setup, then parts (answered `("rendered", recipes)` while no
-    `Finish` came, their pages held; `("placed", recipes)` after) and one `Finish` (answered
-    `("placed", recipes held)`)."""
+    """The helper's loop: the setup, then parts (answered `("rendered", recipes)`, pages held,
+    before the `Finish`, answered `("placed", recipes held)`; `("placed", recipes)` after)."""
     setup = _receive(inp)
     if setup is None:
         return
     templates, context, build_info = setup
     finish: Finish | None = None
-    held: list[tuple[Part, Bodies]] = []
+    held: list[tuple[Sequence[str], Bodies]] = []
     while (message := _receive(inp)) is not None:
         if isinstance(message, Finish):
             finish = message
-            placed = [recipe for part, bodies in held for recipe in _place(finish, part, bodies)]
+            placed = [r for keys, bodies in held for r in _place(finish, keys, _unheld(bodies))]
             _send(out, ("placed", placed))
             held.clear()
             continue
         bodies = render_bodies(templates, context, build_info, message)
         if finish is None:
-            held.append((message, bodies))
+            held.append((message.keys, _held(bodies)))
             _send(out, ("rendered", [recipe for recipe, _, _ in bodies]))
         else:
-            _send(out, ("placed", _place(finish, message, bodies)))
+            _send(out, ("placed", _place(finish, message.keys, bodies)))
 
 
 # ---------------------------------------------------------------------------- the build side
@@ -289,10 +296,8 @@ class SharedPages:
         helpers: int,
         keys: Mapping[str, str],
     ) -> None:
-        self.model = model
-        self.todo = list(todo)
+        self.model, self.todo, self.keys = model, list(todo), keys
         self.recipes = frozenset(tab.recipe for tab in self.todo)
-        self.keys = keys
         self.front, self.back = 0, len(self.todo)
         self._lock = threading.Lock()
         self._taken_over = threading.Event()
@@ -311,8 +316,7 @@ class SharedPages:
         for feeder in self._feeders:
             feeder.start()
 
-    def _feed(self, i: int) -> None:
-        """Before `finish`: keep helper `i` busy rendering (its pages are held)."""
+    def _feed(self, i: int) -> None:  # before `finish`: keep helper `i` rendering
         while not self._taken_over.is_set() and i in self._alive:
             self._ask(i)
             self._collect(i, wait=_POLL_S)
@@ -379,8 +383,7 @@ class SharedPages:
                     for tab in lane.asked.popleft():
                         render_here(tab)
 
-    def stop(self) -> None:
-        """End the helpers (and the threads feeding them)."""
+    def stop(self) -> None:  # the helpers and the threads feeding them
         self._taken_over.set()
         for feeder in self._feeders:
             feeder.join()

@@ -335,3 +335,14 @@ def test_a_page_cache_with_writes_pending_travels_to_a_helper(
     assert len(here) < len(model.tabs), "the helper was given up"
     cache.settle()
     assert cache.get_markdown("k") == {"index.md": "x" * 1_000_000}
+
+
+def test_a_helper_holds_its_pages_compressed(documents: dict[str, Any]) -> None:
+    """Held until the shell comes, a page takes a fraction of its size in the helper's memory
+    (hundreds are held at 10,000 attestations), and comes back byte for byte."""
+    model = _model(documents)
+    part = pagehelper.part_of(model, model.tabs, {t.recipe: "k" for t in model.tabs})
+    bodies = pagehelper.render_bodies(locate().pages, pagehelper._context(model), {}, part)
+    held = pagehelper._held(bodies)
+    assert pagehelper._unheld(held) == bodies
+    assert sum(len(b) for _, _, b in held) * 4 < sum(len(b) for _, _, b in bodies)
