@@ -128,7 +128,10 @@ def _cpu() -> tuple[float, float]:
 
 def _count_work(build: Any, counts: dict[str, int]) -> None:
     """Count what a build redid: the recipes it evaluated (none when the evaluation memo
-    answered; else those whose stored product could not be reused, `Evaluation.recipes_evaluated`) and the recipe pages it rendered (not taken from the page cache)."""
+    answered; else those whose stored product could not be reused, `Evaluation.recipes_evaluated`)
+    and the recipe pages it rendered (not taken from the page cache: those given to the page
+    helpers started early, and those no cached page answered)."""
+    import generator.site.build as sitebuild
     import generator.site.recipepages as recipepages
 
     counts["recipes evaluated"] = 0
@@ -141,14 +144,21 @@ def _count_work(build: Any, counts: dict[str, int]) -> None:
         return done
 
     copy_cached = recipepages._copy_cached
+    start_shared = sitebuild._start_shared
 
     def counting_copy(*args: Any, **kwargs: Any) -> Any:
         copied = copy_cached(*args, **kwargs)
         counts["pages rendered"] += not copied  # rendered here or by a helper process
         return copied
 
+    def counting_shared(*args: Any, **kwargs: Any) -> Any:
+        shared = start_shared(*args, **kwargs)  # pages no cached page answers: all rendered
+        counts["pages rendered"] += 0 if shared is None else len(shared.todo)
+        return shared
+
     build.evaluate = functools.wraps(evaluate)(counting_evaluate)
     recipepages._copy_cached = counting_copy
+    sitebuild._start_shared = counting_shared
 
 
 # --------------------------------------------------------------------------- the floor

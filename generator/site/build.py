@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from generator.manifest import Written
+from generator.site import pagehelper
 from generator.site.environment import keep_compiled
 from generator.site.mkdocs_adapter import (
     SHELL_NAME,
@@ -38,7 +39,7 @@ from generator.site.mkdocs_adapter import (
 )
 from generator.site.model import CommitFill
 from generator.site.pagecache import PageCache
-from generator.site.pagehelper import MIN_SHARED_PAGES, SharedPages
+from generator.site.pagehelper import SharedPages
 from generator.site.pages import SiteModel, render_pages
 from generator.site.recipepages import (
     InputDigests,
@@ -253,15 +254,14 @@ def _start_shared(
     model: SiteModel, templates: Path, keys: PageKeys | None, cache: PageCache | None, helpers: int
 ) -> SharedPages | None:
     """Helpers for the recipe pages no cached page answers, started before the shell exists
-    (`SharedPages`): they render while this process makes the Markdown pages and runs the
-    theme. None with no helpers or too few such pages."""
+    (`SharedPages`) to render meanwhile; None with no helpers or too few such pages."""
     if helpers < 1:
         return None
     bodies = keys.bodies if keys is not None else [""] * len(model.tabs)
     kept = cache.html_keys() if cache is not None else frozenset()
     key_of = dict(zip((t.recipe for t in model.tabs), bodies, strict=True))
     todo = [tab for tab in model.tabs if key_of[tab.recipe] not in kept]
-    if len(todo) < MIN_SHARED_PAGES:
+    if len(todo) < pagehelper.MIN_SHARED_PAGES:  # looked up here: tests lower it
         return None
     return SharedPages(model, templates, todo, helpers, key_of)
 

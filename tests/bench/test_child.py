@@ -51,3 +51,31 @@ def test_a_cold_and_a_warm_build_report_every_phase(
     assert again["evaluation"] == "reused" and again["misses"] == 0
     assert "verify" not in again["phases"]
     assert again["recipes evaluated"] == 0 and again["pages rendered"] == 0  # memo and page cache
+
+
+def test_pages_given_to_early_page_helpers_are_counted_as_rendered(
+    small: tuple[Path, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a second process, the page helpers are given the uncached pages before the
+    cache is asked for any other: a cold build still counts every page as rendered."""
+    import generator.build as build
+    import generator.site.build as sitebuild
+    import generator.site.pagehelper as pagehelper
+    import generator.site.recipepages as recipepages
+    from bench.child import _count_work
+
+    _, info = small
+    monkeypatch.setattr(pagehelper, "MIN_SHARED_PAGES", 1)
+    monkeypatch.setattr(pagehelper, "_CHUNK", 1)
+    for module, name in ((build, "evaluate"), (recipepages, "_copy_cached")):
+        monkeypatch.setattr(module, name, getattr(module, name))  # restored after the test
+    monkeypatch.setattr(sitebuild, "_start_shared", sitebuild._start_shared)
+    counts: dict[str, int] = {}
+    _count_work(build, counts)
+    argv = build_argv(info, tmp_path / "site", tmp_path / "cache", 2, tmp_path / "r.json")  # type: ignore[arg-type]
+    from generator.cli import main
+
+    main.main(args=["build", *argv[argv.index("--") + 1 :]], standalone_mode=False)
+    pages = len(list((tmp_path / "site" / "recipes").glob("*/index.html")))
+    assert counts["recipes evaluated"] > 0
+    assert counts["pages rendered"] == pages > 0
