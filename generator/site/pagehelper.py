@@ -319,11 +319,12 @@ class SharedPages:
     def _feed(self, i: int) -> None:  # before `finish`: keep helper `i` rendering
         while not self._taken_over.is_set() and i in self._alive:
             self._ask(i)
-            self._collect(i, wait=_POLL_S)
+            if self._lanes[i].asked:
+                self._collect(i, wait=_POLL_S)
+            else:  # nothing to wait for: never spin (the build's own thread renders)
+                self._taken_over.wait(_POLL_S)
 
-    def _ask(self, i: int) -> None:
-        """Send helper `i` chunks from the back until it has two to render (while more than
-        that is left)."""
+    def _ask(self, i: int) -> None:  # chunks from the back until helper `i` has two to render
         lane = self._lanes[i]
         while lane.pending() < 2:
             with self._lock:

@@ -346,3 +346,25 @@ def test_a_helper_holds_its_pages_compressed(documents: dict[str, Any]) -> None:
     held = pagehelper._held(bodies)
     assert pagehelper._unheld(held) == bodies
     assert sum(len(b) for _, _, b in held) * 4 < sum(len(b) for _, _, b in bodies)
+
+
+def test_a_feeding_thread_with_nothing_to_send_does_not_spin(
+    documents: dict[str, Any], monkeypatch: pytest.MonkeyPatch, shared: None
+) -> None:
+    """Too few pages to hand a helper any before the shell: its feeding thread waits for
+    `finish` instead of looping (it would take the interpreter from the build's own work)."""
+    import time
+
+    monkeypatch.setattr(pagehelper, "_Helper", _Silent)
+    model = _model(documents)
+    asks: list[int] = []
+    ask = pagehelper.SharedPages._ask
+    monkeypatch.setattr(
+        pagehelper.SharedPages, "_ask", lambda self, i: asks.append(i) or ask(self, i)
+    )
+    pages = pagehelper.SharedPages(model, locate().pages, model.tabs[:2], 1, {})
+    try:
+        time.sleep(0.5)
+        assert 1 <= len(asks) <= 0.5 / pagehelper._POLL_S + 5
+    finally:
+        pages.stop()
