@@ -50,6 +50,19 @@ def _write(model: SiteModel, site: Path, helpers: int, cache: PageCache | None =
     )
 
 
+def _rendered_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The recipes whose pages the build renders in this process, as it renders them."""
+    here: list[str] = []
+    render = recipepages._render_page
+
+    def counted(job: Any, tab: Any, key: str) -> None:
+        here.append(tab.recipe)
+        render(job, tab, key)
+
+    monkeypatch.setattr(recipepages, "_render_page", counted)
+    return here
+
+
 @pytest.fixture
 def shared(monkeypatch: pytest.MonkeyPatch) -> None:
     """Share even a handful of pages, one recipe per helper task."""
@@ -62,14 +75,7 @@ def test_helper_pages_are_the_builds_own_bytes(
 ) -> None:
     model = _model(documents)
     alone = _write(model, tmp_path / "alone", helpers=0)
-    here: list[str] = []
-    render = recipepages._render_page
-
-    def counted(job: Any, tab: Any, key: str) -> None:
-        here.append(tab.recipe)
-        render(job, tab, key)
-
-    monkeypatch.setattr(recipepages, "_render_page", counted)
+    here = _rendered_here(monkeypatch)
     cache = PageCache(tmp_path / "cache")
     helped = _write(model, tmp_path / "helped", helpers=2, cache=cache)
     assert len(here) < len(model.tabs), "the helpers rendered no page"
@@ -234,14 +240,7 @@ def test_helpers_started_early_hold_their_pages_until_the_shell_comes(
 
     model = _model(documents)
     _write(model, tmp_path / "alone", helpers=0)
-    here: list[str] = []
-    render = recipepages._render_page
-
-    def counted(job: Any, tab: Any, key: str) -> None:
-        here.append(tab.recipe)
-        render(job, tab, key)
-
-    monkeypatch.setattr(recipepages, "_render_page", counted)
+    here = _rendered_here(monkeypatch)
     early = pagehelper.SharedPages(
         model, locate().pages, model.tabs, 1, {t.recipe: "" for t in model.tabs}
     )
@@ -318,11 +317,7 @@ def test_a_page_cache_with_writes_pending_travels_to_a_helper(
     copy = pickle.loads(pickle.dumps(cache))
     assert copy._pending == [] and copy.root == cache.root
     model = _model(documents)
-    here: list[str] = []
-    render = recipepages._render_page
-    monkeypatch.setattr(
-        recipepages, "_render_page", lambda job, tab, key: here.append(tab) or render(job, tab, key)
-    )
+    here = _rendered_here(monkeypatch)
     keys = page_keys(input_digests(model), templates_digest(locate().pages)).bodies
     key_of = dict(zip((t.recipe for t in model.tabs), keys, strict=True))
     early = pagehelper.SharedPages(model, locate().pages, model.tabs, 1, key_of)
