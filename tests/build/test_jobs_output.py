@@ -5,6 +5,7 @@ included; so is the next build, answered by the evaluation memo the helped build
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +83,46 @@ def test_data_only_output_does_not_depend_on_jobs(
     helped = _files(_build(tmp_path, jobs=2, data_only=True))
     assert answered and all(answered), "the data documents were not written by helpers"
     assert helped == alone
+
+
+def _page_helpers_running() -> list[int]:
+    """This process's children running the page helper."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and b"generator.site.pagehelper" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_site_build_failing_after_its_page_helpers_started_stops_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helpers start before the Markdown pages are rendered: when that fails, the build
+    fails as it would have, its previous output untouched, and no helper is left running."""
+    import generator.site.build as sitebuild
+    from generator.errors import EvidenceDashError
+
+    monkeypatch.setattr(pagehelper, "MIN_SHARED_PAGES", 1)
+    monkeypatch.setattr(pagehelper, "_CHUNK", 1)
+    started: list[object] = []
+    helper = pagehelper._Helper
+    monkeypatch.setattr(pagehelper, "_Helper", lambda *a: started.append(a) or helper(*a))
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("the Markdown pages could not be rendered")
+
+    monkeypatch.setattr(sitebuild, "_markdown_pages", broken)
+    with pytest.raises((OSError, EvidenceDashError)):
+        _build(tmp_path, jobs=2)
+    assert started, "no page helper was started before the Markdown pages"
+    assert _page_helpers_running() == []
+    assert not (tmp_path / "site-2" / "index.html").exists()

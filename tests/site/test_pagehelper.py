@@ -363,3 +363,24 @@ def test_a_feeding_thread_with_nothing_to_send_does_not_spin(
         assert 1 <= len(asks) <= 0.5 / pagehelper._POLL_S + 5
     finally:
         pages.stop()
+
+
+def test_helpers_stopped_before_the_shell_came_leave_nothing_running(
+    documents: dict[str, Any], shared: None
+) -> None:
+    """A build that fails between starting its helpers and sending the shell (its Markdown
+    pages or the theme raised) stops them: every helper process has exited and no feeding
+    thread is left."""
+    import time
+
+    model = _model(documents)
+    early = pagehelper.SharedPages(
+        model, locate().pages, model.tabs, 2, {t.recipe: "" for t in model.tabs}
+    )
+    deadline = time.monotonic() + 60
+    while not all(lane.rendered for lane in early._lanes) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert early._lanes and all(lane.rendered for lane in early._lanes), "nothing was held"
+    early.stop()
+    assert all(lane.helper.proc.poll() is not None for lane in early._lanes)
+    assert not any(feeder.is_alive() for feeder in early._feeders)
