@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from generator.forkedcall import ForkedCall, can_fork
+from generator.forkedcall import ForkedCall, start_forked
 
 from .layout import LayoutIndex, LayoutReader
 from .layoutmemo import LayoutIndexMemo
@@ -26,8 +26,9 @@ class IndexPrefetch:
     others are, in the child, and what it made is kept for the next build. `get` waits for the
     child's answer; any failure there (an unusable layout included) answers None, and the
     layout is then indexed in this process, which reports the error as usual. `close` stops a
-    child that is not needed (an evaluation reused from the memo). Without fork it indexes
-    nothing itself.
+    child that is not needed (an evaluation reused from the memo). Where no child starts
+    sound (`generator.forkedcall.start_forked`: not Linux, other threads running, no process
+    to spare), `get` indexes in this process, and what it made is kept the same way.
     """
 
     def __init__(
@@ -35,6 +36,8 @@ class IndexPrefetch:
     ) -> None:
         self._answers: dict[str, LayoutIndex | None] | None = None
         self._process: ForkedCall | None = None
+        self._here: tuple[Sequence[Path], Limits] | None = None
+        """What `get` indexes in this process when no child could start."""
         self._memo = memo
         self._kept: list[str] = []
         """The layouts whose index the memo holds (read when first asked for)."""
@@ -53,16 +56,20 @@ class IndexPrefetch:
         self._all_kept = bool(roots) and not todo
         if memo is not None and self._keys:
             memo.keep_only(set(self._keys.values()))
-        if not todo or not can_fork():
-            return  # nothing to index in a child: the kept indexes are read when asked for
-        self._process = ForkedCall(_index_in_child, (todo, limits))
+        if todo:  # else nothing to index: the kept indexes are read when asked for
+            self._process = start_forked(_index_in_child, (todo, limits))
+            if self._process is None:
+                self._here = (todo, limits)
 
     def get(self, root: Path) -> LayoutIndex | None:
         """The index of `root` as kept or as the child made it, or None (then index it
         yourself)."""
         if self._answers is None:
-            answers = self._process.result() if self._process is not None else None
-            self._process = None
+            if self._process is not None:
+                answers = self._process.result()
+            else:  # no child could start: indexed here, and kept like a child's answer
+                answers = _index_in_child(*self._here) if self._here is not None else None
+            self._process, self._here = None, None
             made = answers if isinstance(answers, dict) else {}
             for name, index in made.items():
                 key = self._keys.get(name)
@@ -84,13 +91,15 @@ class IndexPrefetch:
 
     def close(self) -> None:
         """Stop the child (when still running) and let its pipe go."""
+        self._here = None
         if self._process is not None:
             self._process.close()
             self._process = None
 
 
 def _index_in_child(roots: Sequence[Path], limits: Limits) -> dict[str, LayoutIndex | None]:
-    """The child of `IndexPrefetch`: each layout's index, None where indexing failed."""
+    """The child of `IndexPrefetch` (or `get`, when none started): each layout's index, None
+    where indexing failed."""
     answers: dict[str, LayoutIndex | None] = {}
     for root in roots:
         try:

@@ -179,6 +179,16 @@ def test_the_tag_schema_index_is_what_links_unlisted_referrers(tmp_path: Path, s
 # --------------------------------------------------------------------------- index prefetch
 
 
+@pytest.fixture
+def forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fork even while threads another test left behind are idle in this process (the tests
+    of the thread rule use the real rule)."""
+    import generator.forkedcall as forkedcall
+
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
+
+
+@pytest.mark.usefixtures("forking")
 def test_a_prefetched_index_equals_one_made_here(tmp_path: Path, sample: Any) -> None:
     from generator.bundle.layout import LayoutReader
     from generator.bundle.prefetch import IndexPrefetch
@@ -196,6 +206,7 @@ def test_a_prefetched_index_equals_one_made_here(tmp_path: Path, sample: Any) ->
     assert prefetch.get(tmp_path) is got  # asked again: the same answer, no second child
 
 
+@pytest.mark.usefixtures("forking")
 def test_an_unusable_layout_is_left_to_the_build_process(tmp_path: Path) -> None:
     """The child answers None; indexing here then raises the usual, clear error."""
     from generator.bundle.prefetch import IndexPrefetch
@@ -206,6 +217,7 @@ def test_an_unusable_layout_is_left_to_the_build_process(tmp_path: Path) -> None
         OciLayoutSource(tmp_path / "nothing", Limits(), index=prefetch.get(tmp_path / "nothing"))
 
 
+@pytest.mark.usefixtures("forking")
 def test_a_prefetch_not_needed_is_stopped(tmp_path: Path, sample: Any) -> None:
     from generator.bundle.prefetch import IndexPrefetch
 
@@ -215,3 +227,48 @@ def test_a_prefetch_not_needed_is_stopped(tmp_path: Path, sample: Any) -> None:
     prefetch.close()
     assert child is None or not child.is_alive()
     assert prefetch.get(tmp_path) is None  # closed first: index it yourself
+
+
+def test_no_prefetch_child_while_another_thread_runs(tmp_path: Path, sample: Any) -> None:
+    """The real rule (`forkedcall.fork_is_safe`): a child forked while another thread holds a
+    lock would hold it forever. None is forked; the layout is indexed here when asked for."""
+    import threading
+
+    from generator.bundle.layout import LayoutReader
+    from generator.bundle.prefetch import IndexPrefetch
+
+    layout(tmp_path, sample)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        prefetch = IndexPrefetch([tmp_path], Limits())
+        assert prefetch._process is None
+        got = prefetch.get(tmp_path)
+    finally:
+        stop.set()
+        other.join()
+    assert got is not None and got == LayoutReader(tmp_path, Limits()).index()
+
+
+@pytest.mark.usefixtures("forking")
+def test_a_prefetch_that_cannot_fork_leaves_the_index_to_the_caller(
+    tmp_path: Path, sample: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of processes or memory: no error; the layout is indexed here when asked for (not
+    at all when the prefetch is let go first)."""
+    import generator.forkedcall as forkedcall
+    from generator.bundle.layout import LayoutReader
+    from generator.bundle.prefetch import IndexPrefetch
+
+    def no_fork(*args: Any) -> Any:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(forkedcall, "ForkedCall", no_fork)
+    layout(tmp_path, sample)
+    prefetch = IndexPrefetch([tmp_path], Limits())
+    got = prefetch.get(tmp_path)
+    assert got is not None and got == LayoutReader(tmp_path, Limits()).index()
+    closed = IndexPrefetch([tmp_path], Limits())
+    closed.close()
+    assert closed.get(tmp_path) is None  # let go first: index it yourself
