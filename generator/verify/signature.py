@@ -30,6 +30,7 @@ from sigstore.verify import Verifier
 
 from generator import strictjson
 from generator.model import SignerIdentity
+from generator.verify._steadyroot import steady
 from generator.verify.policy import ExactIdentity, certificate_identity
 from generator.verify.trust import Trust
 from generator.verify.windows import window_problem, windows_for
@@ -139,10 +140,11 @@ class SignatureFailure(Exception):
 
 
 def verifier_for(trust: Trust) -> Verifier:
-    """The shared `Verifier` of a trust root (built once; construction does no I/O)."""
+    """The shared `Verifier` of a trust root (built once; construction does no I/O), over
+    the root's keyrings built once (`steady`)."""
     verifier = _VERIFIERS.get(trust.digest)
     if verifier is None:
-        verifier = _TimedVerifier(trusted_root=trust.trusted_root)
+        verifier = _TimedVerifier(trusted_root=steady(trust.trusted_root))
         _VERIFIERS[trust.digest] = verifier
     return verifier
 
