@@ -105,8 +105,10 @@ lint: venv
 # warm builds against the sigstore verify_dsse floor. Trees are cached under build/bench/.
 BENCH_SIZES ?= 100,1000,10000
 BENCH_LOOP_ROUNDS ?= 3
+BENCH_COLD_ROUNDS ?= 3
 bench: venv
-	$(VENV_BIN)/python -m bench.run --sizes $(BENCH_SIZES) --loop-rounds $(BENCH_LOOP_ROUNDS)
+	$(VENV_BIN)/python -m bench.run --sizes $(BENCH_SIZES) --loop-rounds $(BENCH_LOOP_ROUNDS) \
+		--cold-rounds $(BENCH_COLD_ROUNDS)
 
 # Mutation testing of the trust core (tests/mutation/README.md): small seeded bugs in the modules
 # where a bug changes a verdict, each run against that module's tests; fails under 90% killed.

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.run import BUILDS, Measured, child_env, report
+from bench.run import BUILDS, Measured, child_env, cold_ratio, median_round, report
 
 
 def _row(size: int, cold: float, warm: float, peak: float, misses: int = 0) -> dict[str, Any]:
@@ -164,3 +164,42 @@ def test_each_loop_build_shows_where_its_time_went() -> None:
     )
     base = next(x for x in text.splitlines() if x.strip().startswith("base "))
     assert base.split()[-1] == "?"  # no phases recorded
+
+
+def _pair(cold: float, floor1: float) -> tuple[Measured, Measured]:
+    phases = {"verify": 1.0, "evaluate": 2.0, "site": 1.5, "mkdocs": 0.5}
+    built = Measured(cold, 800, {"hits": 0, "misses": 10, "phases": phases})
+    return built, Measured(floor1, 50, {"total": floor1})
+
+
+def test_the_cold_round_shown_is_the_one_with_the_middle_ratio() -> None:
+    # ratios 2.5, 1.8, 2.1: the middle pair is (42, 20), a pair that ran, not a mix of two
+    pairs = [_pair(50.0, 20.0), _pair(36.0, 20.0), _pair(42.0, 20.0)]
+    cold, floor1 = median_round(pairs)
+    assert (cold.wall, floor1.result["total"]) == (42.0, 20.0)
+    assert [round(cold_ratio(p), 2) for p in pairs] == [2.5, 1.8, 2.1]
+    # a slow stretch that lengthens one round's build and floor alike does not move its ratio
+    slow = [_pair(36.0, 20.0), _pair(63.0, 30.0), _pair(50.0, 20.0)]
+    assert cold_ratio(median_round(slow)) == pytest.approx(2.1)
+    # of an even number, the lower of the two middle ones
+    even = [_pair(40.0, 20.0), _pair(44.0, 20.0), _pair(46.0, 20.0), _pair(50.0, 20.0)]
+    assert median_round(even)[0].wall == 44.0
+    assert median_round([_pair(30.0, 20.0)])[0].wall == 30.0
+
+
+def test_every_cold_round_is_reported_and_the_loop_target_judges_the_round_shown() -> None:
+    row = _row(10_000, 42.0, 2.0, 300)
+    row["cold"], row["floor1"] = median_round(
+        [_pair(50.0, 20.0), _pair(36.0, 20.0), _pair(42.0, 20.0)]
+    )
+    row["cold_ratios"] = [2.5, 1.8, 2.1]
+    text = report([row])
+    assert (
+        "cold / floor1 of each of 3 rounds (a cold build, then the floor): 1.80 2.10 2.50" in text
+    )
+    assert "cold <= 2x floor1 (2.10x): MISSED" in text
+    assert "peak memory < 1 GiB: met" in text
+    row["cold_peak_mib"] = 1100.0  # a round not shown went over: the target is missed
+    assert "peak memory < 1 GiB: MISSED" in report([row])
+    row["cold_ratios"] = [2.1]
+    assert "rounds (a cold build" not in report([row])  # one round: nothing more to show
