@@ -15,7 +15,7 @@ import pytest
 from sigstore._internal.trust import KeyringPurpose
 from sigstore.errors import MetadataError
 
-from generator.testing.authority import RootWindows, TestAuthority, Window
+from generator.testing.authority import DEFAULT_EPOCH, RootWindows, TestAuthority, Window
 from generator.verify import signature
 from generator.verify._steadyroot import SteadyRoot, steady
 from generator.verify.signature import SignatureFailure, verify_signature
@@ -27,6 +27,8 @@ KEY_START = datetime(2099, 1, 1, tzinfo=UTC)
 """A log key that starts long after any run of these tests."""
 PAST_START = datetime(2024, 1, 1, tzinfo=UTC)
 """A log key that started before any run of these tests (sigstore's clock is the real one)."""
+ENDED = datetime(2023, 1, 1, tzinfo=UTC)
+"""The end of a log key's window that ended before any run of these tests."""
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +71,8 @@ def test_started_keys_keep_one_ring_equal_to_sigstores(
 
 
 WINDOWS = [
-    pytest.param(lambda start: RootWindows(tlog=Window(start)), "rekor_keyring", id="rekor"),
-    pytest.param(lambda start: RootWindows(ctlog=Window(start)), "ct_keyring", id="ct"),
+    pytest.param(lambda window: RootWindows(tlog=window), "rekor_keyring", id="rekor"),
+    pytest.param(lambda window: RootWindows(ctlog=window), "ct_keyring", id="ct"),
 ]
 
 
@@ -78,7 +80,7 @@ WINDOWS = [
 def test_a_key_that_starts_later_keeps_nothing(
     authority: TestAuthority, tmp_path: Path, windows: Any, ask: str
 ) -> None:
-    kept = SteadyRoot(_trust(authority, tmp_path, windows(KEY_START)).trusted_root)
+    kept = SteadyRoot(_trust(authority, tmp_path, windows(Window(KEY_START))).trusted_root)
     for _ in range(2):
         with pytest.raises(MetadataError):  # sigstore's own answer: no key has started yet
             getattr(kept, ask)(KeyringPurpose.VERIFY)
@@ -89,7 +91,7 @@ def test_a_key_that_starts_later_keeps_nothing(
 def test_a_ring_is_kept_only_once_every_key_has_started(
     authority: TestAuthority, tmp_path: Path, windows: Any, ask: str
 ) -> None:
-    root = _trust(authority, tmp_path, windows(PAST_START)).trusted_root
+    root = _trust(authority, tmp_path, windows(Window(PAST_START))).trusted_root
     now = [PAST_START - timedelta(seconds=1)]
     kept = SteadyRoot(root, clock=lambda: now[0])
     first = getattr(kept, ask)(KeyringPurpose.VERIFY)
@@ -98,6 +100,23 @@ def test_a_ring_is_kept_only_once_every_key_has_started(
     now[0] = PAST_START
     first = getattr(kept, ask)(KeyringPurpose.VERIFY)
     assert getattr(kept, ask)(KeyringPurpose.VERIFY) is first
+
+
+@pytest.mark.parametrize(("windows", "ask"), WINDOWS)
+def test_the_premise_a_verification_ring_keeps_a_key_whose_window_has_ended(
+    authority: TestAuthority, tmp_path: Path, windows: Any, ask: str
+) -> None:
+    """The memo rests on sigstore keeping ended keys in a ring for verification (the window
+    is then checked against the signing time: `generator.verify.windows`), so that a ring
+    can only grow over time. Should a sigstore release drop ended keys, this fails first."""
+    ended = windows(Window(DEFAULT_EPOCH, ENDED))
+    root = _trust(authority, tmp_path, ended).trusted_root
+    fresh = _keys(getattr(root, ask)(KeyringPurpose.VERIFY))
+    assert fresh == _keys(
+        getattr(_trust(authority, tmp_path).trusted_root, ask)(KeyringPurpose.VERIFY)
+    )
+    kept = SteadyRoot(root)
+    assert getattr(kept, ask)(KeyringPurpose.VERIFY) is getattr(kept, ask)(KeyringPurpose.VERIFY)
 
 
 def test_a_ring_for_signing_is_never_kept(authority: TestAuthority, tmp_path: Path) -> None:
