@@ -45,6 +45,7 @@ from generator.site.recipepages import (
     InputDigests,
     PageKeys,
     input_digests,
+    keys_by_recipe,
     meta_pages,
     page_keys,
     page_names,
@@ -257,9 +258,8 @@ def _start_shared(
     (`SharedPages`) to render meanwhile; None with no helpers or too few such pages."""
     if helpers < 1:
         return None
-    bodies = keys.bodies if keys is not None else [""] * len(model.tabs)
     kept = cache.html_keys() if cache is not None else frozenset()
-    key_of = dict(zip((t.recipe for t in model.tabs), bodies, strict=True))
+    key_of = keys_by_recipe(model, keys.bodies if keys is not None else None)
     todo = [tab for tab in model.tabs if key_of[tab.recipe] not in kept]
     if len(todo) < pagehelper.MIN_SHARED_PAGES:  # looked up here: tests lower it
         return None

@@ -320,6 +320,12 @@ def _copy_cached(job: _Job, tab: Tab, key: str) -> bool:
     return True
 
 
+def keys_by_recipe(model: SiteModel, keys: Sequence[str] | None) -> dict[str, str]:
+    """Each recipe's page key from `keys` (catalog order); "" for each without a page cache."""
+    found = list(keys) if keys is not None else [""] * len(model.tabs)
+    return dict(zip((t.recipe for t in model.tabs), found, strict=True))
+
+
 def write_recipe_pages(
     model: SiteModel,
     templates: Path,
@@ -352,10 +358,9 @@ def write_recipe_pages(
     worker: CPython writes a reference count on every read, so each would copy the pages it
     reads, which at 10,000 attestations costs more memory than the whole build may use."""
     renderer = RecipePages(model, templates)
-    full = list(keys) if cache is not None else [""] * len(model.tabs)
     placer = _Placer(site, cache, lists or {}, previous, written, shell.digest(), fill, spare)
     job = _Job(renderer, shell, placer)
-    key_of = dict(zip((t.recipe for t in model.tabs), full, strict=True))
+    key_of = keys_by_recipe(model, keys if cache is not None else None)
     given = shared.recipes if shared is not None else frozenset()
     todo = [
         tab
@@ -403,11 +408,9 @@ def _metas(
 
 def page_names(keys: Sequence[str], markdown_key: str | None) -> set[str]:
     """The cache file names one build uses (everything else is pruned after the build)."""
-    names = {f"{k}.html" for k in keys}
+    names = {f"{k}.html" for k in keys} | {ROWS_NAME, SEARCH_NAME}
     if markdown_key is not None:
         names.add(f"markdown-{markdown_key}.json")
-    names.add(ROWS_NAME)
-    names.add(SEARCH_NAME)
     return names
 
 
