@@ -26,6 +26,7 @@ from generator.evaluate.output import (
     STAGING_PREFIX,
     finish_retiring,
     size_warnings,
+    start_linking_ahead,
     sweep_dead_staging,
     write_output,
 )
@@ -36,6 +37,7 @@ from generator.evaluate.summary import BuildSummary, check_unverified, summarize
 from generator.evaluate.tabstore import finish_storing
 from generator.options import BuildOptions
 from generator.outdir import build_guards, claim_output
+from generator.site.prestage import Prestage
 from generator.site.siteconfig import load_site_config
 
 __all__ = [
@@ -119,40 +121,48 @@ def _evaluate_and_publish(
 ) -> BuildSummary:
     """Stages 2 to 6 of `_build`: evaluate (or reuse an identical evaluation) and publish.
     `indexes`: the layouts' prefetch `_build` started (else one is started here)."""
-    # 2. The engine: the OCI layouts are indexed on the other core while the tree is read.
-    with Engines(options.engine, indexes=indexes) as engines:
-        # 3. An identical earlier evaluation is reused; nothing is verified.
-        reused = memo.load()
-        if reused is not None:
-            engines.close()
-            check_unverified(options, reused.counts)
-            write_output(
-                options,
-                reused.documents,
-                data_from=reused.data_dir,
-                page_digests=reused.page_digests,
+    prestaged: Prestage | None = None
+    try:
+        # 2. The engine: the OCI layouts are indexed on the other core while the tree is read.
+        with Engines(options.engine, indexes=indexes) as engines:
+            # 3. An identical earlier evaluation is reused; nothing is verified.
+            reused = memo.load()
+            if reused is not None:
+                engines.close()
+                check_unverified(options, reused.counts)
+                write_output(
+                    options,
+                    reused.documents,
+                    data_from=reused.data_dir,
+                    page_digests=reused.page_digests,
+                )
+                recipes = len(reused.documents["series"])
+                return _finish(options, reused.counts, recipes, from_memo=True, memo=memo)
+            # 4. The evaluation: read the tree, verify, assess, corroborate, make the
+            # documents. Per recipe: a recipe whose inputs did not change is reused
+            # (`--reevaluate`: none). Meanwhile a child links the replaced recipe pages ahead.
+            prestaged = start_linking_ahead(options)
+            evaluation = evaluate(
+                options.evaluation,
+                engines,
+                incremental=not options.output.reevaluate,
+                hashed=memo.hashed,
             )
-            recipes = len(reused.documents["series"])
-            return _finish(options, reused.counts, recipes, from_memo=True, memo=memo)
-        # 4. The evaluation: read the tree, verify, assess, corroborate, make the documents.
-        # Per recipe: a recipe whose inputs did not change is reused (`--reevaluate`: none).
-        evaluation = evaluate(
-            options.evaluation,
-            engines,
-            incremental=not options.output.reevaluate,
-            hashed=memo.hashed,
-        )
-    counts = counts_of(evaluation)
-    # 5. The policy: too many pointers without a verdict keeps the previous site.
-    check_unverified(options, counts)
-    keep = memo.keeper(evaluation, counts, options.output.out.absolute() / "data")
-    documents = evaluation.documents
-    # The verdicts and the board are hundreds of MB at 10,000 attestations; the output needs
-    # only the documents, so let the rest go before the data and the site are written.
-    del evaluation
-    # 6. The output: data/ and the site, staged and swapped in; the memo keeps its copy.
-    memo.add_page_digests(write_output(options, documents, keep_data=keep))
-    return _finish(options, counts, len(documents["series"]), from_memo=False, memo=memo)
+        counts = counts_of(evaluation)
+        # 5. The policy: too many pointers without a verdict keeps the previous site.
+        check_unverified(options, counts)
+        keep = memo.keeper(evaluation, counts, options.output.out.absolute() / "data")
+        documents = evaluation.documents
+        # The verdicts and the board are hundreds of MB at 10,000 attestations; the output
+        # needs only the documents, so let the rest go before the data and the site are written.
+        del evaluation
+        # 6. The output: data/ and the site, staged and swapped in; the memo keeps its copy.
+        used = write_output(options, documents, keep_data=keep, prestaged=prestaged)
+        memo.add_page_digests(used)
+        return _finish(options, counts, len(documents["series"]), from_memo=False, memo=memo)
+    finally:
+        if prestaged is not None:
+            prestaged.close()
 
 
 def _finish(

@@ -25,6 +25,8 @@ from generator.options import BuildOptions
 from generator.pids import dead_folders
 from generator.publish import finish_site, plan_site_changes
 from generator.site.build import SiteInputs, build_site
+from generator.site.pagecache import PageCache
+from generator.site.prestage import Prestage, start_prestage
 from generator.site.recipepages import InputDigests
 from generator.site.sparedirs import spare
 from generator.site.swap import publish_atomically
@@ -35,6 +37,7 @@ __all__ = [
     "finish_retiring",
     "retire",
     "size_warnings",
+    "start_linking_ahead",
     "sweep_dead_staging",
     "write_output",
 ]
@@ -93,6 +96,7 @@ def write_output(
     data_from: Path | None = None,
     keep_data: Callable[[Path, Mapping[str, Written]], None] | None = None,
     page_digests: Any = None,
+    prestaged: Prestage | None = None,
 ) -> dict[str, Any] | None:
     """Write data/ and the site into a staging folder, then swap it in atomically.
 
@@ -102,11 +106,10 @@ def write_output(
     on a thread of its own, while the site is built (copying is file-system work, which lets
     go of the interpreter), and is waited for before the folder moves into the site.
     `page_digests` are the site's document digests stored with the memo; the digests the
-    site used are returned (for the memo), None without a site.
+    site used are returned (for the memo), None without a site. `prestaged`: recipe pages
+    linked ahead (`start_linking_ahead`).
     """
-    out = (
-        options.output.out.absolute()
-    )  # the staging folder and MkDocs' docs_dir must not be relative
+    out = options.output.out.absolute()  # staging and MkDocs' docs_dir must not be relative
     out.parent.mkdir(parents=True, exist_ok=True)
     sweep_dead_staging(out.parent)
     work = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent))
@@ -129,7 +132,7 @@ def write_output(
             _publish_data(options, documents, work, keeper, out, data_done)
             return None
         used = _publish_site(
-            options, documents, work, keeper, out, page_digests, written, data_done
+            options, documents, work, keeper, out, page_digests, written, data_done, prestaged
         )
         keeper.wait()
         return used
@@ -239,6 +242,7 @@ def _publish_site(
     page_digests: Any,
     written: dict[str, Written],
     data_done: Callable[[], None],
+    prestaged: Prestage | None = None,
 ) -> dict[str, Any] | None:
     """Build the site around data/ and publish it; the document digests it used.
     `data_done` completes data/ (the big documents, when a helper writes them)."""
@@ -266,7 +270,7 @@ def _publish_site(
         work_dir=work,
         data_dir=data_dir,
         move_data=True,
-        page_cache=(options.engine.cache or default_cache_dir()) / "pages",
+        page_cache=_page_cache(options),
         digests=InputDigests.from_dict(page_digests) if page_digests else None,
         data_ready=data_ready,
         before_publish=lambda staging: finish_site(options, documents, staging, written, changes),
@@ -274,8 +278,24 @@ def _publish_site(
         helpers=options.engine.jobs - 1,  # --jobs processes render pages, this one included
         recipe_lists=changes.recipe_lists(),
         known=written,
+        prestaged=prestaged,
     )
     return None if used is None else used.as_dict()
+
+
+def _page_cache(options: BuildOptions) -> Path:
+    return (options.engine.cache or default_cache_dir()) / "pages"
+
+
+def start_linking_ahead(options: BuildOptions) -> Prestage | None:
+    """The recipe pages of the output this build replaces, linked ahead by a forked child
+    while the build evaluates (`generator.site.prestage`); None without a site to build over
+    an earlier one."""
+    out = options.output.out.absolute()
+    if options.output.data_only or not (out / "recipes").is_dir():
+        return None
+    folder = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent))
+    return start_prestage(out, PageCache(_page_cache(options)), folder)
 
 
 class Background:

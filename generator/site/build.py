@@ -28,6 +28,7 @@ import yaml
 from generator.manifest import Written
 from generator.site import pagehelper
 from generator.site.environment import keep_compiled
+from generator.site.footer import footer_values
 from generator.site.mkdocs_adapter import (
     SHELL_NAME,
     SHELL_PAGE,
@@ -38,9 +39,10 @@ from generator.site.mkdocs_adapter import (
     split_fragments,
 )
 from generator.site.model import CommitFill
-from generator.site.pagecache import PageCache
+from generator.site.pagecache import PageCache, page_names
 from generator.site.pagehelper import SharedPages
 from generator.site.pages import SiteModel, render_pages
+from generator.site.prestage import Prestage
 from generator.site.recipepages import (
     InputDigests,
     PageKeys,
@@ -48,7 +50,6 @@ from generator.site.recipepages import (
     keys_by_recipe,
     meta_pages,
     page_keys,
-    page_names,
     templates_digest,
     write_recipe_pages,
 )
@@ -122,47 +123,6 @@ def write_docs(docs: Path, res: SiteResources, pages: Mapping[str, str]) -> Writ
     return WrittenDocs(sorted(pages), fragments)
 
 
-def footer_values(inputs: SiteInputs) -> dict[str, Any]:
-    """`extra.evidence`: what the override templates show in banners and the footer."""
-    from generator.site.escape import safe_url
-
-    bi = inputs.build_info
-    trust = bi.get("trust") or {}
-    commit = str(bi.get("commit") or "")
-    source = safe_url(bi.get("sourceUrl"))
-    commit_url = f"{source.rstrip('/')}/tree/{commit}" if source and commit else None
-    return {
-        "preview": bool(inputs.preview or bi.get("preview")),
-        "commit": commit,
-        "commit_short": commit[:12],
-        "commit_url": commit_url,
-        "source_url": source,
-        "verifier": str(bi.get("verifier") or ""),
-        "trust_name": str(trust.get("name") or "unknown"),
-        "trust_production": bool(trust.get("production", False)),
-        "trust_refreshed": trust.get("refreshed"),
-        "trust_fallback": trust_fallback_reason(bi),
-        "build_time": str(
-            bi.get("buildTime") or inputs.index.get("meta", {}).get("buildTime") or ""
-        ),
-        "registries": registry_note(bi.get("trustedRegistries")),
-    }
-
-
-def trust_fallback_reason(build_info: Any) -> str | None:
-    """build-info's `trustRootFallback.reason`: why the trust root was not refreshed (or None)."""
-    fallback = build_info.get("trustRootFallback") if isinstance(build_info, dict) else None
-    reason = fallback.get("reason") if isinstance(fallback, dict) else None
-    return str(reason) if reason else None
-
-
-def registry_note(trusted: Any) -> str:
-    """The footer's trusted-registry policy: `every registry allowed` when there is no list."""
-    if not trusted:
-        return "every registry allowed (no trusted-registry list)"
-    return "registries limited to " + ", ".join(str(t) for t in trusted)
-
-
 def effective_config(
     config: Path, *, docs: Path, site: Path, res: SiteResources, inputs: SiteInputs
 ) -> dict[str, Any]:
@@ -232,9 +192,14 @@ def _page_keys(
 
 
 def _markdown_pages(
-    model: SiteModel, res: SiteResources, cache: PageCache | None, keys: PageKeys | None
+    model: SiteModel,
+    res: SiteResources,
+    cache: PageCache | None,
+    keys: PageKeys | None,
+    prestaged: Prestage | None = None,
 ) -> dict[str, str]:
-    """The Markdown pages (from `cache` when their key is there)."""
+    """The Markdown pages (from `cache` when their key is there; their rows, read meanwhile
+    by the child of `prestaged` when there is one)."""
     fill = model.commit_fill()
     if cache is None or keys is None:
         return _filled(render_pages(model, res.pages), fill)
@@ -242,7 +207,7 @@ def _markdown_pages(
     if markdown is None:
         rows = RowCache(
             dict(zip((t.recipe for t in model.tabs), keys.bodies, strict=True)),
-            cache.get_rows(),
+            (prestaged.rows() if prestaged is not None else None) or cache.get_rows(),
         )
         markdown = _filled(render_pages(model, res.pages, rows), fill)  # its key: the commit
         cache.put_markdown(keys.markdown, markdown)
@@ -314,13 +279,15 @@ def _recipe_pages(
     written: dict[str, Written] | None = None,
     spare: Path | None = None,
     shared: SharedPages | None = None,
+    prestaged: Prestage | None = None,
 ) -> None:
     """Every recipe page (with its history list from `lists`; its body sees `for_bodies`),
     in the shell MkDocs rendered into `staging`, entered into its search index, sitemap and
     tags; the page cache keeps only what this site uses. `previous`: the output this site
     replaces (its same pages linked); `written` is given the digests of the pages written here
     (`write_recipe_pages`); `spare`: emptied recipe folders to move into place; `shared`: the
-    helpers `_start_shared` started."""
+    helpers `_start_shared` started; `prestaged`: pages linked ahead (`generator.site.prestage`).
+    The page cache keeps each recipe's page key, for the next build to link ahead."""
     shell_file = staging / "recipes" / SHELL_NAME / "index.html"
     shell = PageShell.parse(shell_file.read_text(encoding="utf-8"), str(shell_file))
     metas = write_recipe_pages(
@@ -337,9 +304,11 @@ def _recipe_pages(
         fill=model.commit_fill(),
         spare=spare,
         shared=shared,
+        prestaged=prestaged,
     )
     expand(staging, meta_pages(metas), [m.recipe for m in metas])
     if cache is not None and keys is not None:
+        cache.put_placed(keys_by_recipe(model, keys.bodies))
         cache.keep_only(page_names(keys.bodies, keys.markdown))
 
 
@@ -375,9 +344,9 @@ def build_site(
     helpers: int = 0,
     recipe_lists: Mapping[str, bytes] | None = None,
     known: dict[str, Written] | None = None,
+    prestaged: Prestage | None = None,
 ) -> InputDigests | None:
     """Build the whole site into `out`, atomically; `out` is untouched when anything fails.
-
     `data_dir` is copied in as data/ (moved, with `move_data`, when the caller is done with it).
     `page_cache` (a folder) keeps pages, rows and (beside it) compiled templates between builds.
     Its keys come from `digests` when given (those the documents had when first built),
@@ -387,8 +356,8 @@ def build_site(
     `retire` takes the replaced output away (`publish_atomically`). `helpers` processes
     render recipe pages beside this one when many are not cached (`write_recipe_pages`).
     `recipe_lists` are the recipe pages' history lists (`generator.changes.ChangeSet`); `known`
-    (files hashed as written, for the manifest) is given the recipe pages this process writes.
-    """
+    (files hashed as written, for the manifest) is given the recipe pages this process writes;
+    `prestaged`: recipe pages linked ahead (`generator.site.prestage`)."""
     res = locate()
     config = config if config is not None else res.default_config
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -402,10 +371,11 @@ def build_site(
     shared = None
     try:
         shared = _start_shared(model.for_bodies(), res.pages, keys, cache, helpers)
-        written = write_docs(docs, res, _markdown_pages(model, res, cache, keys))
+        written = write_docs(docs, res, _markdown_pages(model, res, cache, keys, prestaged))
         cfg = effective_config(config, docs=docs, site=staging, res=res, inputs=inputs)
         _run_theme(cfg, work_dir, written.fragments, page_cache)
-        placing = (helpers, recipe_lists, out, known, claim(out, work_dir), shared)
+        spare = claim(out, work_dir) or (prestaged.spare() if prestaged is not None else None)
+        placing = (helpers, recipe_lists, out, known, spare, shared, prestaged)
         _recipe_pages(model, res.pages, staging, keys, cache, *placing)
         _add_data(staging, data_dir, move_data, data_ready, cfg["extra"]["evidence"]["preview"])
         if before_publish is not None:

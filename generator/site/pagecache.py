@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,15 @@ import orjson
 from generator.cacheauth import TAG_LENGTH, CacheAuth, Purpose, open_cache_entry, read_cache_file
 from generator.quickwrite import link_checked
 
-__all__ = ["MAX_PAGE_ENTRY_BYTES", "ROWS_NAME", "SEARCH_NAME", "CachedPage", "PageCache"]
+__all__ = [
+    "MAX_PAGE_ENTRY_BYTES",
+    "PLACED_NAME",
+    "ROWS_NAME",
+    "SEARCH_NAME",
+    "CachedPage",
+    "PageCache",
+    "page_names",
+]
 
 MAX_PAGE_ENTRY_BYTES = 512 << 20
 """A page cache entry larger than this is a miss (a page is hundreds of KB, the Markdown pages
@@ -26,6 +35,9 @@ ROWS_NAME = "rows.json"
 """The page cache entry holding the Markdown pages' rows (`generator.site.rowcache`)."""
 SEARCH_NAME = "search.json"
 """The page cache entry holding each recipe page's search text, by its page key."""
+PLACED_NAME = "placed.json"
+"""The page cache entry naming each recipe's page key in the last site built
+(`generator.site.prestage`)."""
 
 _DIGEST_HEX = 64
 _SPAN_HEX = 16
@@ -153,6 +165,19 @@ class PageCache:
         copy of the page is never read. The page's sha256 (hex) when linked; None, with nothing
         at `target`, otherwise (`get_html` then reads the entry, and counts a tag that does not
         check)."""
+        linked = self._link(key, previous, target, shell)
+        return None if linked is None else linked[0]
+
+    def link_html_in_any_shell(
+        self, key: str, previous: Path, target: Path
+    ) -> tuple[str, str] | None:
+        """`link_html` for a page finished in whichever shell its entry names: the page's
+        sha256 and that shell's digest when linked."""
+        return self._link(key, previous, target, None)
+
+    def _link(
+        self, key: str, previous: Path, target: Path, shell: str | None
+    ) -> tuple[str, str] | None:
         name = f"{key}.html"
         opened = open_cache_entry(self.root / name)
         if opened is None:
@@ -171,14 +196,15 @@ class PageCache:
             return None
         tag, sealed_head = head[:TAG_LENGTH], head[TAG_LENGTH + 1 :]
         parsed = _page_head(sealed_head, size)
-        if parsed is None or parsed[1] != shell:
+        if parsed is None or (shell is not None and parsed[1] != shell):
             return None  # another layout, or the page in another shell
-        digest = parsed[0]
+        digest, finished_in = parsed[0], parsed[1]
 
         def is_cached_page(page: bytes) -> bool:
             return self.auth.check_parts(Purpose.PAGE, (sealed_head, page), tag, name.encode())
 
-        return digest if link_checked(previous, target, size, is_cached_page) else None
+        linked = link_checked(previous, target, size, is_cached_page)
+        return (digest, finished_in) if linked else None
 
     def put_html(self, key: str, page: CachedPage) -> None:
         """Keep a finished page under its body's `key` (its UTF-8 bytes, as written into the
@@ -219,6 +245,13 @@ class PageCache:
     def put_search(self, texts: dict[str, str]) -> None:
         self._write_later(SEARCH_NAME, orjson.dumps(texts))
 
+    def get_placed(self) -> dict[str, str] | None:
+        """Each recipe's page key in the last site built (`put_placed`)."""
+        return self._string_map(PLACED_NAME)
+
+    def put_placed(self, keys: dict[str, str]) -> None:
+        self._write_later(PLACED_NAME, orjson.dumps(keys))
+
     def keep_only(self, names: set[str]) -> None:
         """Delete entries this build did not use, so the cache holds one site's pages."""
         self.settle()
@@ -232,3 +265,11 @@ class PageCache:
                     os.unlink(entry.path)
                 except OSError:
                     pass
+
+
+def page_names(keys: Sequence[str], markdown_key: str | None) -> set[str]:
+    """The cache file names one build uses (everything else is pruned after the build)."""
+    names = {f"{k}.html" for k in keys} | {ROWS_NAME, SEARCH_NAME, PLACED_NAME}
+    if markdown_key is not None:
+        names.add(f"markdown-{markdown_key}.json")
+    return names

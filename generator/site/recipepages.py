@@ -34,9 +34,10 @@ from generator.manifest import Written
 from generator.quickwrite import write_or_link
 from generator.site.mkdocs_adapter import Finished, PageShell
 from generator.site.model import CommitFill, body_build_info
-from generator.site.pagecache import ROWS_NAME, SEARCH_NAME, CachedPage, PageCache
+from generator.site.pagecache import CachedPage, PageCache
 from generator.site.pagehelper import SharedPages, render_shared
 from generator.site.pages import HtmlPage, RecipePages, SiteModel, Tab
+from generator.site.prestage import Prestage, take_linkable
 from generator.site.sparedirs import place
 
 RENDER_VERSION = "3"
@@ -341,31 +342,32 @@ def write_recipe_pages(
     fill: CommitFill | None = None,
     spare: Path | None = None,
     shared: SharedPages | None = None,
+    prestaged: Prestage | None = None,
 ) -> list[PageMeta]:
     """Write `site/recipes/<recipe>/index.html` for every catalog entry; metadata in order.
     `fill`: the commit each page gets in place of the mark its body was rendered with; `spare`:
     emptied recipe folders to move into place (`generator.site.sparedirs`). `previous`: the
     output this site replaces, whose pages written again byte for byte are linked
     (`write_or_link`). `written` is given the sha256 of each page this process writes (by its
-    path in the site), so the manifest need not read it again.
-
-    `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached
+    path in the site), so the manifest need not read it again. `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached
     pages are copied, the others rendered: here, and with `helpers` > 0 and enough of them, in
     that many helper processes too (`generator.site.pagehelper`, which sends each only the
     documents its recipes' pages read). `lists` are the recipes' history lists
     (`generator.changes.ChangeSet.recipe_lists`); `shared`: helpers started earlier, which
-    render the pages given them. The build's own documents are never shared with a forked
-    worker: CPython writes a reference count on every read, so each would copy the pages it
-    reads, which at 10,000 attestations costs more memory than the whole build may use."""
+    render the pages given them; `prestaged`: pages linked ahead (`generator.site.prestage`).
+    The build's documents are never shared with a forked worker: CPython writes a reference
+    count on every read, so each would copy the pages it reads (more memory than a build may
+    use at 10,000 attestations)."""
     renderer = RecipePages(model, templates)
     placer = _Placer(site, cache, lists or {}, previous, written, shell.digest(), fill, spare)
     job = _Job(renderer, shell, placer)
     key_of = keys_by_recipe(model, keys if cache is not None else None)
     given = shared.recipes if shared is not None else frozenset()
+    taken = take_linkable(prestaged, placer, model.tabs, key_of, given)
     todo = [
         tab
         for tab in model.tabs
-        if tab.recipe not in given and not _copy_cached(job, tab, key_of[tab.recipe])
+        if tab.recipe not in given | taken and not _copy_cached(job, tab, key_of[tab.recipe])
     ]
 
     def render_here(tab: Tab) -> None:
@@ -404,14 +406,6 @@ def _metas(
     if cache is not None and used != stored:
         cache.put_search(used)
     return metas
-
-
-def page_names(keys: Sequence[str], markdown_key: str | None) -> set[str]:
-    """The cache file names one build uses (everything else is pruned after the build)."""
-    names = {f"{k}.html" for k in keys} | {ROWS_NAME, SEARCH_NAME}
-    if markdown_key is not None:
-        names.add(f"markdown-{markdown_key}.json")
-    return names
 
 
 def meta_pages(metas: Sequence[PageMeta]) -> dict[str, HtmlPage]:

@@ -7,12 +7,15 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import generator.evaluate.output as output_module
+import generator.forkedcall as forkedcall
 from generator.build import run_build
 from generator.buildmemo import EvaluationMemo
+from generator.site.prestage import Prestage
 from tests._support import demo_build
 
 REPO = Path(__file__).resolve().parents[2]
@@ -86,6 +89,35 @@ def test_a_rebuild_links_what_it_would_write_again_and_leaves_the_old_output_unt
     assert f"recipes/{UNCHANGED}/index.html" in linked
     assert f"recipes/{CHANGED}/index.html" not in linked  # its page changed
     assert all(after[n][0] == before[n][0] for n in linked)
+
+
+def test_a_rebuild_takes_the_unchanged_recipe_pages_a_child_linked_ahead(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)  # idle threads of other tests
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    run_build(demo_build(tree, out, cache))
+    taken: list[set[str]] = []
+    take = Prestage.take
+
+    def recording(self: Prestage, *args: Any, **kwargs: Any) -> set[str]:
+        taken.append(take(self, *args, **kwargs))
+        return taken[-1]
+
+    monkeypatch.setattr(Prestage, "take", recording)
+    before = _files(out)
+    sorted((tree / "evidence" / CHANGED).rglob("sha256-*.yaml"))[0].unlink()
+    run_build(demo_build(tree, out, cache))
+    fresh = tmp_path / "fresh"
+    run_build(demo_build(tree, fresh, tmp_path / "fresh-cache", reevaluate=True))
+    after = _files(out)
+    assert _bytes(after) == _bytes(_files(fresh))
+    assert len(taken) == 1  # the cold build has no earlier output to link ahead from
+    assert UNCHANGED in taken[0] and CHANGED not in taken[0]
+    for recipe in taken[0]:  # the replaced output's own page, as the build would link it
+        page = f"recipes/{recipe}/index.html"
+        assert after[page] == before[page]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".evidence-build-")]
 
 
 def test_the_memo_links_the_series_files_of_the_memo_it_replaces(

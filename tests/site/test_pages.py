@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from generator.site.build import registry_note
+from generator.site.footer import registry_note
 from generator.site.grids import Row, counts_text
 from generator.site.pages import SiteModel
 from tests.site.test_golden import rendered
