@@ -290,12 +290,15 @@ def _page_cache(options: BuildOptions) -> Path:
 def start_linking_ahead(options: BuildOptions) -> Prestage | None:
     """The recipe pages of the output this build replaces, linked ahead by a forked child
     while the build evaluates (`generator.site.prestage`); None without a site to build over
-    an earlier one."""
+    an earlier one, or without a folder for them (it only ever saves time)."""
     out = options.output.out.absolute()
     if options.output.data_only or not (out / "recipes").is_dir():
         return None
-    folder = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent))
-    return start_prestage(out, PageCache(_page_cache(options)), folder)
+    try:
+        folder = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent)
+    except OSError:
+        return None
+    return start_prestage(out, PageCache(_page_cache(options)), Path(folder))
 
 
 class Background:

@@ -144,3 +144,27 @@ def test_the_memo_links_the_series_files_of_the_memo_it_replaces(
     # and nothing of the cache is a name of a published file
     published = {p.stat().st_ino for p in (tmp_path / "b").rglob("*") if p.is_file()}
     assert not published & {p.stat().st_ino for p in second.rglob("*") if p.is_file()}
+
+
+def test_a_rebuild_without_a_folder_to_link_ahead_into_builds_as_before(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    run_build(demo_build(tree, out, cache))
+    mkdtemp = output_module.tempfile.mkdtemp
+    refused: list[str] = []
+
+    def no_folder_to_link_ahead(*args: Any, **kwargs: Any) -> str:
+        if not refused:  # the first folder a rebuild makes is the one for linking ahead
+            refused.append(str(kwargs.get("dir")))
+            raise PermissionError("no folder here")
+        return mkdtemp(*args, **kwargs)
+
+    monkeypatch.setattr(output_module.tempfile, "mkdtemp", no_folder_to_link_ahead)
+    sorted((tree / "evidence" / CHANGED).rglob("sha256-*.yaml"))[0].unlink()
+    run_build(demo_build(tree, out, cache))
+    monkeypatch.undo()
+    fresh = tmp_path / "fresh"
+    run_build(demo_build(tree, fresh, tmp_path / "fresh-cache", reevaluate=True))
+    assert refused == [str(tmp_path)]
+    assert _bytes(_files(out)) == _bytes(_files(fresh))
