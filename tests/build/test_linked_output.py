@@ -168,3 +168,46 @@ def test_a_rebuild_without_a_folder_to_link_ahead_into_builds_as_before(
     run_build(demo_build(tree, fresh, tmp_path / "fresh-cache", reevaluate=True))
     assert refused == [str(tmp_path)]
     assert _bytes(_files(out)) == _bytes(_files(fresh))
+
+
+@pytest.mark.parametrize(
+    "change", ["pointer removed", "pointer added", "label changed", "new commit"]
+)
+def test_a_rebuild_over_its_output_publishes_the_cold_site_for_each_kind_of_change(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)  # idle threads of other tests
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    pointer = sorted((tree / "evidence" / CHANGED).rglob("sha256-*.yaml"))[0]
+    stash = tmp_path / "stash.yaml"
+    if change == "pointer added":
+        shutil.move(pointer, stash)  # the first build is without it
+    run_build(demo_build(tree, out, cache, commit="1" * 40))
+    taken: list[set[str]] = []
+    take = Prestage.take
+
+    def recording(self: Prestage, *args: Any, **kwargs: Any) -> set[str]:
+        taken.append(take(self, *args, **kwargs))
+        return taken[-1]
+
+    monkeypatch.setattr(Prestage, "take", recording)
+    if change == "pointer removed":
+        pointer.unlink()
+    elif change == "pointer added":
+        shutil.move(stash, pointer)
+    elif change == "label changed":
+        allowlist = tree / "evidence" / "allowlist.yaml"
+        text = allowlist.read_text(encoding="utf-8")
+        allowlist.write_text(text.replace("label: nimbus-ai", "label: nimbus"), encoding="utf-8")
+    commit = ("2" if change == "new commit" else "1") * 40
+    run_build(demo_build(tree, out, cache, commit=commit))
+    fresh = tmp_path / "fresh"
+    run_build(demo_build(tree, fresh, tmp_path / "fresh-cache", reevaluate=True, commit=commit))
+    assert _bytes(_files(out)) == _bytes(_files(fresh))
+    assert len(taken) == 1
+    if change == "new commit":
+        assert taken[0] == set()  # every page's footer names the commit: another shell
+    elif change == "label changed":
+        assert taken[0] == set()  # every page's key covers the sources' labels
+    else:
+        assert UNCHANGED in taken[0] and CHANGED not in taken[0]
