@@ -36,6 +36,21 @@ def _bytes(files: dict[str, tuple[bytes, int]]) -> dict[str, bytes]:
     return {name: data for name, (data, _) in files.items()}
 
 
+def _record_taken(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
+    """The recipes each later build takes from the pages linked ahead for it (forks made
+    sound: other tests leave idle threads behind, and a build forks only with none)."""
+    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
+    taken: list[set[str]] = []
+    take = Prestage.take
+
+    def recording(self: Prestage, *args: Any, **kwargs: Any) -> set[str]:
+        taken.append(take(self, *args, **kwargs))
+        return taken[-1]
+
+    monkeypatch.setattr(Prestage, "take", recording)
+    return taken
+
+
 @pytest.fixture()
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "recipes"
@@ -94,17 +109,9 @@ def test_a_rebuild_links_what_it_would_write_again_and_leaves_the_old_output_unt
 def test_a_rebuild_takes_the_unchanged_recipe_pages_a_child_linked_ahead(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)  # idle threads of other tests
     out, cache = tmp_path / "out", tmp_path / "cache"
     run_build(demo_build(tree, out, cache))
-    taken: list[set[str]] = []
-    take = Prestage.take
-
-    def recording(self: Prestage, *args: Any, **kwargs: Any) -> set[str]:
-        taken.append(take(self, *args, **kwargs))
-        return taken[-1]
-
-    monkeypatch.setattr(Prestage, "take", recording)
+    taken = _record_taken(monkeypatch)
     before = _files(out)
     sorted((tree / "evidence" / CHANGED).rglob("sha256-*.yaml"))[0].unlink()
     run_build(demo_build(tree, out, cache))
@@ -176,21 +183,13 @@ def test_a_rebuild_without_a_folder_to_link_ahead_into_builds_as_before(
 def test_a_rebuild_over_its_output_publishes_the_cold_site_for_each_kind_of_change(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
-    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)  # idle threads of other tests
     out, cache = tmp_path / "out", tmp_path / "cache"
     pointer = sorted((tree / "evidence" / CHANGED).rglob("sha256-*.yaml"))[0]
     stash = tmp_path / "stash.yaml"
     if change == "pointer added":
         shutil.move(pointer, stash)  # the first build is without it
     run_build(demo_build(tree, out, cache, commit="1" * 40))
-    taken: list[set[str]] = []
-    take = Prestage.take
-
-    def recording(self: Prestage, *args: Any, **kwargs: Any) -> set[str]:
-        taken.append(take(self, *args, **kwargs))
-        return taken[-1]
-
-    monkeypatch.setattr(Prestage, "take", recording)
+    taken = _record_taken(monkeypatch)
     if change == "pointer removed":
         pointer.unlink()
     elif change == "pointer added":
