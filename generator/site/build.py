@@ -308,7 +308,9 @@ def _recipe_pages(
     )
     expand(staging, meta_pages(metas), [m.recipe for m in metas])
     if cache is not None and keys is not None:
-        cache.put_placed(keys_by_recipe(model, keys.bodies))
+        placed = keys_by_recipe(model, keys.bodies)
+        if cache.get_placed() != placed:  # an unchanged site writes nothing into the cache
+            cache.put_placed(placed)
         cache.keep_only(page_names(keys.bodies, keys.markdown))
 
 
