@@ -351,9 +351,7 @@ def _measure_build(
     jobs: int,
 ) -> Measured:
     """One build of `label` (cold, warm or rewarm), its line printed."""
-    os.sync()  # the previous build's writes must not be flushed during this one
-    read_through(folder)
-    result = runs / (f"{label}.json" if turn == 1 else f"{label}-{turn}.json")
+    result = _ready(folder, runs, label, turn)
     argv = build_argv(info, out, cache, jobs, result)
     if label == "rewarm":
         argv.append("--reevaluate")
@@ -371,9 +369,7 @@ def _measure_floor(
     info: TreeInfo, folder: Path, runs: Path, label: str, turn: int, processes: int
 ) -> Measured:
     """One floor run over `processes`, its line printed."""
-    os.sync()
-    read_through(folder)
-    result = runs / (f"{label}.json" if turn == 1 else f"{label}-{turn}.json")
+    result = _ready(folder, runs, label, turn)
     m = measure(floor_argv(info, processes, result), result)
     print(
         f"  floor over {processes} process(es): {m.result['total']:.1f} s "
@@ -381,6 +377,14 @@ def _measure_floor(
         flush=True,
     )
     return m
+
+
+def _ready(folder: Path, runs: Path, label: str, turn: int) -> Path:
+    """Before a measured run: the previous run's writes flushed (not during this one), the tree
+    read into the page cache; the file its figures go to (`<label>[-<turn>].json`)."""
+    os.sync()
+    read_through(folder)
+    return runs / (f"{label}.json" if turn == 1 else f"{label}-{turn}.json")
 
 
 def cold_ratio(pair: tuple[Measured, Measured]) -> float:

@@ -291,9 +291,9 @@ def start_linking_ahead(options: BuildOptions) -> Prestage | None:
     """The recipe pages of the output this build replaces, linked ahead by a forked child
     while the build evaluates (`generator.site.prestage`); None without a site to build over
     an earlier one, or without a folder for them (it only ever saves time)."""
-    out = options.output.out.absolute()
-    if options.output.data_only or not (out / "recipes").is_dir():
+    if options.output.data_only:
         return None
+    out = options.output.out.absolute()
     try:
         folder = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out.parent)
     except OSError:

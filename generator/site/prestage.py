@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from generator.cacheauth import is_sha256_hex
 from generator.forkedcall import ForkedCall, start_forked
 from generator.manifest import Written
 from generator.site.model import Tab
@@ -35,7 +36,6 @@ __all__ = ["Ahead", "Prestage", "Prestaged", "start_prestage", "take_linkable"]
 _MAX_ANSWER_BYTES = MAX_PAGE_ENTRY_BYTES + (64 << 20)
 """The most the child may answer: the rows (an entry of the page cache) and the pages linked
 (a thousand are about 200 KB pickled)."""
-_HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True)
@@ -203,17 +203,14 @@ def link_ahead(out: Path, cache: PageCache, folder: Path) -> Ahead:
     recipes.mkdir(exist_ok=True)
     spare = claim(out, folder)
     linked: dict[str, Prestaged] = {}
+    from generator.corroborate import safe_slug  # the build has it loaded; page helpers not
+
     for recipe, key in (cache.get_placed() or {}).items():
-        if not _plain_name(recipe) or len(key) != 64 or not _HEX.issuperset(key):
-            continue
+        if not safe_slug(recipe) or not is_sha256_hex(key):
+            continue  # only a recipe's own folder, only a cache key
         target = recipes / recipe / "index.html"
         place(target.parent, spare)
         got = cache.link_html_in_any_shell(key, out / "recipes" / recipe / "index.html", target)
         if got is not None:
             linked[recipe] = Prestaged(key, got[1], Written.of(target, got[0]))
     return Ahead(linked, cache.get_rows())
-
-
-def _plain_name(name: str) -> bool:
-    """A single path component (a recipe's folder name), nothing that leaves `recipes/`."""
-    return bool(name) and name not in (".", "..") and "/" not in name and "\0" not in name

@@ -349,10 +349,10 @@ def write_recipe_pages(
     emptied recipe folders to move into place (`generator.site.sparedirs`). `previous`: the
     output this site replaces, whose pages written again byte for byte are linked
     (`write_or_link`). `written` is given the sha256 of each page this process writes (by its
-    path in the site), so the manifest need not read it again. `keys` are the recipe page keys (`page_keys`) in catalog order, needed with a `cache`. Cached
-    pages are copied, the others rendered: here, and with `helpers` > 0 and enough of them, in
-    that many helper processes too (`generator.site.pagehelper`, which sends each only the
-    documents its recipes' pages read). `lists` are the recipes' history lists
+    path in the site), so the manifest need not read it again. `keys`: the page keys
+    (`page_keys`) in catalog order, needed with a `cache`. Cached pages are copied, the others
+    rendered: here, and with `helpers` > 0 and enough of them, in that many helper processes
+    (`generator.site.pagehelper`, sending each only what its recipes' pages read). `lists` are the recipes' history lists
     (`generator.changes.ChangeSet.recipe_lists`); `shared`: helpers started earlier, which
     render the pages given them; `prestaged`: pages linked ahead (`generator.site.prestage`).
     The build's documents are never shared with a forked worker: CPython writes a reference
@@ -363,11 +363,11 @@ def write_recipe_pages(
     job = _Job(renderer, shell, placer)
     key_of = keys_by_recipe(model, keys if cache is not None else None)
     given = shared.recipes if shared is not None else frozenset()
-    taken = take_linkable(prestaged, placer, model.tabs, key_of, given)
+    placed = given | take_linkable(prestaged, placer, model.tabs, key_of, given)
     todo = [
         tab
         for tab in model.tabs
-        if tab.recipe not in given | taken and not _copy_cached(job, tab, key_of[tab.recipe])
+        if tab.recipe not in placed and not _copy_cached(job, tab, key_of[tab.recipe])
     ]
 
     def render_here(tab: Tab) -> None:
