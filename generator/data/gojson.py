@@ -148,9 +148,10 @@ class Subtree:
 
 def subtree_text(value: Any, pad: str) -> bytes:
     """The text of a subtree written whole at the indent `pad` (escaped, Go's numbers); a
-    laid-out entry's stored `number_steps` spare their searches."""
+    laid-out entry's stored text at that indent is copied, its stored `number_steps` spare
+    their searches."""
     if type(value) is LaidOutEntry:
-        return finish_layout(value.layout, pad, value.steps)
+        return value.finished_text(pad) or finish_layout(value.layout, pad, value.steps)
     return finish_layout(subtree_layout(value), pad)
 
 

@@ -35,6 +35,7 @@ import orjson
 from generator.cacheauth import note_failure, read_cache_file
 
 __all__ = [
+    "ENTRY_PAD",
     "HEAD_KEYS",
     "PART_KEYS",
     "LAID_OUT",
@@ -54,6 +55,8 @@ PART_KEYS = {"evidence": ("attestedAt", "loggedAt"), "verify": ("exit", "pending
 """The objects read of every pointer only in part: when its evidence was signed (the order of
 pages), its verdict (not the verification steps)."""
 _PART_NAMES = frozenset(PART_KEYS)
+ENTRY_PAD = "    "
+"""The indent of a pointer's entry in data/pointers.json (`{"pointers": [entry, ...]}`)."""
 
 
 class LayoutError(ValueError):
@@ -140,7 +143,17 @@ class LaidOutEntry(_Fields):
     """A pointers.json entry: its layout text (or where it lies), its keys, and the fields read
     so far."""
 
-    __slots__ = ("_digest", "_full", "_known", "_layout", "_relayout", "_steps", "derived", "span")
+    __slots__ = (
+        "_digest",
+        "_full",
+        "_known",
+        "_layout",
+        "_relayout",
+        "_steps",
+        "derived",
+        "finished",
+        "span",
+    )
 
     def __init__(
         self,
@@ -161,6 +174,9 @@ class LaidOutEntry(_Fields):
         self.derived: Mapping[str, Any] = {}
         """Values worked out from the whole entry when it was laid out, kept with its text
         (a kept tab's checks, `generator.evaluate.tabstore`): read without parsing."""
+        self.finished: Span | None = None
+        """Where its text as data/pointers.json holds it lies (`finish_layout` of its layout at
+        `ENTRY_PAD`), stored with its layout: copied, never made again (None: not stored)."""
 
     @property
     def layout(self) -> bytes:
@@ -180,6 +196,14 @@ class LaidOutEntry(_Fields):
         if self.span is None and self._relayout is not None and self._full is not None:
             self.sha256  # noqa: B018 - kept: the page keys hash it
             self._layout = None
+
+    def finished_text(self, pad: str) -> bytes | None:
+        """Its stored text as data/pointers.json holds it when `pad` is the indent it was
+        finished at (`finished`), checked against its sha256 (`LayoutError` when it does not
+        check); None when not stored."""
+        if self.finished is None or pad != ENTRY_PAD:
+            return None
+        return self.finished.file.text(self.finished)
 
     @property
     def steps(self) -> int | None:

@@ -23,8 +23,10 @@ A spool is a series of records, each a kind byte, an 8-byte length and its paylo
 `L` a subtree's layout (a 2-byte indent length, the indent, the layout), `S` a laid-out pointer
 entry whose text the build did not read (the indent as for `L`, then one byte of its number
 steps, 255 when not known, then the text's offset and length, 8 bytes each, its sha256 and its
-file's path: `generator.data.laidout.Span`). The helper reads that text itself and checks it
-against its sha256. The helper reads `P` records (a spool's path, then its document's) on its
+file's path: `generator.data.laidout.Span`), `F` a pointer entry's finished text, stored with
+its layout (`LaidOutEntry.finished`: its offset, length, sha256 and file's path, copied as it
+is: most of a one-change build's pointers.json). The helper reads that text itself and checks
+it against its sha256. The helper reads `P` records (a spool's path, then its document's) on its
 standard input and answers the sha256 (hex) of each document it wrote, a line each, in order.
 """
 
@@ -52,7 +54,7 @@ from generator.data.gojson import (
     write_go_json,
 )
 from generator.data.gonumbers import STEPS
-from generator.data.laidout import LaidOutEntry
+from generator.data.laidout import ENTRY_PAD, LaidOutEntry
 from generator.pids import dead_folders
 
 __all__ = ["MIN_SPOOLED_POINTERS", "SPOOL_NAME", "DeferredWrite", "spool_folder"]
@@ -238,8 +240,13 @@ def _spool(spool: Path, doc: Any, walk: int) -> None:
             pad = part.pad.encode("ascii")
             padded = len(pad).to_bytes(2, "big") + pad
             value = part.value
-            span = value.unread if type(value) is LaidOutEntry else None
-            if span is not None:
+            laid_out = type(value) is LaidOutEntry
+            finished = value.finished if laid_out and part.pad == ENTRY_PAD else None
+            span = value.unread if laid_out else None
+            if finished is not None:
+                where = finished.offset.to_bytes(8, "big") + finished.length.to_bytes(8, "big")
+                _record(out, b"F", where + finished.sha256 + os.fsencode(finished.file.path))
+            elif span is not None:
                 where = span.offset.to_bytes(8, "big") + span.length.to_bytes(8, "big")
                 place = where + span.sha256 + os.fsencode(span.file.path)
                 steps = _UNKNOWN_STEPS if span.steps is None else span.steps
@@ -338,6 +345,11 @@ def serve(spool: Path, target: Path) -> str:
                 kind, payload = record
                 if kind == b"T":
                     text = payload
+                    digest.update(text)
+                    out.write(text)
+                    continue
+                if kind == b"F":
+                    text = spans.text(payload)
                     digest.update(text)
                     out.write(text)
                     continue

@@ -33,9 +33,9 @@ from typing import Any
 import orjson
 
 from generator.corroborate import BoardEntry
-from generator.data.gojson import orjson_layout
+from generator.data.gojson import finish_layout, orjson_layout
 from generator.data.gonumbers import STEPS, number_steps
-from generator.data.laidout import LaidOutEntry, LayoutFile, Span, head_of, plain
+from generator.data.laidout import ENTRY_PAD, LaidOutEntry, LayoutFile, Span, head_of, plain
 from generator.evaluate.productentries import (
     ProductFormatError,
     entry_from,
@@ -69,7 +69,7 @@ __all__ = [
     "product_parts",
 ]
 
-PRODUCT_VERSION = "recipe-product/v7"
+PRODUCT_VERSION = "recipe-product/v8"
 MAX_LAYOUTS_BYTES = 256 << 20
 """A file of laid-out entries larger than this is not read (a few MB per recipe)."""
 
@@ -187,8 +187,10 @@ def classification_mark(classification: Classification) -> str:
 def product_parts(
     product: RecipeProduct, kept: LayoutFile | None = None
 ) -> tuple[dict[str, Any], list[bytes], int]:
-    """The product's JSON part, its pointers' entries' layouts, which the JSON part names by
-    offset, length and sha256, and how many bytes of layouts it names. With `kept`, the file
+    """The product's JSON part, its pointers' entries' layouts, each followed by the entry's
+    text as data/pointers.json holds it (`finish_layout` at `ENTRY_PAD`, which the data helper
+    copies instead of making it again: `generator.data.spool`), all of which the JSON part
+    names by offset, length and sha256, and how many bytes of them it names. With `kept`, the file
     the product is stored over: its entries whose text lies there keep their place (not read),
     and the layouts returned go after its `kept.size` bytes. TypeError for an entry orjson
     does not write exactly."""
@@ -198,18 +200,20 @@ def product_parts(
     live = 0
     for p in product.pointers:
         document = p.document
-        if isinstance(document, LaidOutEntry) and document.span and document.span.file is kept:
-            span = document.span
-            place = [span.offset, span.length, span.sha256.hex(), span.steps]
-            pointers.append(_pointer_json(p, {"head": document.head(), "layout": place}))
-            live += span.length
+        stays = _kept_places(document, kept)
+        if stays is not None:
+            head, place, text = stays
+            pointers.append(_pointer_json(p, {"head": head, "layout": place, "text": text}))
+            live += place[1] + text[1]
             continue
         layout, head, digest, steps = _laid_out(document)
+        entry_text = finish_layout(layout, ENTRY_PAD, steps)
         place = [offset, len(layout), digest.hex(), steps]
-        pointers.append(_pointer_json(p, {"head": head, "layout": place}))
-        layouts.append(layout)
-        offset += len(layout)
-        live += len(layout)
+        text = [offset + len(layout), len(entry_text), hashlib.sha256(entry_text).hexdigest()]
+        pointers.append(_pointer_json(p, {"head": head, "layout": place, "text": text}))
+        layouts += (layout, entry_text)
+        offset += len(layout) + len(entry_text)
+        live += len(layout) + len(entry_text)
     doc = {
         "version": PRODUCT_VERSION,
         "key": product.key,
@@ -219,6 +223,20 @@ def product_parts(
         "layouts": offset,
     }
     return doc, layouts, live
+
+
+def _kept_places(
+    document: Mapping[str, Any], kept: LayoutFile | None
+) -> tuple[dict[str, Any], list[Any], list[Any]] | None:
+    """The head, layout place and text place of an entry whose layout and text both lie in
+    `kept` (they stay there), else None."""
+    if kept is None or not isinstance(document, LaidOutEntry):
+        return None
+    span, finished = document.span, document.finished
+    if span is None or finished is None or span.file is not kept or finished.file is not kept:
+        return None
+    place = [span.offset, span.length, span.sha256.hex(), span.steps]
+    return document.head(), place, [finished.offset, finished.length, finished.sha256.hex()]
 
 
 def _laid_out(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any], bytes, int]:
@@ -328,17 +346,27 @@ def _document_from(doc: Mapping[str, Any], layouts: LayoutFile) -> LaidOutEntry:
     span = doc["layout"]
     if type(span) is not list or len(span) != 4:
         raise ProductFormatError(f"not a layout's offset, length, digest and steps: {span!r}")
-    start, length, digest, steps = span
-    if type(start) is not int or type(length) is not int or type(digest) is not str:
-        raise ProductFormatError(f"not a layout's offset, length, digest and steps: {span!r}")
+    steps = span[3]
     if type(steps) is not int or steps not in STEPS:
         raise ProductFormatError(f"not a layout's number steps: {steps!r}")
+    entry = LaidOutEntry.from_head(_span_from(span[:3], layouts, steps), doc["head"])
+    text = doc["text"]
+    if type(text) is not list or len(text) != 3:
+        raise ProductFormatError(f"not an entry text's offset, length and digest: {text!r}")
+    entry.finished = _span_from(text, layouts)
+    return entry
+
+
+def _span_from(place: list[Any], layouts: LayoutFile, steps: int | None = None) -> Span:
+    """A text's offset, length and sha256 (hex) in `layouts`, as a `Span`."""
+    start, length, digest = place
+    if type(start) is not int or type(length) is not int or type(digest) is not str:
+        raise ProductFormatError(f"not a text's offset, length and digest: {place!r}")
     if start < 0 or length < 2 or start + length > layouts.size:
-        raise ProductFormatError(f"a layout beyond the product's layouts: {span!r}")
+        raise ProductFormatError(f"a text beyond the product's layouts: {place!r}")
     if len(digest) != 64 or not _HEX.issuperset(digest):
         raise ProductFormatError(f"not a sha256: {digest!r}")
-    place = Span(layouts, start, length, bytes.fromhex(digest), steps)
-    return LaidOutEntry.from_head(place, doc["head"])
+    return Span(layouts, start, length, bytes.fromhex(digest), steps)
 
 
 def _outcome_from(doc: Mapping[str, Any]) -> StoredOutcome:

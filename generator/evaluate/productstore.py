@@ -3,8 +3,9 @@
 Products are stored two files per key under `<cache>/recipes/`: `<key>.json`, the JSON part,
 sealed with an HMAC tag (`generator.cacheauth`, purpose `recipe`) bound to the key, so an
 authentic product cannot stand in for another; and `<key>.layouts`, its pointers' entries'
-text, whose every entry the JSON part names by sha256 (checked when the text is read:
-`generator.data.laidout.LayoutFile`). A reused product stored again (a signer renamed) keeps
+text (each entry's layout, then its text as data/pointers.json holds it), every piece of which
+the JSON part names by sha256 (checked when the text is read:
+`generator.data.laidout.LayoutFile`, or by the data helper, `generator.data.spool`). A reused product stored again (a signer renamed) keeps
 its file's bytes and appends the new text after them, so the entries of the build that stores
 it still find their text where it was (written afresh once most of it is text no entry names).
 Every byte read back is hostile until checked: a file that is a link or not a regular file,

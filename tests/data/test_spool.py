@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from generator.data import spool
-from generator.data.gojson import go_json_bytes
+from generator.data.gojson import WALKED_DEPTH, go_json_bytes
 from generator.data.spool import DeferredWrite, serve
 from tests.data.laidout_files import stored_entries
 
@@ -49,13 +49,18 @@ NASTY: dict[str, Any] = {
 
 
 def _written(
-    tmp_path: Path, docs: dict[str, Any], command: list[str] | None = None, *, helped: bool
+    tmp_path: Path,
+    docs: dict[str, Any],
+    command: list[str] | None = None,
+    *,
+    helped: bool,
+    walk: int = WALKED_DEPTH,
 ) -> dict[str, str]:
-    """Write `docs` through a `DeferredWrite`; `helped`: whether its helper must have written
-    them (else the build did)."""
+    """Write `docs` through a `DeferredWrite`, walked `walk` levels deep; `helped`: whether its
+    helper must have written them (else the build did)."""
     deferred = DeferredWrite(tmp_path, command)
     for name, doc in docs.items():
-        deferred.take(tmp_path / name, doc)
+        deferred.take(tmp_path / name, doc, walk)
     digests: dict[str, str] = {}
     deferred.finish(lambda path, digest: digests.__setitem__(path.name, digest))
     assert deferred.wait_written()
@@ -160,19 +165,30 @@ ENTRIES: list[dict[str, Any]] = [
 ]
 
 
-@pytest.mark.parametrize("steps", [False, True], ids=["steps-unknown", "steps-stored"])
+@pytest.mark.parametrize(
+    ("steps", "finished", "nested"),
+    [(False, False, False), (True, False, False), (True, True, False), (True, True, True)],
+    ids=["steps-unknown", "steps-stored", "text-stored", "text-stored-at-another-indent"],
+)
 def test_the_helper_reads_laid_out_entries_itself_and_writes_what_the_build_would(
-    tmp_path: Path, steps: bool
+    tmp_path: Path, steps: bool, finished: bool, nested: bool
 ) -> None:
-    entries, _ = stored_entries(tmp_path, ENTRIES, steps=steps)
+    """Each entry's text read by the helper: finished from its layout, or copied where its
+    finished text is stored, but only at the indent it was finished at (an entry deeper in a
+    document is finished from its layout at its own indent)."""
+    entries, _ = stored_entries(tmp_path, ENTRIES, steps=steps, finished=finished)
     assert all((e.steps is not None) is steps for e in entries)
-    doc = {"pointers": [*entries, {"path": "evidence/c.yaml", "fresh": True}], "n": 1}
-    expected = go_json_bytes(
-        {"pointers": [*ENTRIES, {"path": "evidence/c.yaml", "fresh": True}], "n": 1}
-    )
+    assert all((e.finished is not None) is finished for e in entries)
+
+    def shaped(items: list[Any]) -> dict[str, Any]:
+        listed = [*items, {"path": "evidence/c.yaml", "fresh": True}]
+        return {"pointers": {"nested": listed} if nested else listed, "n": 1}
+
+    doc, expected = shaped(entries), go_json_bytes(shaped(ENTRIES))
     out = tmp_path / "out"
     out.mkdir()
-    digests = _written(out, {"pointers.json": doc}, helped=True)
+    walk = WALKED_DEPTH + 1 if nested else WALKED_DEPTH
+    digests = _written(out, {"pointers.json": doc}, helped=True, walk=walk)
     assert (out / "pointers.json").read_bytes() == expected
     assert digests["pointers.json"] == hashlib.sha256(expected).hexdigest()
     assert all(e.unread is not None for e in entries)  # the build never read their text
@@ -187,15 +203,16 @@ def test_the_helper_reads_laid_out_entries_itself_and_writes_what_the_build_woul
     ],
     ids=["changed-same-size", "a-link"],
 )
+@pytest.mark.parametrize("finished", [False, True], ids=["layouts", "finished-texts"])
 def test_a_damaged_file_of_entries_fails_the_helper_and_then_the_build(
-    tmp_path: Path, damage: Any
+    tmp_path: Path, damage: Any, finished: bool
 ) -> None:
     """The helper checks each entry's text against its sha256 and gives up on a mismatch; the
     build, writing the document itself, finds the damage too: `LayoutError`, never a text that
     is not the entry's."""
     from generator.data.laidout import LayoutError
 
-    entries, file = stored_entries(tmp_path, ENTRIES)
+    entries, file = stored_entries(tmp_path, ENTRIES, finished=finished)
     damage(file.path)
     out = tmp_path / "out"
     out.mkdir()

@@ -655,17 +655,23 @@ def test_a_damaged_product_is_rejected_and_its_recipe_evaluated_again(
     assert_same_as_cold(tree, out)
 
 
-def test_an_entry_file_changed_to_its_own_size_costs_one_evaluation_more(tree: Tree) -> None:
+@pytest.mark.parametrize("where", ["middle", "last-entry-text"])
+def test_an_entry_file_changed_to_its_own_size_costs_one_evaluation_more(
+    tree: Tree, where: str
+) -> None:
     """A product's file of laid-out entries changed without changing its size passes the
     product's read (only its size is checked there) and is found when an entry's text is read
-    to write data/pointers.json: the build starts its evaluation again, that recipe a miss, and
-    publishes the data a cold build publishes, the damage counted and the product stored
-    afresh."""
+    to write data/pointers.json (its layout, or its finished text, the file's last bytes):
+    the build starts its evaluation again, that recipe a miss, and publishes the data a cold
+    build publishes, the damage counted and the product stored afresh."""
     tree.build()
     tree.forget_memo()
     layouts = tree.product_of(H200).with_suffix(".layouts")
     intact = layouts.read_bytes()
-    flip(layouts)
+    if where == "middle":
+        flip(layouts)
+    else:
+        layouts.write_bytes(intact[:-3] + bytes([intact[-3] ^ 1]) + intact[-2:])
     out = tree.root / "after-damage"
     tree.seen.clear()
     run_build(tree.options(out, tree.cache))

@@ -242,7 +242,7 @@ def _span(
     [
         lambda doc, n: _span(doc, offset=-1),
         lambda doc, n: _span(doc, length=n + 1),
-        lambda doc, n: _span(doc, offset=1),
+        lambda doc, n: _span(doc, offset=n - doc["document"]["layout"][1] + 1),
         lambda doc, n: _span(doc, length=1),
         lambda doc, n: _span(doc, length="9"),
         lambda doc, n: _span(doc, length=True),
@@ -260,6 +260,11 @@ def _span(
         lambda doc, n: doc["document"]["head"].update(keys=None),
         lambda doc, n: doc["document"].pop("head"),
         lambda doc, n: doc.update(document={"path": "x"}),
+        lambda doc, n: doc["document"]["text"].__setitem__(0, n - 1),
+        lambda doc, n: doc["document"]["text"].__setitem__(2, "ab"),
+        lambda doc, n: doc["document"]["text"].pop(),
+        lambda doc, n: doc["document"].update(text=None),
+        lambda doc, n: doc["document"].pop("text"),
     ],
     ids=[
         "negative-offset",
@@ -282,6 +287,11 @@ def _span(
         "bad-head",
         "no-head",
         "a-dict-document",
+        "text-beyond-the-end",
+        "text-digest-short",
+        "text-no-digest",
+        "text-null",
+        "no-text",
     ],
 )
 def test_a_sealed_product_with_a_damaged_span_or_head_is_a_miss(
