@@ -5,9 +5,11 @@ sealed with an HMAC tag (`generator.cacheauth`, purpose `recipe`) bound to the k
 authentic product cannot stand in for another; and `<key>.layouts`, its pointers' entries'
 text (each entry's layout, then its text as data/pointers.json holds it), every piece of which
 the JSON part names by sha256 (checked when the text is read:
-`generator.data.laidout.LayoutFile`, or by the data helper, `generator.data.spool`). A reused product stored again (a signer renamed) keeps
-its file's bytes and appends the new text after them, so the entries of the build that stores
-it still find their text where it was (written afresh once most of it is text no entry names).
+`generator.data.laidout.LayoutFile`, or by the data helper, `generator.data.spool`). A reused
+product stored again (a signer renamed) keeps its file's bytes and appends the new text to it
+in place (`append_to_cache_file`: only to the regular, unlinked file of the size it was read
+at), so the entries of the build that stores it still find their text where it was, and the
+file is not written again (written afresh once most of it is text no entry names).
 Every byte read back is hostile until checked: a file that is a link or not a regular file,
 larger than its limit, whose tag does not check, whose shape is not exactly the expected one
 (`product_from_json`), or a file of entries of another size than the product names, is a miss,
@@ -21,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -71,6 +74,38 @@ def _layout_file(path: Path, size: int) -> LayoutFile | None:
     return LayoutFile(path, size)
 
 
+_APPEND_FLAGS = (
+    os.O_WRONLY
+    | os.O_APPEND
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+)
+
+
+def append_to_cache_file(path: Path, size: int, data: bytes) -> bool:
+    """Append `data` to the cache entry at `path` when it is still a regular file of `size`
+    bytes with no other name (never through a link, never to a FIFO planted there, never to a
+    file hard-linked from elsewhere); whether all of `data` was appended. A file cut short by
+    a failure is longer than its product names: a miss, never a wrong text."""
+    try:
+        fd = os.open(path, _APPEND_FLAGS)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_size != size:
+            return False
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _stored_over(product: RecipeProduct, target: Path) -> LayoutFile | None:
     """The file of laid-out entries `product` is stored over, when its entries came from it
     (a reused product stored again): they keep their place, the new text is appended, and the
@@ -114,25 +149,26 @@ class ProductStore:
             return None
 
     def store(self, product: RecipeProduct) -> None:
-        """Keep `product` (written whole, then renamed into place); failures only cost the
-        next build."""
+        """Keep `product` (written whole, then renamed into place, or its new entries' text
+        appended to the file it was read from); failures only cost the next build."""
         try:
             target = self._file(product.key, LAYOUTS_SUFFIX)
             kept = _stored_over(product, target)
             body, layouts, appended = product_bytes(product, kept)
-            head = b""
             if appended and kept is not None:
-                kept_bytes = kept.stored()  # not checked: each entry's text is, when read
-                if kept_bytes is None:
-                    return  # cut short or gone: the product stays as it was
-                head = kept_bytes
+                # its file of entries keeps its bytes: the new text is appended in place, never
+                # rewritten (a reader in between finds it longer than its product says: a miss)
+                if not append_to_cache_file(target, kept.size, layouts):
+                    return  # changed, cut short or gone: the product stays as it was
             # a product stored again (a signer renamed) replaces its files: removed first, as
             # renaming over a file makes ext4 write the new one out at once (auto_da_alloc),
             # half a second for a tree's products; a reader in between finds no product
-            for suffix in (".json", LAYOUTS_SUFFIX):
+            with contextlib.suppress(OSError):
+                os.unlink(self._file(product.key))
+            if not appended:
                 with contextlib.suppress(OSError):
-                    os.unlink(self._file(product.key, suffix))
-            write_whole(target, head + layouts)
+                    os.unlink(target)
+                write_whole(target, layouts)
             self.auth.write_sealed(
                 self._file(product.key), Purpose.RECIPE, body, product.key.encode()
             )

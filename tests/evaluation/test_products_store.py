@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -392,6 +393,66 @@ def test_a_product_stored_again_keeps_its_entries_in_place_and_appends(tmp_path:
     assert again is not None
     assert plain(again.pointers[0].document)["signer"] == {"label": "renamed"}
     assert again.pointers[1].document == {"path": "y", "m": [2]}
+
+
+def test_a_product_stored_again_appends_to_its_file_in_place(tmp_path: Path) -> None:
+    """The renamed entry's text is appended to the same file (the same inode, its bytes never
+    read back and written again)."""
+    store = ProductStore(tmp_path, AUTH)
+    store.store(_two_pointers())
+    path = store._file(KEY, LAYOUTS_SUFFIX)
+    inode = path.stat().st_ino
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None
+    store.store(_relabel(loaded, "renamed"))
+    assert path.stat().st_ino == inode
+    again = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert again is not None and plain(again.pointers[0].document)["signer"]["label"] == "renamed"
+
+
+def _linked(path: Path) -> Path:
+    """`path` made a symbolic link to its own bytes, elsewhere; that file."""
+    real = path.with_name("elsewhere")
+    path.rename(real)
+    path.symlink_to(real.name)
+    return real
+
+
+def _hard_linked(path: Path) -> Path:
+    """`path` given a second name (a file outside the cache, hard-linked in); that name."""
+    other = path.parent / "outside"
+    os.link(path, other)
+    return other
+
+
+def _fifo(path: Path) -> Path:
+    """`path` replaced by a FIFO nobody reads; the FIFO."""
+    path.unlink()
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("plant", [_linked, _hard_linked, _fifo], ids=["link", "hard-link", "fifo"])
+def test_a_planted_file_of_entries_is_never_appended_to(tmp_path: Path, plant: Any) -> None:
+    """A product stored again never appends through a link, to a file with another name (a
+    file outside the cache hard-linked in) or to a FIFO (never waited on): the product stays as
+    it was and the planted file is untouched."""
+    store = ProductStore(tmp_path, AUTH)
+    store.store(_two_pointers())
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None
+    renamed = _relabel(loaded, "renamed")  # the renamed entry read before the file is planted
+    path = store._file(KEY, LAYOUTS_SUFFIX)
+    planted = plant(path)
+    before = None if planted.is_fifo() else planted.read_bytes()
+    header = store._file(KEY).read_bytes()
+    storing = threading.Thread(target=store.store, args=(renamed,), daemon=True)
+    storing.start()
+    storing.join(timeout=10)
+    assert not storing.is_alive(), "waited on a FIFO"
+    assert store._file(KEY).read_bytes() == header
+    if before is not None:
+        assert planted.read_bytes() == before
 
 
 def test_a_file_mostly_of_text_no_entry_names_is_written_afresh(tmp_path: Path) -> None:
