@@ -318,20 +318,23 @@ def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_READ_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
+_ENTRY_FLAGS = (
+    getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_NONBLOCK", 0)  # a FIFO planted as an entry must not block the open
 )
+_READ_FLAGS = os.O_RDONLY | _ENTRY_FLAGS
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | _ENTRY_FLAGS
 
 
-def open_cache_entry(path: Path | str) -> tuple[int, os.stat_result] | None:
+def open_cache_entry(
+    path: Path | str, *, append: bool = False
+) -> tuple[int, os.stat_result] | None:
     """An open descriptor of a cache entry that is a regular file, never followed through a
     link and never blocking (a FIFO planted there is not waited on), with its status; None for
-    anything else. The caller closes the descriptor."""
+    anything else. `append`: opened to append to it, not to read. The caller closes it."""
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd = os.open(path, _APPEND_FLAGS if append else _READ_FLAGS)
     except OSError:
         return None
     try:

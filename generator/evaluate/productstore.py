@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from generator.cacheauth import (
     cache_file_size,
     keep_only_entries,
     keyed_entry,
+    open_cache_entry,
     read_cache_file,
 )
 from generator.data.laidout import LaidOutEntry, LayoutFile
@@ -74,27 +74,17 @@ def _layout_file(path: Path, size: int) -> LayoutFile | None:
     return LayoutFile(path, size)
 
 
-_APPEND_FLAGS = (
-    os.O_WRONLY
-    | os.O_APPEND
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-)
-
-
 def append_to_cache_file(path: Path, size: int, data: bytes) -> bool:
     """Append `data` to the cache entry at `path` when it is still a regular file of `size`
-    bytes with no other name (never through a link, never to a FIFO planted there, never to a
-    file hard-linked from elsewhere); whether all of `data` was appended. A file cut short by
-    a failure is longer than its product names: a miss, never a wrong text."""
-    try:
-        fd = os.open(path, _APPEND_FLAGS)
-    except OSError:
+    bytes with no other name (`open_cache_entry`: never through a link, never to a FIFO planted
+    there; never to a file hard-linked from elsewhere); whether all of `data` was appended. A
+    file cut short by a failure is longer than its product names: a miss, never a wrong text."""
+    opened = open_cache_entry(path, append=True)
+    if opened is None:
         return False
+    fd, info = opened
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_size != size:
+        if info.st_nlink != 1 or info.st_size != size:
             return False
         view = memoryview(data)
         while view:
