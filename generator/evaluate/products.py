@@ -207,9 +207,9 @@ def product_parts(
             live += place[1] + text[1]
             continue
         layout, head, digest, steps = _laid_out(document)
-        entry_text = finish_layout(layout, ENTRY_PAD, steps)
+        entry_text, text_digest = _entry_text(document, layout, steps)
         place = [offset, len(layout), digest.hex(), steps]
-        text = [offset + len(layout), len(entry_text), hashlib.sha256(entry_text).hexdigest()]
+        text = [offset + len(layout), len(entry_text), text_digest.hex()]
         pointers.append(_pointer_json(p, {"head": head, "layout": place, "text": text}))
         layouts += (layout, entry_text)
         offset += len(layout) + len(entry_text)
@@ -237,6 +237,17 @@ def _kept_places(
         return None
     place = [span.offset, span.length, span.sha256.hex(), span.steps]
     return document.head(), place, [finished.offset, finished.length, finished.sha256.hex()]
+
+
+def _entry_text(document: Mapping[str, Any], layout: bytes, steps: int) -> tuple[bytes, bytes]:
+    """An entry's text as data/pointers.json holds it, and its sha256: the stored one when it
+    has one (checked as it is read), else finished from `layout` now."""
+    if isinstance(document, LaidOutEntry) and document.finished is not None:
+        stored = document.finished_text(ENTRY_PAD)
+        if stored is not None:
+            return stored, document.finished.sha256
+    text = finish_layout(layout, ENTRY_PAD, steps)
+    return text, hashlib.sha256(text).digest()
 
 
 def _laid_out(document: Mapping[str, Any]) -> tuple[bytes, dict[str, Any], bytes, int]:

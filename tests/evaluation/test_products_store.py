@@ -15,7 +15,8 @@ import pytest
 
 from generator.cacheauth import CacheAuth, Purpose, failures, reset_failures
 from generator.corroborate import BoardEntry
-from generator.data.laidout import LayoutError, plain
+from generator.data.gojson import finish_layout
+from generator.data.laidout import ENTRY_PAD, LaidOutEntry, LayoutError, plain
 from generator.evaluate.products import (
     PointerProduct,
     RecipeProduct,
@@ -468,6 +469,26 @@ def test_a_file_mostly_of_text_no_entry_names_is_written_afresh(tmp_path: Path) 
         assert size < 3 * fresh  # never more text no entry names than text it names, and more
     loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
     assert loaded is not None and plain(loaded.pointers[0].document)["signer"]["label"] == "c"
+
+
+def test_a_file_written_afresh_carries_each_kept_entry_s_stored_text(tmp_path: Path) -> None:
+    """An entry not renamed keeps its stored text (as data/pointers.json holds it) through a
+    file written afresh: copied with its sha256, and it reads back as that text."""
+    store = ProductStore(tmp_path, AUTH)
+    store.store(_two_pointers())
+    path = store._file(KEY, LAYOUTS_SUFFIX)
+    inode = path.stat().st_ino
+    while path.stat().st_ino == inode:  # appended until most of it is text no entry names
+        loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+        assert loaded is not None
+        store.store(_relabel(loaded, f"{path.stat().st_size}"))
+    loaded = store.load(KEY, lambda signer: pytest.fail("no board entry"))
+    assert loaded is not None
+    for pointer in loaded.pointers:
+        entry = pointer.document
+        assert isinstance(entry, LaidOutEntry)
+        expected = finish_layout(entry.layout, ENTRY_PAD, entry.steps)
+        assert entry.finished_text(ENTRY_PAD) == expected
 
 
 def test_a_kept_file_cut_short_leaves_the_product_as_it_was(tmp_path: Path) -> None:
