@@ -13,7 +13,8 @@ child processes, one at a time:
   `--cold-rounds` times (a cold build, then the floor right after it: a slow stretch of a shared
   machine weighs on both sides of their ratio alike), and the pair with the middle ratio counts;
 - the maintainer's loop (`bench.loop`): builds after one small change each, every change
-  measured `--loop-rounds` times (its median round counts).
+  measured `--loop-rounds` times (its median round counts; the highest peak memory of its
+  rounds is held to the memory target with the cold build's).
 
 It prints per size the wall times, each build as a ratio to the floor, verdict-cache hits and
 misses, pages per second, the phases and the peak memory of the whole process tree (the sum of
@@ -335,7 +336,9 @@ def run_size(
         figures[label] = _measure_build(info, folder, runs, label, 1, out, cache, jobs)
     figures["pages"] = _pages(out)
     figures["floorN"] = _measure_floor(info, folder, runs, "floorN", 1, jobs)
-    figures["loop"], figures["loop_walls"] = run_loop(info, runs, cache, out, jobs, rounds)
+    figures["loop"], figures["loop_walls"], figures["loop_peaks"] = run_loop(
+        info, runs, cache, out, jobs, rounds
+    )
     trash.discard(out)
     return figures
 
@@ -403,12 +406,14 @@ def median_round(pairs: Sequence[tuple[Measured, Measured]]) -> tuple[Measured, 
 
 def run_loop(
     info: TreeInfo, runs: Path, cache: Path, out: Path, jobs: int, rounds: int
-) -> tuple[dict[str, Measured], dict[str, list[float]]]:
+) -> tuple[dict[str, Measured], dict[str, list[float]], dict[str, float]]:
     """The maintainer's loop (`bench.loop`): a base build of a copy of the tree on the warm
     cache, then `rounds` times one measured build after each small change (every change makes
     a tree no build has seen: the pointer goes and comes back while the overlay and the label
     keep changing). Per change: the median build (the middle one of its rounds) and every
-    round's wall time, since one build on a busy disk can take a second more or less."""
+    round's wall time, since one build on a busy disk can take a second more or less; and per
+    change the highest peak memory of its rounds (held to the memory target, like the cold
+    build's)."""
     tree = copy_tree(info.root, runs / "loop")
     measured: dict[str, list[Measured]] = {}
     steps = [("base", None), *((c.name, c) for _ in range(rounds) for c in CHANGES)]
@@ -430,7 +435,8 @@ def run_loop(
             flush=True,
         )
     medians = {name: median_build(ms) for name, ms in measured.items()}
-    return medians, {name: [m.wall for m in ms] for name, ms in measured.items()}
+    walls = {name: [m.wall for m in ms] for name, ms in measured.items()}
+    return medians, walls, {name: max(m.peak_mib for m in ms) for name, ms in measured.items()}
 
 
 def _phase_text(result: dict[str, Any]) -> str:
@@ -525,6 +531,14 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
             + " ".join(f"{_cpu_text(row['loop'][n].result):>17}" for n in names if n in row["loop"])
             for row in loops
         )
+        peaks = [row for row in loops if row.get("loop_peaks")]
+        if peaks:
+            lines.append("  peak memory, MiB (the highest of each change's rounds):")
+            lines.extend(
+                f"  {row['size']:>6} "
+                + " ".join(f"{row['loop_peaks'].get(n, 0.0):>17.0f}" for n in names)
+                for row in peaks
+            )
         lines.append("  recipes evaluated / recipe pages rendered by each of those builds:")
         lines.extend(
             f"  {row['size']:>6} "
@@ -567,6 +581,7 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
                 max(
                     big.get("cold_peak_mib", 0.0),
                     *(m.peak_mib for m in (cold, warm, big["rewarm"])),
+                    *(big.get("loop_peaks") or {}).values(),
                 )
                 < TARGETS["memory_mib"],
             ),

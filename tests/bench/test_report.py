@@ -203,3 +203,17 @@ def test_every_cold_round_is_reported_and_the_loop_target_judges_the_round_shown
     assert "peak memory < 1 GiB: MISSED" in report([row])
     row["cold_ratios"] = [2.1]
     assert "rounds (a cold build" not in report([row])  # one round: nothing more to show
+
+
+def test_the_loop_builds_peaks_are_printed_and_held_to_the_memory_target() -> None:
+    """A change's highest round is its peak; a loop build over 1 GiB misses the target even
+    when every cold, warm and rewarm build stayed under it."""
+    row = _with_loop(_row(10_000, 45.0, 4.0, 900), 2.5, 2.9)
+    row["loop_peaks"] = {"base": 700.0, "pointer removed": 810.0, "overlay changed": 655.0}
+    text = report([row])
+    assert "peak memory, MiB (the highest of each change's rounds):" in text
+    line = text.split("peak memory, MiB (the highest of each change's rounds):\n", 1)[1]
+    assert line.splitlines()[0].split() == ["10000", "700", "810", "655"]
+    assert "peak memory < 1 GiB: met" in text
+    row["loop_peaks"]["overlay changed"] = 1030.0
+    assert "peak memory < 1 GiB: MISSED" in report([row])
