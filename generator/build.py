@@ -17,6 +17,7 @@ from generator.buildmemo import Counts
 from generator.bundle.prefetch import IndexPrefetch
 from generator.cacheauth import reset_failures
 from generator.data.laidout import LayoutError
+from generator.data.layoutfile import let_go_files
 from generator.errors import BuildError
 from generator.evaluate.clock import build_time_for, rfc3339, verdict_logged
 from generator.evaluate.engine import Engines, start_prefetch
@@ -72,6 +73,7 @@ def run_build(options: BuildOptions) -> BuildSummary:
             finish_retiring()  # the replaced output, deleted while the build finished
             finish_storing()  # the kept tabs, written while the site was built
             finish_writing()  # the recipe products, written by a child meanwhile
+            let_go_files()  # the recipe products' files of entries its pages read
     return dataclasses.replace(summary, out=str(output.out))
 
 

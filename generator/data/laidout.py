@@ -17,22 +17,21 @@ freshly made entry keeps the order it was made in: no page or document depends o
 test of `tests/evaluation/test_incremental.py` compares a build from laid-out entries with a
 cold build, byte for byte). The text comes from an authenticated product
 (`generator.cacheauth`); a text that does not parse as the keys it was stored with raises
-`LayoutError` (a build error: the previous output stays), never another value.
+`LayoutError` (a build error: the previous output stays), never another value. An entry read
+from a product does not hold its text: it is read from the product's file (`LayoutFile`, which
+holds a few recent files) each time it is asked for, so a build that reads every entry (every
+page made again) does not hold them all.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import orjson
 
-from generator.cacheauth import note_failure, read_cache_file
+from generator.data.layoutfile import LayoutError, LayoutFile, Span
 
 __all__ = [
     "ENTRY_PAD",
@@ -57,64 +56,6 @@ pages), its verdict (not the verification steps)."""
 _PART_NAMES = frozenset(PART_KEYS)
 ENTRY_PAD = "    "
 """The indent of a pointer's entry in data/pointers.json (`{"pointers": [entry, ...]}`)."""
-
-
-class LayoutError(ValueError):
-    """A laid-out entry's text is not the JSON object its fields say it is, or not the text
-    its digest names."""
-
-
-class LayoutFile:
-    """A file of laid-out entries (a recipe product's, `generator.evaluate.productstore`), read
-    whole the first time one of its entries' text is asked for. The file is not sealed: each
-    entry's text is checked against its sha256, which the sealed product names. A file that is
-    not what it was stored as is removed (the next build evaluates its recipe again) and raises
-    `LayoutError`."""
-
-    __slots__ = ("_data", "path", "size")
-
-    def __init__(self, path: Path, size: int) -> None:
-        self.path = path
-        self.size = size
-        self._data: bytes | None = None
-
-    def stored(self) -> bytes | None:
-        """Its first `size` bytes as the file holds them now, unchecked (a product stored again
-        appends after them); None when it is not a regular file that long."""
-        data = read_cache_file(self.path, self.size, head=True)
-        return data if data is not None and len(data) == self.size else None
-
-    def text(self, span: Span) -> bytes:
-        """The text of `span`, checked against its sha256 (the file read once)."""
-        if self._data is None:
-            self._data = self.stored()
-            if self._data is None:
-                self.damaged()
-        text = self._data[span.offset : span.offset + span.length]
-        if len(text) != span.length or hashlib.sha256(text).digest() != span.sha256:
-            self.damaged()
-        return text
-
-    def damaged(self) -> NoReturn:
-        """Remove the file (its product is a miss from now on) and raise `LayoutError`."""
-        self._data = None
-        note_failure(f"recipe layouts {self.path.name}")
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        raise LayoutError(f"{self.path} is not the file of laid-out entries it was stored as")
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """Where an entry's text lies in its `LayoutFile`, the sha256 of that text, and which of
-    Go's number steps change it (`generator.data.gonumbers.number_steps`; None: not known), so
-    writing it does not search for them again."""
-
-    file: LayoutFile
-    offset: int
-    length: int
-    sha256: bytes
-    steps: int | None = None
 
 
 class _Fields(Mapping[str, Any]):
@@ -182,11 +123,11 @@ class LaidOutEntry(_Fields):
     def layout(self) -> bytes:
         """`subtree_layout` of the entry: the exact text data/pointers.json is made from."""
         if self._layout is None:
-            if self.span is None:  # made in this build and let go (`release`): made again
-                assert self._relayout is not None and self._full is not None
-                self._layout = self._relayout(self._full)
-            else:
-                self._layout = self.span.file.text(self.span)
+            if self.span is not None:  # read from its product's file each time, not held
+                return self.span.file.text(self.span)
+            # made in this build and let go (`release`): made again
+            assert self._relayout is not None and self._full is not None
+            self._layout = self._relayout(self._full)
         return self._layout
 
     def release(self) -> None:
@@ -213,7 +154,8 @@ class LaidOutEntry(_Fields):
 
     @property
     def unread(self) -> Span | None:
-        """Where its text lies while the text was not read (the data helper reads it then)."""
+        """Where its text lies, for an entry read from a product (the data helper reads it there;
+        None: made in this build)."""
         return self.span if self._layout is None else None
 
     @property
@@ -305,7 +247,8 @@ class LaidOutEntry(_Fields):
 
     def _parsed(self) -> dict[str, Any]:
         """The whole entry, parsed once (its text is a product's, authenticated)."""
-        if self._full is None:
+        full = self._full
+        if full is None:
             try:
                 full = orjson.loads(self.layout)
             except orjson.JSONDecodeError as exc:
@@ -313,7 +256,7 @@ class LaidOutEntry(_Fields):
             if not isinstance(full, dict) or tuple(full) != self._keys:
                 raise LayoutError("a laid-out entry has other keys than it says")
             self._full = full
-        return self._full
+        return full
 
     def materialized(self) -> dict[str, Any]:
         """The entry as a new dict of its parsed values."""

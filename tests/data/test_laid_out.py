@@ -23,6 +23,7 @@ from generator.data.laidout import (
     materialized,
     plain,
 )
+from generator.data.layoutfile import KEEP_FILES, let_go_files
 from generator.site.recipepages import _entry_digests
 from tests.data.laidout_files import stored_entries
 
@@ -206,9 +207,42 @@ def test_a_stored_entry_reads_its_text_only_when_asked(tmp_path: Path) -> None:
         assert entry.sha256 == hashlib.sha256(subtree_layout(doc)).digest()
     keys = _entry_digests(entries)
     assert all(e.unread is not None for e in entries) and file._data is None  # nothing read
-    assert entries[0] == docs[0] and entries[0].unread is None
+    assert entries[0] == docs[0] and file._data is not None  # read: its file is held
+    assert entries[0].unread is not None  # its text is not: the data helper reads it there
     assert [materialized(e) for e in entries] == docs
     assert keys == _entry_digests(entries) == _entry_digests(docs)  # read or not, one key
+    let_go_files()
+    assert file._data is None and entries[1]["bundle"] == docs[1]["bundle"]  # read again
+
+
+def test_only_the_last_files_read_stay_held_and_a_file_read_again_is_checked_again(
+    tmp_path: Path,
+) -> None:
+    """A build that makes every page reads every recipe's file: only the last `KEEP_FILES`
+    read stay in memory. A file let go and changed since is refused when read again, as it
+    would have been the first time."""
+    let_go_files()
+    reset_failures()
+    doc = _cases()[0]
+    stored = []
+    for n in range(KEEP_FILES + 3):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        stored.append(stored_entries(folder, [doc]))
+    for entries, _file in stored:
+        assert entries[0]["bundle"] == doc["bundle"]
+    held = [file for _entries, file in stored if file._data is not None]
+    assert held == [file for _entries, file in stored[-KEEP_FILES:]]
+    first_entries, first_file = stored[0]
+    data = bytearray(first_file.path.read_bytes())
+    data[data.index(b"sha256:")] ^= 1  # same size, other text
+    first_file.path.write_bytes(bytes(data))
+    fresh = LaidOutEntry.from_head(first_entries[0].span, head_of(doc))  # not parsed yet
+    with pytest.raises(LayoutError):
+        fresh["bundle"]
+    assert not first_file.path.exists() and failures()
+    let_go_files()
+    assert all(file._data is None for _entries, file in stored)
 
 
 def test_a_stored_entry_whose_text_changed_raises_and_removes_its_file(tmp_path: Path) -> None:
