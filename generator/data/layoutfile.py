@@ -1,5 +1,6 @@
-"""A recipe product's file of laid-out entries (`LayoutFile`), where each entry's text lies in
-it (`Span`), and the error a text that is not what its product names raises (`LayoutError`).
+"""A file of laid-out entries (`LayoutFile`: a recipe product's or a kept tab's), where each
+entry's text lies in it (`Span`), and the error a text that is not what its sealed record names
+raises (`LayoutError`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ def let_go_files() -> None:
 
 
 class LayoutFile:
-    """A file of laid-out entries (a recipe product's, `generator.evaluate.productstore`), read
-    whole when one of its entries' text is asked for, and held while among the last
+    """A file of laid-out entries (a recipe product's, `generator.evaluate.productstore`, or a
+    kept tab's, `generator.evaluate.tabstore`), read whole when one of its entries' text is
+    asked for, and held while among the last
     `KEEP_FILES` so read. The file is not sealed: each entry's text is checked against its
     sha256, which the sealed product names. A file that is not what it was stored as is removed
     (the next build evaluates its recipe again) and raises `LayoutError`."""
