@@ -38,7 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -519,31 +519,31 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
             row for row in loops if any(len(w) > 1 for w in row.get("loop_walls", {}).values())
         ]
         if spread:
-            lines.append("  every round of each change, fastest to slowest:")
-            lines.extend(
-                f"  {row['size']:>6} "
-                + " ".join(f"{_walls(row['loop_walls'].get(n, [])):>17}" for n in names)
-                for row in spread
+            lines += _per_change(
+                "every round of each change, fastest to slowest:",
+                spread,
+                names,
+                lambda row, n: _walls(row["loop_walls"].get(n, [])),
             )
-        lines.append("  CPU s of those builds, user + system (the disk's share shows in system):")
-        lines.extend(
-            f"  {row['size']:>6} "
-            + " ".join(f"{_cpu_text(row['loop'][n].result):>17}" for n in names if n in row["loop"])
-            for row in loops
+        lines += _per_change(
+            "CPU s of those builds, user + system (the disk's share shows in system):",
+            loops,
+            names,
+            lambda row, n: _cpu_text(row["loop"][n].result) if n in row["loop"] else None,
         )
         peaks = [row for row in loops if row.get("loop_peaks")]
         if peaks:
-            lines.append("  peak memory, MiB (the highest of each change's rounds):")
-            lines.extend(
-                f"  {row['size']:>6} "
-                + " ".join(f"{row['loop_peaks'].get(n, 0.0):>17.0f}" for n in names)
-                for row in peaks
+            lines += _per_change(
+                "peak memory, MiB (the highest of each change's rounds):",
+                peaks,
+                names,
+                lambda row, n: f"{row['loop_peaks'].get(n, 0.0):.0f}",
             )
-        lines.append("  recipes evaluated / recipe pages rendered by each of those builds:")
-        lines.extend(
-            f"  {row['size']:>6} "
-            + " ".join(f"{_redone(row['loop'][n].result):>17}" for n in names if n in row["loop"])
-            for row in loops
+        lines += _per_change(
+            "recipes evaluated / recipe pages rendered by each of those builds:",
+            loops,
+            names,
+            lambda row, n: _redone(row["loop"][n].result) if n in row["loop"] else None,
         )
         for row in loops:
             lines.append(f"  where the time of those builds went, size {row['size']} (s):")
@@ -597,6 +597,20 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
         )
         lines.append(_loop_targets(big))
     return "\n".join(lines)
+
+
+def _per_change(
+    title: str,
+    rows: Sequence[dict[str, Any]],
+    names: Sequence[str],
+    cell: Callable[[dict[str, Any], str], str | None],
+) -> list[str]:
+    """A title, then per size a line of one cell per change of the loop (None: left out)."""
+    lines = [f"  {title}"]
+    for row in rows:
+        cells = (cell(row, name) for name in names)
+        lines.append(f"  {row['size']:>6} " + " ".join(f"{c:>17}" for c in cells if c is not None))
+    return lines
 
 
 def median_build(builds: Sequence[Measured]) -> Measured:
