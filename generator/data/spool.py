@@ -237,16 +237,17 @@ def _spool(spool: Path, doc: Any, walk: int) -> None:
                 _record(out, b"T", part)
                 continue
             assert isinstance(part, Subtree)
-            pad = part.pad.encode("ascii")
-            padded = len(pad).to_bytes(2, "big") + pad
             value = part.value
             laid_out = type(value) is LaidOutEntry
             finished = value.finished if laid_out and part.pad == ENTRY_PAD else None
-            span = value.unread if laid_out else None
-            if finished is not None:
+            if finished is not None:  # copied as it is: no indent, no steps
                 where = finished.offset.to_bytes(8, "big") + finished.length.to_bytes(8, "big")
                 _record(out, b"F", where + finished.sha256 + os.fsencode(finished.file.path))
-            elif span is not None:
+                continue
+            pad = part.pad.encode("ascii")
+            padded = len(pad).to_bytes(2, "big") + pad
+            span = value.unread if laid_out else None
+            if span is not None:
                 where = span.offset.to_bytes(8, "big") + span.length.to_bytes(8, "big")
                 place = where + span.sha256 + os.fsencode(span.file.path)
                 steps = _UNKNOWN_STEPS if span.steps is None else span.steps
