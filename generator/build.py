@@ -72,7 +72,7 @@ def run_build(options: BuildOptions) -> BuildSummary:
         finally:
             finish_retiring()  # the replaced output, deleted while the build finished
             finish_storing()  # the kept tabs, written while the site was built
-            finish_writing()  # the recipe products, written by a child meanwhile
+            finish_writing()  # the recipe products, written by a helper meanwhile
             let_go_files()  # the recipe products' files of entries its pages read
     return dataclasses.replace(summary, out=str(output.out))
 

@@ -55,6 +55,7 @@ from generator.data.gojson import (
 )
 from generator.data.gonumbers import STEPS
 from generator.data.laidout import ENTRY_PAD, LaidOutEntry
+from generator.helperio import helper_env, read_record, write_record
 from generator.pids import dead_folders
 
 __all__ = ["MIN_SPOOLED_POINTERS", "SPOOL_NAME", "DeferredWrite", "spool_folder"]
@@ -72,12 +73,6 @@ SPOOL_BYTES_PER_POINTER = 64 << 10
 _FOLDER_PREFIX = "evidence-dashboard-spool-"
 _PATIENCE_S = 300.0
 """A helper still writing after this long is given up (the build writes its document)."""
-_HEADER = 8
-
-
-def _record(out: IO[bytes], kind: bytes, payload: bytes) -> None:
-    out.write(kind + len(payload).to_bytes(_HEADER, "big"))
-    out.write(payload)
 
 
 def spool_folder(pointers: int, beside: Path) -> tuple[Path, bool]:
@@ -157,22 +152,19 @@ class DeferredWrite:
         if proc is not None and proc.stdin is not None:
             try:
                 for name in (helped.spool, path):
-                    _record(proc.stdin, b"P", os.fsencode(name))
+                    write_record(proc.stdin, b"P", os.fsencode(name))
                 proc.stdin.flush()
             except OSError:
                 pass  # the helper is gone: the build writes what it did not
 
     def _start(self) -> subprocess.Popen[bytes] | None:
-        package_root = str(Path(__file__).resolve().parents[2])
-        path_var = os.environ.get("PYTHONPATH")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, path_var)))}
         with contextlib.suppress(OSError):
             self._proc = subprocess.Popen(
                 self.command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env=env,
+                env=helper_env(),
             )
         return self._proc
 
@@ -234,7 +226,7 @@ def _spool(spool: Path, doc: Any, walk: int) -> None:
     with spool.open("wb") as out:
         for part in go_json_plan(doc, walk):
             if type(part) is bytes:
-                _record(out, b"T", part)
+                write_record(out, b"T", part)
                 continue
             assert isinstance(part, Subtree)
             value = part.value
@@ -242,7 +234,7 @@ def _spool(spool: Path, doc: Any, walk: int) -> None:
             finished = value.finished if laid_out and part.pad == ENTRY_PAD else None
             if finished is not None:  # copied as it is: no indent, no steps
                 where = finished.offset.to_bytes(8, "big") + finished.length.to_bytes(8, "big")
-                _record(out, b"F", where + finished.sha256 + os.fsencode(finished.file.path))
+                write_record(out, b"F", where + finished.sha256 + os.fsencode(finished.file.path))
                 continue
             pad = part.pad.encode("ascii")
             padded = len(pad).to_bytes(2, "big") + pad
@@ -251,9 +243,9 @@ def _spool(spool: Path, doc: Any, walk: int) -> None:
                 where = span.offset.to_bytes(8, "big") + span.length.to_bytes(8, "big")
                 place = where + span.sha256 + os.fsencode(span.file.path)
                 steps = _UNKNOWN_STEPS if span.steps is None else span.steps
-                _record(out, b"S", padded + bytes((steps,)) + place)
+                write_record(out, b"S", padded + bytes((steps,)) + place)
             else:
-                _record(out, b"L", padded + subtree_layout(value))
+                write_record(out, b"L", padded + subtree_layout(value))
 
 
 def _join(proc: subprocess.Popen[bytes] | None) -> list[str | None]:
@@ -290,19 +282,6 @@ def _steps_of(byte: bytes) -> int | None:
     if len(byte) != 1 or byte[0] not in STEPS:
         raise ValueError(f"a spool record with number steps {byte!r}")
     return byte[0]
-
-
-def _read_record(inp: IO[bytes]) -> tuple[bytes, bytes] | None:
-    head = inp.read(1 + _HEADER)
-    if not head:
-        return None
-    if len(head) != 1 + _HEADER:
-        raise ValueError("a cut spool record")
-    size = int.from_bytes(head[1:], "big")
-    payload = inp.read(size)
-    if len(payload) != size:
-        raise ValueError("a cut spool record")
-    return head[:1], payload
 
 
 class _Spans:
@@ -342,7 +321,7 @@ def serve(spool: Path, target: Path) -> str:
     spans = _Spans()
     with spool.open("rb") as inp, target.open("wb") as out:
         try:
-            while (record := _read_record(inp)) is not None:
+            while (record := read_record(inp, "spool")) is not None:
                 kind, payload = record
                 if kind == b"T":
                     text = payload
@@ -374,7 +353,9 @@ def serve(spool: Path, target: Path) -> str:
 def _serve_all(inp: IO[bytes], out: IO[bytes]) -> None:
     """The helper's loop: for each (spool, target) pair on `inp`, write the document and
     answer its digest (a line), until `inp` ends."""
-    while (spool := _read_record(inp)) is not None and (target := _read_record(inp)) is not None:
+    while (spool := read_record(inp, "spool")) is not None and (
+        target := read_record(inp, "spool")
+    ) is not None:
         digest = serve(Path(os.fsdecode(spool[1])), Path(os.fsdecode(target[1])))
         out.write(digest.encode("ascii") + b"\n")
         out.flush()

@@ -280,7 +280,7 @@ class RecipePlan:
             if product is not None:
                 fresh.append(product)
                 self.stored_groups.add(name)
-        store_products(self.store, fresh, kept)  # a forked child, when there are many
+        store_products(self.store, fresh, kept)  # by a helper, when there are many
 
     def product_keys(self) -> dict[str, str]:
         """The product key of each pointer path of a group reused or stored by `keep`: what

@@ -165,7 +165,27 @@ class ProductStore:
         except (OSError, ValueError, TypeError):
             pass
 
+    def fresh_files(
+        self, product: RecipeProduct
+    ) -> tuple[tuple[str, bytes], tuple[str, bytes]] | None:
+        """The files `product` is stored in afresh, by name in `root`, in the order they are
+        written (its file of entries, then its sealed JSON part, which names that file's size
+        and digests): what `store` writes for it. None when it is stored over its own file of
+        entries (`store` appends to it) or cannot be written."""
+        try:
+            target = self._file(product.key, LAYOUTS_SUFFIX)
+            if _stored_over(product, target) is not None:
+                return None
+            body, layouts, _ = product_bytes(product)
+        except (OSError, ValueError, TypeError):
+            return None
+        sealed = self.auth.seal(Purpose.RECIPE, body, product.key.encode())
+        return (target.name, layouts), (self._file(product.key).name, sealed)
+
+    def kept_names(self, keys: Iterable[str]) -> set[str]:
+        """The names of the files of the products of `keys`."""
+        return {f"{key}{suffix}" for key in keys for suffix in (".json", LAYOUTS_SUFFIX)}
+
     def keep_only(self, keys: Iterable[str]) -> None:
         """Remove every stored product but those of `keys` (the current build's)."""
-        wanted = {f"{key}{suffix}" for key in keys for suffix in (".json", LAYOUTS_SUFFIX)}
-        keep_only_entries(self.root, wanted)
+        keep_only_entries(self.root, self.kept_names(keys))

@@ -22,7 +22,6 @@ helper that fails, for any reason, costs only speed: its recipes are rendered in
 
 from __future__ import annotations
 
-import os
 import pickle
 import queue
 import subprocess
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from generator.helperio import helper_env
 from generator.site.mkdocs_adapter import Finished, PageShell
 from generator.site.pages import RecipePages, SiteModel, Tab
 
@@ -190,15 +190,12 @@ class _Helper:
     """One helper process, fed by a writer thread and read by a reader thread (pipes block)."""
 
     def __init__(self, setup: tuple[Any, ...]) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])
-        path = os.environ.get("PYTHONPATH")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, path)))}
         self.proc = subprocess.Popen(
             _command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=env,
+            env=helper_env(),
         )
         self.requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.answers: queue.SimpleQueue[Any] = queue.SimpleQueue()

@@ -30,12 +30,11 @@ import pytest
 import generator.build as build_module
 import generator.evaluate.evaluation as evaluation_module
 import generator.evaluate.productwrites as productwrites
-import generator.forkedcall as forkedcall
 from generator.build import BuildOptions, run_build
+from generator.cachewriter import CacheWriter
 from generator.data.laidout import LaidOutEntry
 from generator.evaluate import Evaluation, evaluate
 from generator.evaluate.memoize import counts_of
-from generator.forkedcall import can_fork
 from generator.site.build import commit_mark
 from generator.site.pagecache import PageCache
 from generator.site.pages import RecipePages
@@ -219,30 +218,27 @@ def test_a_removed_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:
     )
 
 
-def test_products_a_child_wrote_are_reused_as_those_written_here(
+def test_products_a_helper_wrote_are_reused_as_those_written_here(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The build's products written by a forked child (`generator.evaluate.productwrites`,
-    made to fork for the demo's few recipes): the next build reuses them alike."""
-    if not can_fork():
-        pytest.skip("no fork on this platform")
-    children: list[Any] = []
-    real = productwrites.start_forked
+    """The build's products written by a helper process (`generator.evaluate.productwrites`,
+    made to hand over the demo's few recipes): the next build reuses them alike."""
+    helpers: list[Any] = []
+    real = CacheWriter.start
 
-    def counted(*args: Any) -> Any:
-        child = real(*args)
-        if child is not None:
-            children.append(child)
-        return child
+    def counted(folder: Path) -> Any:
+        writer = real(folder)
+        if writer is not None:
+            helpers.append(writer)
+        return writer
 
-    monkeypatch.setattr(productwrites, "MIN_FORKED", 1)
-    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
-    monkeypatch.setattr(productwrites, "start_forked", counted)
+    monkeypatch.setattr(productwrites, "MIN_HANDED", 1)
+    monkeypatch.setattr(CacheWriter, "start", staticmethod(counted))
     change_and_compare(
         tree, lambda t: pointers(t.recipes / H100)[0].unlink(), evaluated=1, verified=0
     )
-    assert len(children) >= 2  # the first build's products and the second's, each by a child
-    assert not productwrites._WRITING  # every build waited for its child
+    assert len(helpers) >= 2  # the first build's products and the second's, each by a helper
+    assert not productwrites._WRITING  # every build waited for its helper
 
 
 def test_an_added_pointer_re_evaluates_its_recipe_only(tree: Tree) -> None:

@@ -1,20 +1,21 @@
-"""generator.evaluate.productwrites: the products a build stores are written by a forked child
-when there are many; what a reader finds afterwards is what storing them here finds, a child
-that dies costs only misses, and no child is forked while another thread runs."""
+"""generator.evaluate.productwrites: the products a build stores are written by a helper
+process when there are many; what a reader finds afterwards is what storing them here finds,
+a helper that dies or cannot start costs only misses (or the build writes), and the helper of
+a build that is gone stops and removes nothing."""
 
 from __future__ import annotations
 
 import os
 import signal
-import threading
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import generator.cachewriter as cachewriter
 import generator.evaluate.productwrites as writes
-import generator.forkedcall as forkedcall
 from generator.cacheauth import CacheAuth
 from generator.evaluate.products import PointerProduct, RecipeProduct, StoredKind, StoredOutcome
 from generator.evaluate.productstore import ProductStore
@@ -24,9 +25,23 @@ from tests._evidence_fakes import identity
 
 AUTH = CacheAuth(b"w" * 40)
 SIGNER = identity("acme")
-MANY = writes.MIN_FORKED + 6
+MANY = writes.MIN_HANDED + 6
 
-needs_fork = pytest.mark.skipif(not can_fork(), reason="no fork on this platform")
+SLOW_HELPER = """
+import sys, time
+from pathlib import Path
+import generator.cachewriter as writer
+real = writer.write_whole
+def slow(path, data, **kw):
+    time.sleep(0.01)
+    real(path, data, **kw)
+writer.write_whole = slow
+writer.serve(Path(sys.argv[1]), sys.stdin.buffer, int(sys.argv[2]))
+"""
+
+
+def _slow_command(folder: Path) -> list[str]:
+    return [sys.executable, "-c", SLOW_HELPER, str(folder), str(os.getpid())]
 
 
 def _product(n: int) -> RecipeProduct:
@@ -49,116 +64,96 @@ def _never(signer: Any) -> Any:
 
 
 @pytest.fixture(autouse=True)
-def _no_child_left() -> Any:
+def _no_helper_left() -> Any:
     yield
     writes.finish_writing()
 
 
-@needs_fork
-def test_many_products_are_written_by_a_child_as_this_process_writes_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_many_products_are_written_by_a_helper_as_this_process_writes_them(
+    tmp_path: Path,
 ) -> None:
     products = [_product(n) for n in range(MANY)]
     here = ProductStore(tmp_path / "here", AUTH)
-    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: False)
-    writes.store_products(here, products, [p.key for p in products])
-    assert not writes._WRITING
+    writes._store_here(here, products, [p.key for p in products])
 
-    forked = ProductStore(tmp_path / "forked", AUTH)
-    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
-    writes.store_products(forked, products, [p.key for p in products])
-    assert len(writes._WRITING) == 1  # a child writes them
+    handed = ProductStore(tmp_path / "handed", AUTH)
+    writes.store_products(handed, products, [p.key for p in products])
+    assert len(writes._WRITING) == 1  # a helper writes them
     writes.finish_writing()
     assert not writes._WRITING
-    assert _files(tmp_path / "forked") == _files(tmp_path / "here")
-    assert len(_files(tmp_path / "forked")) == 2 * MANY
-    assert forked.load(products[3].key, _never) == products[3]
+    assert _files(tmp_path / "handed") == _files(tmp_path / "here")
+    assert len(_files(tmp_path / "handed")) == 2 * MANY
+    assert handed.load(products[3].key, _never) == products[3]
 
 
-@needs_fork
-def test_the_child_lets_go_of_the_products_the_tree_no_longer_has(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_helper_lets_go_of_the_products_the_tree_no_longer_has(tmp_path: Path) -> None:
     store = ProductStore(tmp_path, AUTH)
     gone = _product(10_000)
     store.store(gone)
-    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
     products = [_product(n) for n in range(MANY)]
     writes.store_products(store, products, [p.key for p in products])
     writes.finish_writing()
     assert store.load(gone.key, _never) is None
     assert not any(name.startswith(gone.key) for name in _files(tmp_path))
+    assert store.load(products[-1].key, _never) == products[-1]
 
 
-def test_few_products_are_written_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
-    products = [_product(n) for n in range(writes.MIN_FORKED - 1)]
+def test_few_products_are_written_here(tmp_path: Path) -> None:
+    products = [_product(n) for n in range(writes.MIN_HANDED - 1)]
     store = ProductStore(tmp_path, AUTH)
     writes.store_products(store, products, [p.key for p in products])
     assert not writes._WRITING
     assert store.load(products[0].key, _never) == products[0]
 
 
-def test_no_child_while_another_thread_runs(tmp_path: Path) -> None:
-    """A child forked beside a running thread inherits the locks that thread holds."""
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait, daemon=True)
-    other.start()
-    try:
-        products = [_product(n) for n in range(MANY)]
-        store = ProductStore(tmp_path, AUTH)
-        writes.store_products(store, products, [p.key for p in products])
-        assert not writes._WRITING
-        assert store.load(products[-1].key, _never) == products[-1]
-    finally:
-        stop.set()
-        other.join()
-
-
-def test_a_child_that_cannot_be_forked_leaves_the_writing_here(
+def test_a_helper_that_cannot_start_leaves_the_writing_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_process(*args: Any) -> Any:
-        raise OSError("Resource temporarily unavailable")
-
-    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
-    monkeypatch.setattr(forkedcall, "ForkedCall", no_process)
+    monkeypatch.setattr(cachewriter, "helper_command", lambda folder: [str(tmp_path / "none")])
     products = [_product(n) for n in range(MANY)]
-    store = ProductStore(tmp_path, AUTH)
+    store = ProductStore(tmp_path / "store", AUTH)
     writes.store_products(store, products, [p.key for p in products])
+    assert not writes._WRITING
     assert store.load(products[5].key, _never) == products[5]
 
 
-@needs_fork
-def test_a_child_killed_while_writing_costs_misses_only(
+def test_what_a_helper_gone_meanwhile_did_not_take_is_written_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Killed halfway, the child leaves each product whole or absent: every load is the
+    """A helper that exits at once (here: one that reads nothing): the build finds its pipe
+    closed and stores every product itself."""
+    monkeypatch.setattr(
+        cachewriter, "helper_command", lambda folder: [sys.executable, "-c", "pass"]
+    )
+    products = [_product(n) for n in range(MANY)]
+    big = [RecipeProduct(p.key, p.signers, p.pointers * 40) for p in products]  # fills the pipe
+    store = ProductStore(tmp_path, AUTH)
+    writes.store_products(store, big, [p.key for p in big])
+    assert not writes._WRITING
+    assert all(store.load(p.key, _never) == p for p in big)
+
+
+def test_a_helper_killed_while_writing_costs_misses_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed halfway, the helper leaves each product whole or absent: every load is the
     product or a miss, never an error or another product."""
-    real_store = ProductStore.store
-
-    def slow_store(self: ProductStore, product: RecipeProduct) -> None:
-        real_store(self, product)
-        time.sleep(0.02)
-
-    monkeypatch.setattr(ProductStore, "store", slow_store)
-    monkeypatch.setattr(forkedcall, "fork_is_safe", lambda: True)
+    monkeypatch.setattr(cachewriter, "helper_command", _slow_command)
     products = [_product(n) for n in range(MANY)]
     store = ProductStore(tmp_path, AUTH)
     writes.store_products(store, products, [p.key for p in products])
-    child = writes._WRITING[0]
+    helper = writes._WRITING[0]
     deadline = time.monotonic() + 30
     while len(_files(tmp_path)) < 10 and time.monotonic() < deadline:
         time.sleep(0.01)
-    os.kill(child.pid, signal.SIGKILL)
-    writes.finish_writing()  # returns: a dead child is no error
+    os.kill(helper.pid, signal.SIGKILL)
+    writes.finish_writing()  # returns: a dead helper is no error
     found = [store.load(p.key, _never) for p in products]
     assert any(f is None for f in found)
     assert any(f is not None for f in found)
     assert all(f is None or f == p for f, p in zip(found, products, strict=True))
 
 
-@needs_fork
 def test_a_plan_waits_for_the_products_being_written_before_it_reads_any(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,56 +176,26 @@ def test_a_plan_waits_for_the_products_being_written_before_it_reads_any(
     assert waited == [True]
 
 
-def test_a_child_whose_build_is_gone_stops_and_removes_nothing(tmp_path: Path) -> None:
-    """A build killed while its child writes may be followed by another build on the same
-    cache: the orphan must not go on removing products the new build stores (its `keep` names
-    only the old tree's)."""
-    store = ProductStore(tmp_path, AUTH)
-    newer = _product(20_000)
-    store.store(newer)  # what a later build stored meanwhile
-    before = _files(tmp_path)
-    products = [_product(n) for n in range(3)]
-    gone_build = os.getppid() + 1_000_000  # not this process's parent: its build is gone
-    assert writes._store_all(store, products, [p.key for p in products], gone_build) is False
-    assert _files(tmp_path) == before
-    assert store.load(newer.key, _never) == newer
-
-
-def test_a_child_of_a_running_build_stores_and_removes(tmp_path: Path) -> None:
-    store = ProductStore(tmp_path, AUTH)
-    old = _product(30_000)
-    store.store(old)
-    products = [_product(n) for n in range(3)]
-    keep = [p.key for p in products]
-    assert writes._store_all(store, products, keep, os.getppid()) is True
-    assert store.load(old.key, _never) is None
-    assert store.load(products[1].key, _never) == products[1]
-
-
-def _build_killed_while_its_child_writes(root: str) -> None:
-    """A build process that hands its products to a child and is gone at once."""
-    real_store = ProductStore.store
-
-    def slow_store(self: ProductStore, product: RecipeProduct) -> None:
-        real_store(self, product)
-        time.sleep(0.05)
-
-    ProductStore.store = slow_store  # type: ignore[method-assign]
-    forkedcall.fork_is_safe = lambda: True  # type: ignore[assignment]
+def _build_killed_while_its_helper_writes(root: str) -> None:
+    """A build process that hands its products to a slow helper and is gone at once."""
+    cachewriter.helper_command = _slow_command  # type: ignore[assignment]
     products = [_product(n) for n in range(MANY)]
     writes.store_products(ProductStore(Path(root), AUTH), products, [p.key for p in products])
-    os._exit(0)  # killed: no wait for the child
+    os._exit(0)  # killed: no wait for the helper
 
 
-@needs_fork
-def test_the_child_of_a_killed_build_stops_writing_and_removes_nothing(tmp_path: Path) -> None:
+@pytest.mark.skipif(not can_fork(), reason="no fork on this platform")
+def test_the_helper_of_a_killed_build_stops_writing_and_removes_nothing(tmp_path: Path) -> None:
+    """A build killed while its helper writes may be followed by another build on the same
+    cache: the orphan must not go on removing products the new build stores (its
+    `keep_only` names only the old tree's)."""
     import multiprocessing
 
     store = ProductStore(tmp_path, AUTH)
     newer = _product(40_000)
     store.store(newer)
     build = multiprocessing.get_context("fork").Process(
-        target=_build_killed_while_its_child_writes, args=(str(tmp_path),)
+        target=_build_killed_while_its_helper_writes, args=(str(tmp_path),)
     )
     build.start()
     build.join()
