@@ -28,6 +28,11 @@ class ProductFormatError(ValueError):
     """A stored product does not have the expected shape."""
 
 
+_TEXT: dict[Phase | TestResult, str] = {m: str(m.value) for m in (*Phase, *TestResult)}
+"""Each phase's and result's stored text, looked up (an enum's `.value` is a descriptor call:
+about 0.06 s of storing a 10,000-attestation tree's products)."""
+
+
 def entry_json(entry: BoardEntry) -> dict[str, Any]:
     run = entry.run
     return {
@@ -43,14 +48,10 @@ def entry_json(entry: BoardEntry) -> dict[str, Any]:
             "attestedAt": run.attested_at,
             "evidenceRef": run.evidence_ref,
             "recipeDigest": run.recipe_digest,
-            "results": [
-                [str(ph.value), name, str(r.value)] for (ph, name), r in run.results.items()
-            ],
+            "results": [[_TEXT[ph], name, _TEXT[r]] for (ph, name), r in run.results.items()],
             "bundleDigest": run.bundle_digest,
             "profile": run.profile,
-            "skipReasons": [
-                [str(ph.value), name, why] for (ph, name), why in run.skip_reasons.items()
-            ],
+            "skipReasons": [[_TEXT[ph], name, why] for (ph, name), why in run.skip_reasons.items()],
             "loggedAt": run.logged_at,
         },
     }
