@@ -19,20 +19,24 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO
 
 from generator.cacheauth import keep_only_entries
-from generator.helperio import helper_env, read_record, write_record
+from generator.helperio import helper_env, read_record, record_head
 from generator.wholefile import write_whole
 
 __all__ = ["CacheWriter", "helper_command", "serve"]
 
 _PATIENCE_S = 300.0
 """A helper still writing after this long is stopped (what it did not write is a miss)."""
+SEND_PATIENCE_S = 60.0
+"""A helper that takes nothing for this long is stopped: the build writes the files itself."""
 _NAME_BYTES = 2
 
 
@@ -51,6 +55,9 @@ class CacheWriter:
             stderr=subprocess.DEVNULL,
             env=helper_env(),
         )
+        self._fd = self._proc.stdin.fileno() if self._proc.stdin is not None else -1
+        with contextlib.suppress(OSError, AttributeError):  # else each write waits
+            os.set_blocking(self._fd, False)  # a stuck helper times out (`_send`)
 
     @classmethod
     def start(cls, folder: Path) -> CacheWriter | None:
@@ -80,14 +87,28 @@ class CacheWriter:
         return self._send(b"K", b"\0".join(_plain_name(n) for n in sorted(names)))
 
     def _send(self, kind: bytes, payload: bytes) -> bool:
+        """Hand one record to the helper; False (and the helper stopped) when it is gone or
+        takes nothing for `SEND_PATIENCE_S`."""
         stdin = self._proc.stdin
         if stdin is None or stdin.closed:
             return False
         try:
-            write_record(stdin, kind, payload)
-        except OSError:
-            return False  # the helper is gone
+            for part in (record_head(kind, payload), payload):
+                self._write_all(memoryview(part))
+        except OSError:  # gone (a broken pipe) or stuck (TimeoutError)
+            self.abandon()
+            return False
         return True
+
+    def _write_all(self, data: memoryview) -> None:
+        deadline = time.monotonic() + SEND_PATIENCE_S
+        while data:
+            try:
+                data = data[os.write(self._fd, data) :]
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [self._fd], [], left)[1]:
+                    raise TimeoutError("the cache writer took nothing") from None
 
     def finish(self, patience_s: float = _PATIENCE_S) -> bool:
         """Wait until the helper wrote all it was given; whether it did (exited cleanly)."""

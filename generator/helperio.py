@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-__all__ = ["helper_env", "read_record", "write_record"]
+__all__ = ["helper_env", "read_record", "record_head", "write_record"]
 
 _LENGTH_BYTES = 8
 
@@ -24,9 +24,14 @@ def helper_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (package_root, path)))}
 
 
+def record_head(kind: bytes, payload: bytes) -> bytes:
+    """A record's first bytes: `kind` (one byte) and the payload's length."""
+    return kind + len(payload).to_bytes(_LENGTH_BYTES, "big")
+
+
 def write_record(out: IO[bytes], kind: bytes, payload: bytes) -> None:
-    """Write one record: `kind` (one byte), the payload's length, the payload."""
-    out.write(kind + len(payload).to_bytes(_LENGTH_BYTES, "big"))
+    """Write one record: its head (`record_head`), then the payload."""
+    out.write(record_head(kind, payload))
     out.write(payload)
 
 

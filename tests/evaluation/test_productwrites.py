@@ -206,3 +206,24 @@ def test_the_helper_of_a_killed_build_stops_writing_and_removes_nothing(tmp_path
         settled, seen = (settled + 1, count) if count == seen else (0, count)
     assert store.load(newer.key, _never) == newer  # not removed by the orphan
     assert len(_files(tmp_path)) < 2 * (MANY + 1)  # it stopped early
+
+
+def test_a_helper_that_takes_nothing_is_stopped_and_the_build_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper stuck before reading (here: one that only sleeps) cannot hold the build: once
+    the pipe is full and stays so for the patience, the build stops it and stores itself."""
+    monkeypatch.setattr(
+        cachewriter,
+        "helper_command",
+        lambda folder: [sys.executable, "-c", "import time; time.sleep(120)"],
+    )
+    monkeypatch.setattr(cachewriter, "SEND_PATIENCE_S", 0.3)
+    products = [_product(n) for n in range(MANY)]
+    big = [RecipeProduct(p.key, p.signers, p.pointers * 40) for p in products]  # fills the pipe
+    store = ProductStore(tmp_path, AUTH)
+    started = time.monotonic()
+    writes.store_products(store, big, [p.key for p in big])
+    assert time.monotonic() - started < 30
+    assert not writes._WRITING
+    assert all(store.load(p.key, _never) == p for p in big)
