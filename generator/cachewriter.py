@@ -18,6 +18,7 @@ absent, and what the helper no longer takes (`write` answers False) the build wr
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import subprocess
@@ -31,13 +32,16 @@ from generator.cacheauth import keep_only_entries
 from generator.helperio import helper_env, read_record, record_head
 from generator.wholefile import write_whole
 
-__all__ = ["CacheWriter", "helper_command", "serve"]
+__all__ = ["PIPE_BYTES", "SEND_PATIENCE_S", "CacheWriter", "helper_command", "serve"]
 
 _PATIENCE_S = 300.0
 """A helper still writing after this long is stopped (what it did not write is a miss)."""
 SEND_PATIENCE_S = 60.0
 """A helper that takes nothing for this long is stopped: the build writes the files itself."""
 _NAME_BYTES = 2
+PIPE_BYTES = 1 << 20
+"""The pipe's room asked for (Linux lets any process have 1 MiB): the build hands a product
+and goes on while the helper writes the ones before, instead of waiting at each 64 KiB."""
 
 
 class CacheWriter:
@@ -58,6 +62,8 @@ class CacheWriter:
         self._fd = self._proc.stdin.fileno() if self._proc.stdin is not None else -1
         with contextlib.suppress(OSError, AttributeError):  # else each write waits
             os.set_blocking(self._fd, False)  # a stuck helper times out (`_send`)
+        with contextlib.suppress(OSError, AttributeError):  # Linux: the build runs ahead
+            fcntl.fcntl(self._fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
     @classmethod
     def start(cls, folder: Path) -> CacheWriter | None:

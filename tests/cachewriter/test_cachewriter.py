@@ -4,13 +4,14 @@ and a stream that is not its records stops it (the build's `finish` then answers
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 from pathlib import Path
 
 import pytest
 
-from generator.cachewriter import CacheWriter, serve
+from generator.cachewriter import PIPE_BYTES, CacheWriter, serve
 from generator.helperio import read_record, write_record
 
 
@@ -108,3 +109,16 @@ def test_records_read_back_as_written() -> None:
     assert read_record(stream) == (b"A", b"")
     assert read_record(stream) == (b"B", b"\0" * 70_000)
     assert read_record(stream) is None
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="no pipe sizes on this platform")
+def test_the_build_hands_a_product_without_waiting_for_each_64_kib(tmp_path: Path) -> None:
+    """The pipe to the helper holds `PIPE_BYTES` (where the system allows that much), so the
+    build runs ahead of the helper's writes instead of in step with them."""
+    writer = CacheWriter(tmp_path)
+    try:
+        size = fcntl.fcntl(writer._fd, fcntl.F_GETPIPE_SZ)
+        allowed = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+        assert size == min(PIPE_BYTES, max(allowed, 65536))
+    finally:
+        writer.abandon()
