@@ -31,7 +31,7 @@ from typing import IO
 
 from generator.cacheauth import keep_only_entries
 from generator.helperio import helper_env, read_record, record_head
-from generator.wholefile import write_whole
+from generator.wholefile import replace_whole
 
 __all__ = ["PIPE_BYTES", "SEND_PATIENCE_S", "CacheWriter", "helper_command", "serve"]
 
@@ -70,7 +70,7 @@ class CacheWriter:
     def start(cls, folder: Path) -> CacheWriter | None:
         """A writer for `folder`, or None when no helper starts (out of processes)."""
         try:
-            return cls(folder, helper_command(folder))
+            return cls(folder)
         except OSError:
             return None
 
@@ -79,9 +79,7 @@ class CacheWriter:
         return self._proc.pid
 
     def write(self, name: str, data: bytes) -> bool:
-        """Have the file `name` replaced by `data`: the old one removed first (renaming over
-        it makes ext4 write the new one out at once), the new one written whole beside and
-        renamed into place."""
+        """Have the file `name` replaced by `data` (`generator.wholefile.replace_whole`)."""
         encoded = _plain_name(name)
         return self._send(b"W", len(encoded).to_bytes(_NAME_BYTES, "big") + encoded + data)
 
@@ -168,11 +166,8 @@ def serve(folder: Path, inp: IO[bytes], build: int) -> None:
             if len(payload) < _NAME_BYTES + size:
                 raise ValueError("a cache writer record whose name is cut short")
             name = _plain_name(payload[_NAME_BYTES : _NAME_BYTES + size])
-            path = folder / os.fsdecode(name)
             with contextlib.suppress(OSError):
-                os.unlink(path)
-            with contextlib.suppress(OSError):
-                write_whole(path, payload[_NAME_BYTES + size :])
+                replace_whole(folder / os.fsdecode(name), payload[_NAME_BYTES + size :])
         elif kind == b"U":
             with contextlib.suppress(OSError):
                 os.unlink(folder / os.fsdecode(_plain_name(payload)))

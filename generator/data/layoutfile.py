@@ -38,8 +38,7 @@ def let_go_files() -> None:
 class LayoutFile:
     """A file of laid-out entries (a recipe product's, `generator.evaluate.productstore`, or a
     kept tab's, `generator.evaluate.tabstore`), read whole when one of its entries' text is
-    asked for, and held while among the last
-    `KEEP_FILES` so read. The file is not sealed: each entry's text is checked against its
+    asked for, and held while among the last `KEEP_FILES` so read. The file is not sealed: each entry's text is checked against its
     sha256, which the sealed product names. A file that is not what it was stored as is removed
     (the next build evaluates its recipe again) and raises `LayoutError`."""
 

@@ -48,7 +48,7 @@ from generator.evaluate.products import (
     product_from_json,
 )
 from generator.model import Classification, SignerIdentity
-from generator.wholefile import write_whole
+from generator.wholefile import replace_whole
 
 __all__ = ["LAYOUTS_SUFFIX", "MAX_PRODUCT_BYTES", "ProductStore"]
 
@@ -150,18 +150,15 @@ class ProductStore:
                 # rewritten (a reader in between finds it longer than its product says: a miss)
                 if not append_to_cache_file(target, kept.size, layouts):
                     return  # changed, cut short or gone: the product stays as it was
-            # a product stored again (a signer renamed) replaces its files: removed first, as
-            # renaming over a file makes ext4 write the new one out at once (auto_da_alloc),
-            # half a second for a tree's products; a reader in between finds no product
+                files = [self._sealed(product, body)]
+            else:
+                files = [(target.name, layouts), self._sealed(product, body)]
+            # a product stored again (a signer renamed) replaces its files, its JSON part
+            # removed first: a reader in between finds no product
             with contextlib.suppress(OSError):
                 os.unlink(self._file(product.key))
-            if not appended:
-                with contextlib.suppress(OSError):
-                    os.unlink(target)
-                write_whole(target, layouts)
-            self.auth.write_sealed(
-                self._file(product.key), Purpose.RECIPE, body, product.key.encode()
-            )
+            for name, data in files:
+                replace_whole(self.root / name, data)
         except (OSError, ValueError, TypeError):
             pass
 
@@ -179,8 +176,13 @@ class ProductStore:
             body, layouts, _ = product_bytes(product)
         except (OSError, ValueError, TypeError):
             return None
-        sealed = self.auth.seal(Purpose.RECIPE, body, product.key.encode())
-        return (target.name, layouts), (self._file(product.key).name, sealed)
+        return (target.name, layouts), self._sealed(product, body)
+
+    def _sealed(self, product: RecipeProduct, body: bytes) -> tuple[str, bytes]:
+        """The name and bytes of `product`'s JSON part, `body` sealed."""
+        return self._file(product.key).name, self.auth.seal(
+            Purpose.RECIPE, body, product.key.encode()
+        )
 
     def kept_names(self, keys: Iterable[str]) -> set[str]:
         """The names of the files of the products of `keys`."""

@@ -31,11 +31,11 @@ SLOW_HELPER = """
 import sys, time
 from pathlib import Path
 import generator.cachewriter as writer
-real = writer.write_whole
+real = writer.replace_whole
 def slow(path, data, **kw):
     time.sleep(0.01)
     real(path, data, **kw)
-writer.write_whole = slow
+writer.replace_whole = slow
 writer.serve(Path(sys.argv[1]), sys.stdin.buffer, int(sys.argv[2]))
 """
 

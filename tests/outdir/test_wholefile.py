@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.wholefile import write_whole
+from generator.wholefile import replace_whole, write_whole
 
 
 def _mode(path: Path) -> int:
@@ -66,3 +66,17 @@ def test_a_write_that_fails_while_writing_leaves_no_temporary_file(
     with pytest.raises(PermissionError):
         write_whole(tmp_path / "entry", b"new", mode=0o644)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_replaced_file_is_a_new_file_holding_the_new_bytes(tmp_path: Path) -> None:
+    """`replace_whole`: the path holds the new bytes in a new file (the old one's other names
+    keep its bytes), nothing is left beside it, and a path with no file is written too."""
+    target = tmp_path / "entry.json"
+    target.write_bytes(b"old")
+    os.link(target, tmp_path / "other-name")
+    replace_whole(target, b"new")
+    assert target.read_bytes() == b"new"
+    assert (tmp_path / "other-name").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["entry.json", "other-name"]
+    replace_whole(tmp_path / "absent.json", b"x")  # nothing to remove first: written all the same
+    assert (tmp_path / "absent.json").read_bytes() == b"x"
